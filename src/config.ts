@@ -1,0 +1,216 @@
+import path from 'node:path';
+import dotenv from 'dotenv';
+
+/**
+ * The only place that reads the environment. Everything the service can be
+ * configured with is here, validated once at start-up; other modules receive
+ * the resulting object.
+ */
+
+export type WarehouseConfig =
+  | { kind: 'chdb'; dataDir: string; database: string }
+  | {
+      kind: 'server';
+      url: string;
+      username: string;
+      password: string;
+      database: string;
+      caCertPath?: string;
+    };
+
+export interface DemoConfig {
+  /** Build demo data when the embedded data directory holds none. */
+  enabled: boolean;
+  scale: number;
+  seed: number;
+  days: number;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+  /** Operator keys from API_KEYS; DEMO_API_KEY when none are set outside production. */
+  apiKeys: string[];
+  /** True when apiKeys holds only the built-in demo key. */
+  usingDemoKey: boolean;
+  warehouse: WarehouseConfig;
+  demo: DemoConfig;
+  query: {
+    /** How long a load request may take before it answers query_timeout. */
+    timeoutMs: number;
+    /** Largest `limit` a query may ask for (also Cube's CUBEJS_DB_QUERY_LIMIT). */
+    maxLimit: number;
+    /** Rows returned when a query gives no `limit`. */
+    defaultLimit: number;
+  };
+  http: {
+    bodyLimitBytes: number;
+    shutdownTimeoutMs: number;
+  };
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEMO_API_KEY = 'demo-key-not-for-production';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads `.env` (without overriding the real environment), then validates. */
+export function loadConfig(): Config {
+  const fromFile: Env = {};
+  dotenv.config({ processEnv: fromFile, quiet: true });
+  return parseConfig({ ...fromFile, ...process.env });
+}
+
+export function parseConfig(env: Env): Config {
+  const problems: string[] = [];
+  const read = new Reader(env, problems);
+
+  const nodeEnv = read.oneOf('NODE_ENV', ['development', 'production', 'test'], 'development');
+  const host = read.string('HOST', '0.0.0.0');
+  const port = read.integer('PORT', 4000, 1, 65535);
+  const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info');
+
+  const configuredKeys = read.list('API_KEYS');
+  for (const key of configuredKeys) {
+    if (key.length < 16) {
+      problems.push(`API_KEYS holds a key of ${key.length} characters; expected keys of at least 16 characters`);
+    }
+  }
+  if (nodeEnv === 'production' && configuredKeys.length === 0) {
+    problems.push('API_KEYS is empty; NODE_ENV=production needs at least one key (comma-separated list)');
+  }
+  const usingDemoKey = configuredKeys.length === 0;
+  const apiKeys = usingDemoKey ? [DEMO_API_KEY] : configuredKeys;
+
+  const database = read.match('CLICKHOUSE_DATABASE', 'analytics', /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
+  const url = read.optional('CLICKHOUSE_URL');
+  let warehouse: WarehouseConfig;
+  if (url !== undefined) {
+    if (!/^https?:\/\/[^/]+/.test(url)) {
+      problems.push(`CLICKHOUSE_URL=${JSON.stringify(url)}: expected an http:// or https:// URL of a ClickHouse server, e.g. http://localhost:8123`);
+    }
+    warehouse = {
+      kind: 'server',
+      url,
+      username: read.string('CLICKHOUSE_USER', 'default'),
+      password: read.string('CLICKHOUSE_PASSWORD', ''),
+      database,
+      caCertPath: read.optional('CLICKHOUSE_CA_CERT'),
+    };
+  } else {
+    warehouse = { kind: 'chdb', dataDir: path.resolve(read.string('CHDB_DATA_DIR', 'data/chdb')), database };
+  }
+
+  const demo: DemoConfig = {
+    enabled: read.boolean('DEMO_DATA', warehouse.kind === 'chdb'),
+    scale: read.number('DEMO_SCALE', 1, 0.001, 100),
+    seed: read.integer('DEMO_SEED', 20261122, 0, 2 ** 31 - 1),
+    days: read.integer('DEMO_DAYS', 90, 7, 3650),
+  };
+
+  const maxLimit = read.integer('QUERY_MAX_LIMIT', 50000, 1, 1_000_000);
+  const defaultLimit = read.integer('QUERY_DEFAULT_LIMIT', 10000, 1, 1_000_000);
+  if (defaultLimit > maxLimit) {
+    problems.push(`QUERY_DEFAULT_LIMIT=${defaultLimit}: expected at most QUERY_MAX_LIMIT (${maxLimit})`);
+  }
+
+  const config: Config = {
+    env: nodeEnv,
+    host,
+    port,
+    logLevel,
+    apiKeys,
+    usingDemoKey,
+    warehouse,
+    demo,
+    query: {
+      timeoutMs: read.integer('QUERY_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+      maxLimit,
+      defaultLimit,
+    },
+    http: {
+      bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,
+      shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 600) * 1000,
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Typed accessors that record a problem naming the variable instead of throwing at the first one. */
+class Reader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  optional(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.optional(name) ?? fallback;
+  }
+
+  list(name: string): string[] {
+    return (this.optional(name) ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
+
+  match(name: string, fallback: string, pattern: RegExp, expected: string): string {
+    const value = this.string(name, fallback);
+    if (!pattern.test(value)) this.problems.push(`${name}=${JSON.stringify(value)}: expected ${expected}`);
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.optional(name);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name}=${JSON.stringify(value)}: expected one of ${allowed.join(', ')}`);
+    return fallback;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const value = this.optional(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(value)) return true;
+    if (['false', '0', 'no'].includes(value)) return false;
+    this.problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
+    return fallback;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    return this.numeric(name, fallback, min, max, true);
+  }
+
+  number(name: string, fallback: number, min: number, max: number): number {
+    return this.numeric(name, fallback, min, max, false);
+  }
+
+  private numeric(name: string, fallback: number, min: number, max: number, integer: boolean): number {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    const ok = /^-?\d+(\.\d+)?$/.test(raw) && (!integer || Number.isInteger(value)) && value >= min && value <= max;
+    if (!ok) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  }
+}

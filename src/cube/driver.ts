@@ -1,0 +1,31 @@
+import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Warehouse } from '../warehouse/connection';
+
+/**
+ * Cube's ClickHouse driver, with its clients made by our warehouse module:
+ * the driver keeps its SQL dialect, settings, result parsing and
+ * cancellation, while the transport is chDB in-process or a ClickHouse
+ * server, whichever the warehouse is.
+ */
+export function createDriverFactory(warehouse: Warehouse, requestTimeoutMs: number): () => ClickHouseDriver {
+  // A closure rather than a field: ClickHouseDriver's constructor calls
+  // createClient before a subclass's fields exist.
+  class WarehouseDriver extends ClickHouseDriver {
+    protected override createClient(maxPoolSize: number): ClickHouseClient {
+      return warehouse.client({
+        clickhouse_settings: this.config.clickhouseSettings,
+        compression: this.config.compression,
+        request_timeout: this.config.requestTimeout,
+        max_open_connections: maxPoolSize,
+        application: 'analytics-data-query-service',
+      });
+    }
+  }
+  return () =>
+    new WarehouseDriver({
+      database: warehouse.config.database,
+      readOnly: true,
+      requestTimeout: requestTimeoutMs,
+    });
+}

@@ -1,0 +1,78 @@
+/**
+ * What went wrong inside Cube or ClickHouse, said in our terms. The HTTP
+ * layer turns `kind` into a status; `message` is safe to show a client;
+ * `detail` is for the log only.
+ */
+export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'internal';
+
+export class CubeFailure extends Error {
+  constructor(
+    readonly kind: CubeFailureKind,
+    message: string,
+    readonly detail?: unknown,
+  ) {
+    super(message);
+    this.name = 'CubeFailure';
+  }
+}
+
+/** The body Cube's API gateway hands its `res` callback on failure. */
+export interface GatewayError {
+  error: string;
+  type?: string;
+  stack?: string;
+}
+
+/**
+ * ClickHouse error codes that mean the query's own values were wrong (a
+ * filter value that is not a number or a date, say), not that our model or
+ * the engine failed.
+ * https://github.com/ClickHouse/ClickHouse/blob/master/src/Common/ErrorCodes.cpp
+ */
+const CLIENT_VALUE_ERRORS = new Set([
+  6, // CANNOT_PARSE_TEXT
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  53, // TYPE_MISMATCH
+  70, // CANNOT_CONVERT_TYPE
+  72, // CANNOT_PARSE_NUMBER
+  321, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+  386, // NO_COMMON_TYPE
+  457, // BAD_QUERY_PARAMETER
+]);
+const TIMEOUT_ERRORS = new Set([159 /* TIMEOUT_EXCEEDED */]);
+
+/** Cube's own messages for mistakes in the query that it raises as plain errors (500). */
+const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/, /^Error: Unsupported granularity/i];
+
+export function classifyGatewayError(status: number, body: GatewayError): CubeFailure {
+  const message = String(body.error ?? 'Unknown error');
+  if (status === 400 && body.type === 'UserError') {
+    return new CubeFailure('invalid_query', message);
+  }
+  const clickhouseCode = /Code: (\d+)\./.exec(message);
+  if (clickhouseCode) {
+    const code = Number(clickhouseCode[1]);
+    if (CLIENT_VALUE_ERRORS.has(code)) {
+      return new CubeFailure('invalid_query', `The database could not use a value of the query: ${clickhouseSummary(message)}`, body);
+    }
+    if (TIMEOUT_ERRORS.has(code)) {
+      return new CubeFailure('query_timeout', 'The query took longer than the database allows.', body);
+    }
+    return new CubeFailure('internal', 'Internal error', body);
+  }
+  if (CUBE_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) {
+    return new CubeFailure('invalid_query', message.replace(/^Error: /, ''), body);
+  }
+  if (status >= 400 && status < 500) {
+    return new CubeFailure('invalid_query', message, body);
+  }
+  return new CubeFailure('internal', 'Internal error', body);
+}
+
+/** The "DB::Exception: …" sentence of a ClickHouse error, without query text or stack. */
+function clickhouseSummary(message: string): string {
+  const match = /DB::Exception: ([^\n]*?)(?:: While processing| \(version |\. \(|$)/.exec(message);
+  return (match?.[1] ?? 'invalid value').slice(0, 300);
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
+import type { Config } from '../config';
+import type { Logger } from '../log';
+import type { Warehouse } from '../warehouse/connection';
+import { createDriverFactory } from './driver';
+import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { toLoadResult, toSchema, type LoadResult, type Schema } from './shapes';
+
+/**
+ * The only code that talks to Cube. It creates Cube's server core around our
+ * warehouse and calls its API gateway's `meta` and `load` directly, so the
+ * HTTP layer, not Cube's JWT middleware, decides who gets in.
+ */
+export interface CubeService {
+  meta(context: RequestContext): Promise<Schema[]>;
+  load(query: Record<string, unknown>, context: RequestContext): Promise<LoadResult>;
+  close(): Promise<void>;
+}
+
+export interface RequestContext {
+  requestId: string;
+}
+
+export interface CubeServiceOptions {
+  warehouse: Warehouse;
+  query: Config['query'];
+  logger: Logger;
+  /** Folder of model files; the repository's schema/ by default. */
+  schemaPath?: string;
+  /** Seconds one gateway call waits before Cube answers "Continue wait". */
+  continueWaitSeconds?: number;
+}
+
+export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
+
+type Reply = { body: any; status: number };
+
+/** Cube keeps its gateway accessor protected; this is the one place that opens it. */
+class Core extends CubejsServerCore {
+  gateway() {
+    return this.apiGateway();
+  }
+}
+
+export function createCubeService(options: CubeServiceOptions): CubeService {
+  const { warehouse, query: limits, logger } = options;
+  // Cube 0.33 reads its row limits from the environment only.
+  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
+  process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
+
+  const core = new Core({
+    dbType: 'clickhouse',
+    // Cube joins schemaPath to the working directory, whatever its form.
+    schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
+    // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
+    // typings know; the two agree at run time.
+    driverFactory: createDriverFactory(warehouse, limits.timeoutMs) as unknown as CreateOptions['driverFactory'],
+    // Never checked: requests reach the gateway's methods, not its routes.
+    apiSecret: randomBytes(32).toString('hex'),
+    devServer: false,
+    telemetry: false,
+    cacheAndQueueDriver: 'memory',
+    scheduledRefreshTimer: false,
+    // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
+    orchestratorOptions: { continueWaitTimeout: options.continueWaitSeconds ?? 5 } as CreateOptions['orchestratorOptions'],
+    logger: (message: string, params: Record<string, unknown>) => logger.debug(`cube: ${message}`, params),
+  });
+  const gateway = core.gateway();
+
+  const call = (method: 'meta' | 'load', args: Record<string, unknown>, context: RequestContext) =>
+    new Promise<Reply>((resolve, reject) => {
+      const request = {
+        ...args,
+        context: { securityContext: {}, requestId: context.requestId },
+        res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
+      };
+      (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
+    });
+
+  const failed = (reply: Reply): CubeFailure | undefined =>
+    reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
+
+  return {
+    async meta(context) {
+      const reply = await call('meta', {}, context);
+      const failure = failed(reply);
+      if (failure) throw failure;
+      const cubes: Record<string, unknown>[] = reply.body.cubes;
+      return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+
+    async load(query, context) {
+      const deadline = Date.now() + limits.timeoutMs;
+      for (;;) {
+        const reply = await call('load', { query }, context);
+        // Cube answers "Continue wait" while the query is still running; the
+        // query keeps running in Cube's queue, so asking again picks it up.
+        if (reply.status === 200 && reply.body?.error === 'Continue wait') {
+          if (Date.now() >= deadline) {
+            throw new CubeFailure('query_timeout', `The query did not finish within ${limits.timeoutMs / 1000} s.`);
+          }
+          continue;
+        }
+        const failure = failed(reply);
+        if (failure) throw failure;
+        return toLoadResult(reply.body, query);
+      }
+    },
+
+    close: () => core.shutdown(),
+  };
+}

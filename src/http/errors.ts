@@ -1,0 +1,86 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { CubeFailure } from '../cube/errors';
+import type { Logger } from '../log';
+
+/**
+ * One error envelope for every failure: `{ error, code, requestId }`.
+ * `error` is a readable sentence (a string, as Cube's own clients expect),
+ * `code` a stable identifier to branch on, `requestId` the key of the log
+ * lines about this request. 500s carry a generic sentence; the detail goes to
+ * the log only.
+ */
+export const STATUS_BY_CODE = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_query: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  query_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const notFound: RequestHandler = (req) => {
+  throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+};
+
+export function methodNotAllowed(allowed: string): RequestHandler {
+  return (req, res) => {
+    res.setHeader('Allow', allowed);
+    throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed}.`);
+  };
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const requestId = String(res.locals.requestId ?? '');
+    const { code, message } = toApiError(err);
+    if (STATUS_BY_CODE[code] >= 500) {
+      logger.error('request failed', { requestId, method: req.method, path: req.path, code, error: describe(err) });
+    }
+    res.status(STATUS_BY_CODE[code]).json({ error: message, code, requestId });
+  };
+}
+
+function toApiError(err: unknown): { code: ErrorCode; message: string } {
+  if (err instanceof ApiError) return err;
+  if (err instanceof CubeFailure) {
+    return err.kind === 'internal' ? { code: 'internal', message: 'Internal server error.' } : { code: err.kind, message: err.message };
+  }
+  // body-parser marks its own errors with `type` and an HTTP status.
+  const parserError = err as { type?: string; status?: number };
+  switch (parserError.type) {
+    case 'entity.parse.failed':
+      return { code: 'invalid_json', message: 'The request body is not valid JSON.' };
+    case 'entity.too.large':
+      return { code: 'payload_too_large', message: 'The request body is too large.' };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { code: 'unsupported_media_type', message: 'The request body must be UTF-8 encoded JSON.' };
+    default:
+      if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+        return { code: 'invalid_request', message: 'The request could not be read.' };
+      }
+      return { code: 'internal', message: 'Internal server error.' };
+  }
+}
+
+function describe(err: unknown): unknown {
+  if (err instanceof CubeFailure) return { message: err.message, detail: err.detail };
+  if (err instanceof Error) return { message: err.message, stack: err.stack };
+  return err;
+}

@@ -1,0 +1,10 @@
+import type { RequestHandler } from 'express';
+import type { CubeService } from '../../cube/service';
+
+/** GET /v1/data/meta/ — the cubes with their measures, dimensions and segments (spec 4.1). */
+export function metaRoute(cube: CubeService): RequestHandler {
+  return async (_req, res) => {
+    const schemas = await cube.meta({ requestId: res.locals.requestId });
+    res.json({ schemas });
+  };
+}

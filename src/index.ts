@@ -1,0 +1,79 @@
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createCubeService } from './cube/service';
+import { createApp } from './http/app';
+import { createLogger, type Logger } from './log';
+import { openWarehouse } from './warehouse/connection';
+import { applyDdl, isEmpty, loadDemo } from './warehouse/setup';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config.logLevel);
+  const warehouse = await openWarehouse(config.warehouse);
+
+  // The embedded engine is ours to set up; a ClickHouse server is set up by
+  // its operator (npm run warehouse -- init), and the service only reads it.
+  if (config.warehouse.kind === 'chdb') {
+    await applyDdl(warehouse);
+    if (config.demo.enabled && (await isEmpty(warehouse))) {
+      logger.info('empty data directory: building demo data', { dataDir: config.warehouse.dataDir, scale: config.demo.scale });
+      await loadDemo(warehouse, config.demo, logger);
+    }
+  }
+
+  const cube = createCubeService({ warehouse, query: config.query, logger });
+  const app = createApp({ config, cube, logger });
+  const server = app.listen(config.port, config.host, () => {
+    const url = `http://localhost:${config.port}`;
+    logger.info('listening', { url, warehouse: config.warehouse.kind });
+    if (config.usingDemoKey) {
+      process.stdout.write(
+        `\nAnalytics API on ${url}/v1/data/meta/ (demo key: ${config.apiKeys[0]})\n` +
+          `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n\n`,
+      );
+    }
+  });
+  server.on('error', (err) => {
+    logger.error('server error', { error: err.message });
+    process.exit(1);
+  });
+  onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
+    await cube.close();
+    await warehouse.close();
+  });
+}
+
+/** SIGTERM/SIGINT: stop accepting connections, let requests in flight finish, then release the engine. */
+function onShutdown(server: Server, logger: Logger, timeoutMs: number, release: () => Promise<void>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    const force = setTimeout(() => {
+      logger.warn('requests still open at shutdown timeout; closing them');
+      server.closeAllConnections();
+    }, timeoutMs);
+    force.unref();
+    server.close(() => {
+      release()
+        .catch((err: unknown) => logger.error('release failed', { error: String(err) }))
+        .finally(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

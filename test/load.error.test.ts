@@ -1,0 +1,88 @@
+import request from 'supertest';
+import { API_KEY } from './support/constants';
+import { startService, type TestService } from './support/service';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startService({ QUERY_MAX_LIMIT: '1000', QUERY_DEFAULT_LIMIT: '1000', HTTP_BODY_LIMIT_KB: '4' });
+});
+afterAll(() => service.close());
+
+const post = (body: string | object) =>
+  request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
+
+/** Every error answers the one envelope, never a stack trace or a file path. */
+function expectEnvelope(body: Record<string, unknown>, code: string, message?: RegExp) {
+  expect(Object.keys(body).sort()).toEqual(['code', 'error', 'requestId']);
+  expect(body.code).toBe(code);
+  expect(typeof body.error).toBe('string');
+  if (message) expect(body.error).toMatch(message);
+  expect(JSON.stringify(body)).not.toMatch(/\bat .+\(|node_modules|\.js:\d+|\.ts:\d+/);
+}
+
+describe('malformed requests', () => {
+  it('400 invalid_json for a body that is not JSON', async () => {
+    const res = await post('{"query": {"measures": [').expect(400);
+    expectEnvelope(res.body, 'invalid_json');
+  });
+
+  it.each([
+    ['an empty object', {}],
+    ['an array', [{ query: {} }]],
+    ['a query that is a string', { query: 'Downloads.count' }],
+    ['a query that is null', { query: null }],
+    ['a query that is an array', { query: [] }],
+  ])('400 invalid_request for %s', async (_label, body) => {
+    const res = await post(body).expect(400);
+    expectEnvelope(res.body, 'invalid_request', /query/);
+  });
+
+  it('413 payload_too_large above the body limit', async () => {
+    const res = await post({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.city', operator: 'equals', values: ['x'.repeat(8000)] }] } }).expect(413);
+    expectEnvelope(res.body, 'payload_too_large');
+  });
+});
+
+describe('queries Cube rejects', () => {
+  it.each([
+    ['an unknown member', { measures: ['Downloads.nope'] }, /nope/],
+    ['an unknown cube', { measures: ['Nope.count'] }, /Nope/],
+    ['a dimension given as a measure', { measures: ['Downloads.country'] }, /Downloads\.country/],
+    ['an unknown filter operator', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, /filters\[0\]/],
+    ['measures that are not an array', { measures: 'Downloads.count' }, /measures/],
+    ['filter values that are not an array', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: 'US' }] }, /filters\[0\]/],
+    ['a negative limit', { measures: ['Downloads.count'], limit: -1 }, /limit/],
+    ['a limit that is a string', { measures: ['Downloads.count'], limit: 'ten' }, /limit/],
+    ['a limit above the maximum', { measures: ['Downloads.count'], limit: 1001 }, /limit/],
+    ['an unknown query key', { measures: ['Downloads.count'], foo: 1 }, /foo/],
+    ['an unparsable date range', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'sometime soon' }] }, /date|range/i],
+    ['an unknown granularity', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] }, /granularity|fortnight/],
+    ['a number filter value that is not a number', { measures: ['ChannelRanks.count'], filters: [{ member: 'ChannelRanks.rank', operator: 'equals', values: ['abc'] }] }, /abc/],
+    ['an empty query', {}, /measures|dimensions/],
+  ])('400 invalid_query for %s', async (_label, query, message) => {
+    const res = await post({ query }).expect(400);
+    expectEnvelope(res.body, 'invalid_query', message);
+  });
+});
+
+describe('routes', () => {
+  it('404 JSON for an unknown route', async () => {
+    const res = await request(service.app).get('/v1/data/nothing').set('x-api-key', API_KEY).expect(404);
+    expectEnvelope(res.body, 'not_found');
+    const outside = await request(service.app).get('/').expect(404);
+    expectEnvelope(outside.body, 'not_found');
+  });
+
+  it('405 JSON with an Allow header for a wrong method', async () => {
+    const getLoad = await request(service.app).get('/v1/data/load/').set('x-api-key', API_KEY).expect(405);
+    expectEnvelope(getLoad.body, 'method_not_allowed');
+    expect(getLoad.headers.allow).toBe('POST');
+    const postMeta = await request(service.app).post('/v1/data/meta/').set('x-api-key', API_KEY).expect(405);
+    expect(postMeta.headers.allow).toBe('GET');
+  });
+
+  it('answers a valid query after all of the above', async () => {
+    const res = await post({ query: { measures: ['Downloads.count'] } }).expect(200);
+    expect(res.body.data[0]['Downloads.count']).toMatch(/^\d+$/);
+  });
+});

@@ -1,0 +1,7 @@
+import type { DemoConfig } from '../../src/config';
+
+export const DATABASE = 'analytics';
+export const API_KEY = 'test-key-0123456789abcdef';
+/** Small, so the suite builds it in seconds; ends today so relative ranges find rows. */
+export const TEST_DEMO: DemoConfig = { enabled: true, scale: 0.02, seed: 7, days: 30 };
+export const TEST_END_DATE = new Date();
