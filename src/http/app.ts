@@ -30,7 +30,7 @@ export function createApp({ config, cube, logger }: AppDeps): Express {
       logger.info('request', {
         requestId: res.locals.requestId,
         method: req.method,
-        path: req.path,
+        path: req.originalUrl.split('?')[0],
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
       });

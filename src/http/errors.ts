@@ -50,7 +50,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const requestId = String(res.locals.requestId ?? '');
     const { code, message } = toApiError(err);
     if (STATUS_BY_CODE[code] >= 500) {
-      logger.error('request failed', { requestId, method: req.method, path: req.path, code, error: describe(err) });
+      logger.error('request failed', { requestId, method: req.method, path: req.originalUrl.split('?')[0], code, error: describe(err) });
     }
     res.status(STATUS_BY_CODE[code]).json({ error: message, code, requestId });
   };

@@ -23,7 +23,7 @@ export interface TestService {
 /** The real service (real Cube, real chDB) on the suite's dataset, without a listening socket. */
 export async function startService(
   env: Record<string, string> = {},
-  cubeOptions: Partial<Pick<CubeServiceOptions, 'continueWaitSeconds'>> = {},
+  cubeOptions: Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath'>> = {},
 ): Promise<TestService> {
   const config = parseConfig({ NODE_ENV: 'test', API_KEYS: API_KEY, CHDB_DATA_DIR: testDataDir(), ...env });
   const logger = createLogger('error', () => {});
