@@ -65,6 +65,27 @@ describe('queries Cube rejects', () => {
   });
 });
 
+describe('GET /v1/data/load (as Cube clients send it)', () => {
+  const get = (params: Record<string, string>) => request(service.app).get('/v1/data/load').query(params).set('x-api-key', API_KEY);
+
+  it('400 invalid_request without a query parameter', async () => {
+    expectEnvelope((await get({}).expect(400)).body, 'invalid_request', /query/);
+  });
+
+  it('400 invalid_json when the query parameter is not JSON', async () => {
+    expectEnvelope((await get({ query: '{measures:' }).expect(400)).body, 'invalid_json');
+  });
+
+  it('400 invalid_request for an unknown queryType', async () => {
+    expectEnvelope((await get({ query: '{"measures":["Downloads.count"]}', queryType: 'blend' }).expect(400)).body, 'invalid_request', /queryType/);
+  });
+
+  it('400 invalid_query for a compareDateRange query without queryType multi', async () => {
+    const query = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week', 'this week'] }] };
+    expectEnvelope((await get({ query: JSON.stringify(query) }).expect(400)).body, 'invalid_query', /compareDateRange/);
+  });
+});
+
 describe('routes', () => {
   it('404 JSON for an unknown route', async () => {
     const res = await request(service.app).get('/v1/data/nothing').set('x-api-key', API_KEY).expect(404);
@@ -74,9 +95,9 @@ describe('routes', () => {
   });
 
   it('405 JSON with an Allow header for a wrong method', async () => {
-    const getLoad = await request(service.app).get('/v1/data/load/').set('x-api-key', API_KEY).expect(405);
-    expectEnvelope(getLoad.body, 'method_not_allowed');
-    expect(getLoad.headers.allow).toBe('POST');
+    const putLoad = await request(service.app).put('/v1/data/load/').set('x-api-key', API_KEY).expect(405);
+    expectEnvelope(putLoad.body, 'method_not_allowed');
+    expect(putLoad.headers.allow).toBe('GET, POST');
     const postMeta = await request(service.app).post('/v1/data/meta/').set('x-api-key', API_KEY).expect(405);
     expect(postMeta.headers.allow).toBe('GET');
   });

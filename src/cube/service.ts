@@ -6,7 +6,7 @@ import type { Logger } from '../log';
 import type { Warehouse } from '../warehouse/connection';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { toLoadResult, toSchema, type LoadResult, type Schema } from './shapes';
+import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
  * The only code that talks to Cube. It creates Cube's server core around our
@@ -15,9 +15,14 @@ import { toLoadResult, toSchema, type LoadResult, type Schema } from './shapes';
  */
 export interface CubeService {
   meta(context: RequestContext): Promise<Schema[]>;
-  load(query: Record<string, unknown>, context: RequestContext): Promise<LoadResult>;
+  /** One regular query, answered in the documented shape (spec 2.5). */
+  load(query: Query, context: RequestContext): Promise<LoadResult>;
+  /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
+  loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
   close(): Promise<void>;
 }
+
+export type Query = Record<string, unknown>;
 
 export interface RequestContext {
   requestId: string;
@@ -82,6 +87,27 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const failed = (reply: Reply): CubeFailure | undefined =>
     reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
 
+  /**
+   * Cube answers "Continue wait" while a query is still running; the query
+   * keeps running in Cube's queue, so asking again picks it up. Clients
+   * never see "Continue wait": we ask again until the query timeout.
+   */
+  const loadUntilDone = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
+    const deadline = Date.now() + limits.timeoutMs;
+    for (;;) {
+      const reply = await call('load', args, context);
+      if (reply.status === 200 && reply.body?.error === 'Continue wait') {
+        if (Date.now() >= deadline) {
+          throw new CubeFailure('query_timeout', `The query did not finish within ${limits.timeoutMs / 1000} s.`);
+        }
+        continue;
+      }
+      const failure = failed(reply);
+      if (failure) throw failure;
+      return reply.body;
+    }
+  };
+
   return {
     async meta(context) {
       const reply = await call('meta', {}, context);
@@ -91,23 +117,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
 
-    async load(query, context) {
-      const deadline = Date.now() + limits.timeoutMs;
-      for (;;) {
-        const reply = await call('load', { query }, context);
-        // Cube answers "Continue wait" while the query is still running; the
-        // query keeps running in Cube's queue, so asking again picks it up.
-        if (reply.status === 200 && reply.body?.error === 'Continue wait') {
-          if (Date.now() >= deadline) {
-            throw new CubeFailure('query_timeout', `The query did not finish within ${limits.timeoutMs / 1000} s.`);
-          }
-          continue;
-        }
-        const failure = failed(reply);
-        if (failure) throw failure;
-        return toLoadResult(reply.body, query);
-      }
-    },
+    load: async (query, context) => toLoadResult(await loadUntilDone({ query }, context), query),
+
+    loadMulti: async (query, context) => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query),
 
     close: () => core.shutdown(),
   };

@@ -68,6 +68,14 @@ export interface LoadResult {
   total: number | null;
 }
 
+/** The answer to `queryType: 'multi'`, the shape Cube's own clients read. */
+export interface MultiLoadResult {
+  queryType: string;
+  results: LoadResult[];
+  pivotQuery: Record<string, unknown>;
+  slowQuery: boolean;
+}
+
 // Cube's own objects are loosely typed; these helpers read them defensively.
 type Loose = Record<string, any>;
 
@@ -141,6 +149,16 @@ export function toLoadResult(result: Loose, sentQuery: Loose): LoadResult {
     },
     slowQuery: Boolean(result.slowQuery),
     total: typeof result.total === 'number' ? result.total : null,
+  };
+}
+
+export function toMultiLoadResult(result: Loose, sentQuery: Loose | Loose[]): MultiLoadResult {
+  const sent = (i: number): Loose => (Array.isArray(sentQuery) ? (sentQuery[i] ?? {}) : sentQuery);
+  return {
+    queryType: result.queryType,
+    results: (result.results ?? []).map((r: Loose, i: number) => toLoadResult(r, sent(i))),
+    pivotQuery: result.pivotQuery,
+    slowQuery: Boolean(result.slowQuery),
   };
 }
 

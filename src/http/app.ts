@@ -42,9 +42,10 @@ export function createApp({ config, cube, logger }: AppDeps): Express {
   v1.use(requireApiKey(config.apiKeys));
   v1.route('/data/meta').get(metaRoute(cube)).all(methodNotAllowed('GET'));
   v1.route('/data/load')
+    .get(loadRoute(cube))
     // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
     .post(express.json({ type: () => true, limit: config.http.bodyLimitBytes }), loadRoute(cube))
-    .all(methodNotAllowed('POST'));
+    .all(methodNotAllowed('GET, POST'));
   app.use('/v1', v1);
 
   app.use(notFound);

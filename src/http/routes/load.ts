@@ -1,21 +1,65 @@
-import type { RequestHandler } from 'express';
-import type { CubeService } from '../../cube/service';
+import type { Request, RequestHandler } from 'express';
+import type { CubeService, Query } from '../../cube/service';
 import { ApiError } from '../errors';
 
-/** POST /v1/data/load/ — runs one query (spec 4.2). Cube validates the query itself. */
+/**
+ * /v1/data/load/ — runs a query (spec 4.2). POST carries `{ query, queryType? }`
+ * as JSON; GET carries the same as URL parameters (`query` as JSON text), as
+ * Cube's JavaScript client sends it. Without `queryType` the answer is the
+ * documented single result; with `queryType: "multi"` it is Cube's multi
+ * shape (`queryType`, `results`, `pivotQuery`), which compareDateRange and
+ * arrays of queries need. Cube validates the query itself.
+ */
 export function loadRoute(cube: CubeService): RequestHandler {
   return async (req, res) => {
-    const body: unknown = req.body;
-    if (!isObject(body) || !('query' in body)) {
-      throw new ApiError('invalid_request', 'The request body must be a JSON object with a "query" field.');
+    const { query, queryType } = req.method === 'GET' ? fromUrl(req) : fromBody(req.body);
+    const context = { requestId: res.locals.requestId };
+    if (queryType === 'multi') {
+      if (!isQuery(query) && !(Array.isArray(query) && query.length > 0 && query.every(isQuery))) {
+        throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
+      }
+      res.json(await cube.loadMulti(query, context));
+      return;
     }
-    if (!isObject(body.query)) {
+    if (!isQuery(query)) {
       throw new ApiError('invalid_request', 'The "query" field must be a JSON object.');
     }
-    res.json(await cube.load(body.query, { requestId: res.locals.requestId }));
+    res.json(await cube.load(query, context));
   };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+interface LoadRequest {
+  query: unknown;
+  queryType: 'multi' | undefined;
+}
+
+function fromBody(body: unknown): LoadRequest {
+  if (!isQuery(body) || !('query' in body)) {
+    throw new ApiError('invalid_request', 'The request body must be a JSON object with a "query" field.');
+  }
+  return { query: body.query, queryType: checkQueryType(body.queryType) };
+}
+
+function fromUrl(req: Request): LoadRequest {
+  const { query, queryType } = req.query;
+  if (typeof query !== 'string') {
+    throw new ApiError('invalid_request', 'GET needs one "query" URL parameter holding the query as JSON.');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(query);
+  } catch {
+    throw new ApiError('invalid_json', 'The "query" URL parameter is not valid JSON.');
+  }
+  return { query: parsed, queryType: checkQueryType(queryType) };
+}
+
+function checkQueryType(value: unknown): 'multi' | undefined {
+  if (value === undefined || value === 'regular') return undefined;
+  if (value === 'multi') return 'multi';
+  throw new ApiError('invalid_request', 'The "queryType" field, when given, must be "multi".');
+}
+
+function isQuery(value: unknown): value is Query {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
