@@ -82,11 +82,6 @@ export function parseConfig(env: Env): Config {
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info');
 
   const configuredKeys = read.list('API_KEYS');
-  for (const key of configuredKeys) {
-    if (key.length < 16) {
-      problems.push(`API_KEYS holds a key of ${key.length} characters; expected keys of at least 16 characters`);
-    }
-  }
   if (nodeEnv === 'production' && configuredKeys.length === 0) {
     problems.push('API_KEYS is empty; NODE_ENV=production needs at least one key (comma-separated list)');
   }

@@ -39,7 +39,7 @@ describe('parseConfig', () => {
   });
 
   it('reports every problem at once', () => {
-    expect(problemsOf({ PORT: '0', DEMO_SCALE: 'big', API_KEYS: 'short' })).toHaveLength(3);
+    expect(problemsOf({ PORT: '0', DEMO_SCALE: 'big', LOG_LEVEL: 'loud' })).toHaveLength(3);
   });
 
   it('points at a ClickHouse server when CLICKHOUSE_URL is set, without demo data', () => {

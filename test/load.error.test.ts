@@ -59,6 +59,8 @@ describe('queries Cube rejects', () => {
     ['an unknown granularity', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] }, /granularity|fortnight/],
     ['a number filter value that is not a number', { measures: ['ChannelRanks.count'], filters: [{ member: 'ChannelRanks.rank', operator: 'equals', values: ['abc'] }] }, /abc/],
     ['an empty query', {}, /measures|dimensions/],
+    ['an unknown time zone', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: 'last 7 days' }], timezone: 'Mars/Olympus' }, /Mars\/Olympus/],
+    ['cubes that do not join', { measures: ['Downloads.count', 'ChannelRanks.count'] }, /join/],
   ])('400 invalid_query for %s', async (_label, query, message) => {
     const res = await post({ query }).expect(400);
     expectEnvelope(res.body, 'invalid_query', message);

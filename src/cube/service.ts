@@ -117,10 +117,31 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
 
-    load: async (query, context) => toLoadResult(await loadUntilDone({ query }, context), query),
+    load: async (query, context) => {
+      checkTimezone(query);
+      return toLoadResult(await loadUntilDone({ query }, context), query);
+    },
 
-    loadMulti: async (query, context) => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query),
+    loadMulti: async (query, context) => {
+      (Array.isArray(query) ? query : [query]).forEach(checkTimezone);
+      return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
+    },
 
     close: () => core.shutdown(),
   };
+}
+
+/**
+ * Cube 0.33 takes any string as `timezone` and leaves it to the database,
+ * which fails the query as if it were our fault; a name the IANA database
+ * does not know is the client's mistake.
+ */
+function checkTimezone(query: Query): void {
+  const { timezone } = query;
+  if (typeof timezone !== 'string') return;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: expected an IANA name such as "America/New_York".`);
+  }
 }
