@@ -4,6 +4,7 @@ import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-cor
 import type { Config } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from '../warehouse/connection';
+import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
@@ -62,6 +63,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
     driverFactory: createDriverFactory(warehouse, limits.timeoutMs) as unknown as CreateOptions['driverFactory'],
+    // Cube calls dialectFactory for a dialect class; its typings say instance.
+    dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
     apiSecret: randomBytes(32).toString('hex'),
     devServer: false,

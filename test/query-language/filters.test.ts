@@ -1,0 +1,605 @@
+/**
+ * Every filter operator of Cube 0.33's query language, table-driven: each case
+ * is a Cube query and the same question written by hand as ClickHouse SQL over
+ * the same tables; the rows must match (values and row count).
+ *
+ * Semantics the oracles follow, read from Cube 0.33's code
+ * (api-gateway/dist/src/query.js, schema-compiler/dist/src/adapter/BaseFilter.js
+ * and ClickHouseQuery.js) and its documentation:
+ * - contains / startsWith / endsWith (and their negations) are case-insensitive.
+ *   The ClickHouse dialect implements them as `lower(col) LIKE lower(value)`, and
+ *   ClickHouse's lower() folds ASCII letters only; the oracles use
+ *   positionCaseInsensitive / upper(), which fold ASCII the same way. `_` and
+ *   `%` in values are escaped, so they match literally.
+ * - The negated operators (notEquals, notIn, notContains, notStartsWith,
+ *   notEndsWith) keep rows where the member is NULL; the others drop them.
+ * - Several values in equals / contains / startsWith / endsWith / in mean OR;
+ *   in notEquals / notContains / … they mean AND (none of them).
+ * - Date values are local to the query's timezone (UTC unless given); a
+ *   'YYYY-MM-DD' value is that whole day.
+ * - Filters on measures become HAVING; measureFilter applies a measure's own
+ *   `filters` to the rows (WHERE).
+ */
+import { readFileSync } from 'node:fs';
+import request from 'supertest';
+import { API_KEY } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+
+type Row = Record<string, unknown>;
+type Query = Record<string, unknown>;
+type Filter = Record<string, any>;
+
+let service: TestService;
+let oracle: Oracle;
+
+/** Dates and instants of the dataset the cases need (it ends today, so they are read from the data). */
+interface Ctx {
+  /** Ten and three days before the last day with downloads, 'YYYY-MM-DD'. */
+  d10: string;
+  d3: string;
+  /** A web event whose track_ts has milliseconds: 'YYYY-MM-DDTHH:mm:ss.SSS', and the start of that second. */
+  eventTs: string;
+  eventSecond: string;
+}
+let ctx: Ctx;
+
+beforeAll(async () => {
+  service = await startService();
+  oracle = openOracle();
+  const [days] = await oracle.rows<{ d10: string; d3: string }>(
+    `SELECT toString(toDate(max(ts)) - 10) AS d10, toString(toDate(max(ts)) - 3) AS d3 FROM analytics.downloads`,
+  );
+  const [event] = await oracle.rows<{ ts: string; second: string }>(`
+    SELECT replaceOne(toString(track_ts), ' ', 'T') AS ts, replaceOne(toString(toStartOfSecond(track_ts)), ' ', 'T') AS second
+    FROM analytics.web_events WHERE toMillisecond(track_ts) >= 100 ORDER BY track_ts, event_id LIMIT 1`);
+  ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second };
+});
+afterAll(async () => {
+  await oracle.close();
+  await service.close();
+});
+
+const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+
+/** One cell as comparable: numbers (service strings or oracle numbers) as rounded numbers, booleans as 'true'/'false'. */
+function cell(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'boolean') return String(value);
+  const text = String(value);
+  return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text) ? Number(Number(text).toPrecision(12)) : text;
+}
+const canonical = (rows: Row[]) =>
+  rows.map((row) => JSON.stringify(Object.fromEntries(Object.keys(row).sort().map((k) => [k, cell(row[k])])))).sort();
+
+/** What the normalized query echoes for the filters sent: `dimension` becomes `member`, values become strings. */
+function echoed(filters: Filter[]): Filter[] {
+  return filters.map((f) => {
+    if (f.or) return { or: echoed(f.or) };
+    if (f.and) return { and: echoed(f.and) };
+    const values = f.values ? { values: f.values.map((v: unknown) => (v == null ? v : String(v))) } : {};
+    return { member: f.member ?? f.dimension, operator: f.operator, ...values };
+  });
+}
+
+interface Case {
+  name: string;
+  query: (c: Ctx) => Query;
+  /** The same question by hand; columns aliased by member name ("Cube.member"). */
+  sql: (c: Ctx) => string;
+  /** What Cube 0.33 alone answers wrongly here; src/cube/dialect.ts corrects it, and the case proves the correction. */
+  cube033Bug?: string;
+}
+
+async function runCase({ query, sql }: Case): Promise<void> {
+  const q = query(ctx);
+  const [res, expected] = await Promise.all([load(q), oracle.rows<Row>(sql(ctx))]);
+  expect(res.status).toBe(200);
+  // The oracle must find something, else the comparison proves little.
+  expect(expected.length).toBeGreaterThan(0);
+  expect(expected.some((row) => Object.entries(row).some(([k, v]) => k.endsWith('count') && Number(v) > 0))).toBe(true);
+  expect(res.body.data).toHaveLength(expected.length);
+  expect(canonical(res.body.data)).toEqual(canonical(expected));
+  expect(res.body.query.filters).toEqual(echoed((q.filters as Filter[] | undefined) ?? []));
+}
+
+const f = (member: string, operator: string, values?: unknown[]): Filter => ({ member, operator, ...(values ? { values } : {}) });
+const by = (measures: string[], dimensions: string[], filters: Filter[], extra: Query = {}) => () => ({ measures, dimensions, filters, ...extra });
+
+// ---------------------------------------------------------------------------
+// Strings: equals, notEquals, in, notIn, contains, startsWith, endsWith, …
+// ---------------------------------------------------------------------------
+const STRING_CASES: Case[] = [
+  {
+    name: 'equals, one value',
+    query: by(['Downloads.count'], ['Downloads.parsed_ua'], [f('Downloads.country', 'equals', ['Germany'])]),
+    sql: () => `SELECT parsed_ua AS "Downloads.parsed_ua", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE country = 'Germany' GROUP BY parsed_ua`,
+  },
+  {
+    name: 'equals, several values: any of them (OR)',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'equals', ['Germany', 'Spain', 'Japan'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE country = 'Germany' OR country = 'Spain' OR country = 'Japan' GROUP BY country`,
+  },
+  {
+    name: 'the older `dimension` key instead of `member` (echoed as member)',
+    query: by(['Downloads.count'], ['Downloads.parsed_ua'], [{ dimension: 'Downloads.country', operator: 'equals', values: ['Germany'] }]),
+    sql: () => `SELECT parsed_ua AS "Downloads.parsed_ua", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE country = 'Germany' GROUP BY parsed_ua`,
+  },
+  {
+    name: 'notEquals, one value',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'notEquals', ['Apple Podcasts'])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE parsed_ua != 'Apple Podcasts' GROUP BY parsed_ua`,
+  },
+  {
+    name: 'notEquals, several values: none of them',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'notEquals', ['Apple Podcasts', 'Spotify'])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE NOT (parsed_ua = 'Apple Podcasts' OR parsed_ua = 'Spotify') GROUP BY parsed_ua`,
+  },
+  {
+    name: 'in',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'in', ['Germany', 'Spain'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE has(['Germany', 'Spain'], country) GROUP BY country`,
+  },
+  {
+    name: 'notIn',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'notIn', ['Germany', 'Spain'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE NOT has(['Germany', 'Spain'], country) GROUP BY country`,
+  },
+  {
+    // ASCII case folding, as ClickHouse's lower() in Cube's `lower(col) LIKE lower(value)`.
+    name: 'contains is case-insensitive (ASCII): UNITED finds United States and United Kingdom',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'contains', ['UNITED'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE positionCaseInsensitive(country, 'UNITED') > 0 GROUP BY country`,
+  },
+  {
+    name: 'contains, several values: any of them',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'contains', ['cast', 'BOT'])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events
+      WHERE positionCaseInsensitive(parsed_ua, 'cast') > 0 OR positionCaseInsensitive(parsed_ua, 'BOT') > 0 GROUP BY parsed_ua`,
+  },
+  {
+    name: 'contains matches _ literally, not as a LIKE wildcard',
+    query: by(['WebEvents.count'], ['WebEvents.se_action'], [f('WebEvents.se_action', 'contains', ['_'])]),
+    sql: () => `SELECT se_action AS "WebEvents.se_action", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE position(se_action, '_') > 0 GROUP BY se_action`,
+  },
+  {
+    name: 'notContains, several values: none of them',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'notContains', ['pod', 'CAST'])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events
+      WHERE positionCaseInsensitive(parsed_ua, 'pod') = 0 AND positionCaseInsensitive(parsed_ua, 'CAST') = 0 GROUP BY parsed_ua`,
+  },
+  {
+    name: 'notContains keeps rows where the member is NULL (latitude of events without geo)',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.latitude', 'notContains', ['41.'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE latitude IS NULL OR position(toString(latitude), '41.') = 0 GROUP BY se_category`,
+  },
+  {
+    name: 'startsWith, several values, case-insensitive',
+    query: by(['Downloads.count'], ['Downloads.city'], [f('Downloads.city', 'startsWith', ['new', 'SAN'])]),
+    sql: () => `SELECT city AS "Downloads.city", count() AS "Downloads.count"
+      FROM analytics.downloads
+      WHERE positionCaseInsensitive(city, 'new') = 1 OR positionCaseInsensitive(city, 'SAN') = 1 GROUP BY city`,
+  },
+  {
+    name: 'startsWith drops rows where the member is NULL',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.latitude', 'startsWith', ['-'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE latitude IS NOT NULL AND startsWith(toString(latitude), '-') GROUP BY se_category`,
+  },
+  {
+    name: 'notStartsWith (the empty referer is kept)',
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.refererDomain'], [f('LinksAdvancedAnalytics.refererDomain', 'notStartsWith', ['L.'])]),
+    sql: () => `SELECT referer_domain AS "LinksAdvancedAnalytics.refererDomain", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views WHERE NOT startsWith(upper(referer_domain), 'L.') GROUP BY referer_domain`,
+  },
+  {
+    name: 'endsWith, case-insensitive',
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.refererDomain'], [f('LinksAdvancedAnalytics.refererDomain', 'endsWith', ['.COM'])]),
+    sql: () => `SELECT referer_domain AS "LinksAdvancedAnalytics.refererDomain", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views WHERE endsWith(upper(referer_domain), '.COM') GROUP BY referer_domain`,
+  },
+  {
+    name: 'notEndsWith, several values: none of them',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'notEndsWith', ['BOT', 's'])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events
+      WHERE NOT endsWith(upper(parsed_ua), 'BOT') AND NOT endsWith(upper(parsed_ua), 'S') GROUP BY parsed_ua`,
+  },
+  {
+    name: 'contains is case-insensitive beyond ASCII: SÃO finds São Paulo',
+    query: by(['Downloads.count'], ['Downloads.city'], [f('Downloads.city', 'contains', ['SÃO'])]),
+    sql: () => `SELECT city AS "Downloads.city", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE positionCaseInsensitiveUTF8(city, 'SÃO') > 0 GROUP BY city`,
+    cube033Bug:
+      "Cube's ClickHouse dialect renders contains as lower(col) LIKE CONCAT('%', lower(?), '%'); ClickHouse's lower() " +
+      "folds ASCII only, so 'SÃO' becomes 'sÃo' and never matches 'são paulo' (Cube documents contains as a " +
+      'case-insensitive ILIKE; ClickHouse ILIKE does match). The service answers no row.',
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Numbers: gt, gte, lt, lte, equals; set / notSet on NULLs
+// ---------------------------------------------------------------------------
+const NUMBER_CASES: Case[] = [
+  {
+    name: 'gt on ChannelRanks.rank',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.platform'], [f('ChannelRanks.rank', 'gt', ['90'])]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks WHERE rank > 90 GROUP BY platform`,
+  },
+  {
+    name: 'gte on ChannelRanks.rank',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.platform'], [f('ChannelRanks.rank', 'gte', ['50'])]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks WHERE rank >= 50 GROUP BY platform`,
+  },
+  {
+    name: 'lt on ChannelRanks.rank, with a ratio measure',
+    query: by(['ChannelRanks.count', 'ChannelRanks.avgRank'], ['ChannelRanks.platform'], [f('ChannelRanks.rank', 'lt', ['3'])]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", count() AS "ChannelRanks.count", sum(rank) / count() AS "ChannelRanks.avgRank"
+      FROM analytics.channel_ranks WHERE rank < 3 GROUP BY platform`,
+  },
+  {
+    name: 'lte on ChannelRanks.rank',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.platform', 'ChannelRanks.countryCode'], [f('ChannelRanks.rank', 'lte', ['10'])]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", country_code AS "ChannelRanks.countryCode", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks WHERE rank <= 10 GROUP BY platform, country_code`,
+  },
+  {
+    name: 'equals on a number, several values',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.platform'], [f('ChannelRanks.rank', 'equals', ['1', '100'])]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks WHERE rank = 1 OR rank = 100 GROUP BY platform`,
+  },
+  {
+    name: 'gt on WebEvents.se_value (NULL values drop out)',
+    query: by(['WebEvents.count', 'WebEvents.se_value_sum'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'gt', ['100'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count", sum(se_value) AS "WebEvents.se_value_sum"
+      FROM analytics.web_events WHERE se_value > 100 GROUP BY se_category`,
+  },
+  {
+    name: 'gte on WebEvents.se_value',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'gte', ['49'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE se_value >= 49 GROUP BY se_category`,
+  },
+  {
+    name: 'lt on WebEvents.se_value',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'lt', ['30'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE se_value < 30 GROUP BY se_category`,
+  },
+  {
+    name: 'lte on WebEvents.se_value with a decimal value',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'lte', ['23.95'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE se_value <= 23.95 GROUP BY se_category`,
+  },
+  {
+    name: 'notEquals on a nullable number keeps the NULL rows',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'notEquals', ['6'])]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE ifNull(se_value != 6, true) GROUP BY se_category`,
+  },
+  {
+    name: 'set on a nullable number',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'set')]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE isNotNull(se_value) GROUP BY se_category`,
+  },
+  {
+    name: 'notSet on a nullable number (page views have no se_value)',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.se_value', 'notSet')]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE isNull(se_value) GROUP BY se_category`,
+  },
+  {
+    name: 'set on a nullable string (latitude)',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.latitude', 'set')]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE isNotNull(latitude) GROUP BY se_category`,
+  },
+  {
+    name: 'notSet on a nullable string (latitude)',
+    query: by(['WebEvents.count'], ['WebEvents.se_category'], [f('WebEvents.latitude', 'notSet')]),
+    sql: () => `SELECT se_category AS "WebEvents.se_category", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE isNull(latitude) GROUP BY se_category`,
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Booleans
+// ---------------------------------------------------------------------------
+const BOOLEAN_CASES: Case[] = [
+  {
+    name: "boolean dimension equals ['true']",
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.utmSource'], [f('LinksAdvancedAnalytics.isUniqueLinkView', 'equals', ['true'])]),
+    sql: () => `SELECT utm_source AS "LinksAdvancedAnalytics.utmSource", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views WHERE is_unique GROUP BY utm_source`,
+  },
+  {
+    name: "boolean dimension equals ['false']",
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.utmSource'], [f('LinksAdvancedAnalytics.isUniqueLinkView', 'equals', ['false'])]),
+    sql: () => `SELECT utm_source AS "LinksAdvancedAnalytics.utmSource", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views WHERE NOT is_unique GROUP BY utm_source`,
+  },
+  {
+    name: "string dimension over a Bool column (PodcastEvents.ipBlacklisted) equals ['true']",
+    query: by(['PodcastEvents.count'], ['PodcastEvents.country'], [f('PodcastEvents.ipBlacklisted', 'equals', ['true'])]),
+    sql: () => `SELECT country AS "PodcastEvents.country", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE ip_blacklisted GROUP BY country`,
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Dates: inDateRange, notInDateRange, onTheDate, beforeDate, beforeOrOnDate, afterDate, afterOrOnDate
+// ---------------------------------------------------------------------------
+const downloadsByCountry = (filters: (c: Ctx) => Filter[], extra: Query = {}) => (c: Ctx) => ({
+  measures: ['Downloads.count'],
+  dimensions: ['Downloads.country'],
+  filters: filters(c),
+  ...extra,
+});
+const downloadsWhere = (where: (c: Ctx) => string) => (c: Ctx) => `
+  SELECT country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads WHERE ${where(c)} GROUP BY country`;
+const utc = (localTimestamp: string) => `toDateTime('${localTimestamp.replace('T', ' ').replace(/\.\d+$/, '')}', 'UTC')`;
+
+const DATE_CASES: Case[] = [
+  {
+    name: 'inDateRange, two dates: both whole days included',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'inDateRange', [c.d10, c.d3])]),
+    sql: downloadsWhere((c) => `toDate(ts) BETWEEN '${c.d10}' AND '${c.d3}'`),
+  },
+  {
+    name: 'inDateRange, two local timestamps',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'inDateRange', [`${c.d10}T06:30:00.000`, `${c.d3}T18:15:30.000`])]),
+    sql: downloadsWhere((c) => `ts BETWEEN ${utc(`${c.d10}T06:30:00`)} AND ${utc(`${c.d3}T18:15:30`)}`),
+  },
+  {
+    name: 'inDateRange in the query timezone (America/New_York)',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'inDateRange', [c.d10, c.d10])], { timezone: 'America/New_York' }),
+    sql: downloadsWhere((c) => `toDate(ts, 'America/New_York') = '${c.d10}'`),
+  },
+  {
+    name: 'notInDateRange',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'notInDateRange', [c.d10, c.d3])]),
+    sql: downloadsWhere((c) => `NOT (toDate(ts) BETWEEN '${c.d10}' AND '${c.d3}')`),
+  },
+  {
+    name: 'beforeDate, a date: strictly before that day',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'beforeDate', [c.d10])]),
+    sql: downloadsWhere((c) => `toDate(ts) < '${c.d10}'`),
+  },
+  {
+    name: 'beforeDate, a timestamp',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'beforeDate', [`${c.d10}T12:00:00.000`])]),
+    sql: downloadsWhere((c) => `ts < ${utc(`${c.d10}T12:00:00`)}`),
+  },
+  {
+    name: 'beforeOrOnDate, a timestamp',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'beforeOrOnDate', [`${c.d10}T12:00:00.000`])]),
+    sql: downloadsWhere((c) => `ts <= ${utc(`${c.d10}T12:00:00`)}`),
+  },
+  {
+    name: 'afterDate, a timestamp',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'afterDate', [`${c.d3}T12:00:00.000`])]),
+    sql: downloadsWhere((c) => `ts > ${utc(`${c.d3}T12:00:00`)}`),
+  },
+  {
+    name: 'afterOrOnDate, a date: from the start of that day',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'afterOrOnDate', [c.d3])]),
+    sql: downloadsWhere((c) => `toDate(ts) >= '${c.d3}'`),
+  },
+  {
+    name: 'afterOrOnDate, a timestamp',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'afterOrOnDate', [`${c.d3}T12:00:00.000`])]),
+    sql: downloadsWhere((c) => `ts >= ${utc(`${c.d3}T12:00:00`)}`),
+  },
+  {
+    name: 'onTheDate with the day as both values',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'onTheDate', [c.d10, c.d10])]),
+    sql: downloadsWhere((c) => `toDate(ts) = '${c.d10}'`),
+  },
+  {
+    name: 'beforeOrOnDate, a date: up to the end of that day',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'beforeOrOnDate', [c.d10])]),
+    sql: downloadsWhere((c) => `toDate(ts) <= '${c.d10}'`),
+    cube033Bug:
+      "Cube 0.33 pads a date-only value to the START of the day for every single-value date operator, so beforeOrOnDate 'D' " +
+      "becomes ts <= 'DT00:00:00.000' and drops day D (upstream cube-js/cube#9661).",
+  },
+  {
+    name: 'afterDate, a date: from the day after',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'afterDate', [c.d3])]),
+    sql: downloadsWhere((c) => `toDate(ts) > '${c.d3}'`),
+    cube033Bug:
+      "afterDate 'D' becomes ts > 'DT00:00:00.000', so day D itself is included (the complement of the beforeOrOnDate bug: " +
+      'the value is read as the instant midnight, not as a date).',
+  },
+  {
+    name: 'onTheDate, one date: that day only',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'onTheDate', [c.d10])]),
+    sql: downloadsWhere((c) => `toDate(ts) = '${c.d10}'`),
+    cube033Bug:
+      "onTheDate reads values[0] as the start and values[1] as the end; with one value the end is formatToDate(undefined) = " +
+      'the end of TODAY, so the filter returns everything from that date until now.',
+  },
+  {
+    name: 'inDateRange, one date: that day only (as Cube documents)',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'inDateRange', [c.d10])]),
+    sql: downloadsWhere((c) => `toDate(ts) = '${c.d10}'`),
+    cube033Bug:
+      'Cube documents "If only one date specified the filter would be set exactly to this date", but 0.33 ranges from that ' +
+      'date to the end of today (upstream cube-js/cube#3111).',
+  },
+  {
+    name: 'inDateRange on a DateTime64(3) member keeps the milliseconds of its bounds',
+    query: (c) => ({ measures: ['WebEvents.count'], dimensions: ['WebEvents.appId'], filters: [f('WebEvents.trackTs', 'inDateRange', [c.eventSecond, c.eventTs])] }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts BETWEEN toDateTime64('${c.eventSecond.replace('T', ' ')}', 3, 'UTC') AND toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC')
+      GROUP BY app_id`,
+    cube033Bug:
+      "The ClickHouse dialect casts bounds with parseDateTimeBestEffort(), which returns a DateTime (seconds): the end bound " +
+      "'…:SS.mmm' becomes '…:SS', and an event at …:SS.mmm (> …:SS.000) falls outside its own range (upstream cube-js/cube#2536).",
+  },
+  {
+    name: 'timeDimensions dateRange on a DateTime64(3) member keeps the milliseconds of its bounds',
+    query: (c) => ({ measures: ['WebEvents.count'], dimensions: ['WebEvents.appId'], timeDimensions: [{ dimension: 'WebEvents.trackTs', dateRange: [c.eventSecond, c.eventTs] }] }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts BETWEEN toDateTime64('${c.eventSecond.replace('T', ' ')}', 3, 'UTC') AND toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC')
+      GROUP BY app_id`,
+    cube033Bug: 'Same cast as the inDateRange filter: parseDateTimeBestEffort() drops the milliseconds of the dateRange bounds.',
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Logical or / and, nested two levels
+// ---------------------------------------------------------------------------
+const LOGICAL_CASES: Case[] = [
+  {
+    name: 'or of a filter and an and-group (with a `dimension` key inside)',
+    query: by(['Downloads.count'], ['Downloads.country'], [
+      {
+        or: [
+          f('Downloads.country', 'equals', ['Germany']),
+          { and: [{ dimension: 'Downloads.city', operator: 'startsWith', values: ['new'] }, f('Downloads.parsed_ua', 'notEquals', ['Spotify'])] },
+        ],
+      },
+    ]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads
+      WHERE country = 'Germany' OR (positionCaseInsensitive(city, 'new') = 1 AND parsed_ua != 'Spotify') GROUP BY country`,
+  },
+  {
+    name: 'and of two or-groups, next to a plain filter',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.platform', 'ChannelRanks.category'], [
+      {
+        and: [
+          { or: [f('ChannelRanks.platform', 'equals', ['spotify']), f('ChannelRanks.rank', 'lte', ['3'])] },
+          { or: [f('ChannelRanks.category', 'equals', ['Comedy']), f('ChannelRanks.countryCode', 'in', ['us', 'gb'])] },
+        ],
+      },
+      f('ChannelRanks.rank', 'gt', ['1']),
+    ]),
+    sql: () => `SELECT platform AS "ChannelRanks.platform", category AS "ChannelRanks.category", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks
+      WHERE (platform = 'spotify' OR rank <= 3) AND (category = 'Comedy' OR country_code IN ('us', 'gb')) AND rank > 1
+      GROUP BY platform, category`,
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Filters on measures (HAVING) and measureFilter
+// ---------------------------------------------------------------------------
+const MEASURE_CASES: Case[] = [
+  {
+    name: 'gt on a measure is a HAVING',
+    query: by(['WebEvents.count'], ['WebEvents.appId'], [f('WebEvents.count', 'gt', ['20'])]),
+    sql: () => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count"
+      FROM analytics.web_events GROUP BY app_id HAVING count() > 20`,
+  },
+  {
+    name: 'and-group of measure filters (gte, lte)',
+    query: by(['WebEvents.count'], ['WebEvents.appId'], [{ and: [f('WebEvents.count', 'gte', ['10']), f('WebEvents.count', 'lte', ['25'])] }]),
+    sql: () => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count"
+      FROM analytics.web_events GROUP BY app_id HAVING count() >= 10 AND count() <= 25`,
+  },
+  {
+    name: 'or-group of measure filters (lt, gt) with a dimension filter: WHERE then HAVING',
+    query: by(['WebEvents.count'], ['WebEvents.appId'], [
+      { or: [f('WebEvents.count', 'lt', ['5']), f('WebEvents.count', 'gt', ['40'])] },
+      f('WebEvents.se_category', 'equals', ['']),
+    ]),
+    sql: () => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count"
+      FROM analytics.web_events WHERE se_category = '' GROUP BY app_id HAVING count() < 5 OR count() > 40`,
+  },
+  {
+    name: 'filter on a measure that is not selected',
+    query: by(['ChannelRanks.count'], ['ChannelRanks.category'], [f('ChannelRanks.avgRank', 'lt', ['45'])]),
+    sql: () => `SELECT category AS "ChannelRanks.category", count() AS "ChannelRanks.count"
+      FROM analytics.channel_ranks GROUP BY category HAVING sum(rank) / count() < 45`,
+  },
+  {
+    name: "measureFilter applies the measure's own filters to the rows",
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.utmSource'], [f('LinksAdvancedAnalytics.uniqueLinkViewCount', 'measureFilter')]),
+    sql: () => `SELECT utm_source AS "LinksAdvancedAnalytics.utmSource", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views WHERE is_unique GROUP BY utm_source`,
+  },
+  {
+    name: 'measureFilter on a measure without filters changes nothing',
+    query: by(['LinksAdvancedAnalytics.count'], ['LinksAdvancedAnalytics.utmSource'], [f('LinksAdvancedAnalytics.linkViewCount', 'measureFilter')]),
+    sql: () => `SELECT utm_source AS "LinksAdvancedAnalytics.utmSource", count() AS "LinksAdvancedAnalytics.count"
+      FROM analytics.link_views GROUP BY utm_source`,
+  },
+];
+
+const GROUPS: Record<string, Case[]> = {
+  strings: STRING_CASES,
+  numbers: NUMBER_CASES,
+  booleans: BOOLEAN_CASES,
+  dates: DATE_CASES,
+  'logical or / and': LOGICAL_CASES,
+  'filters on measures': MEASURE_CASES,
+};
+
+for (const [group, cases] of Object.entries(GROUPS)) {
+  describe(`filters: ${group}`, () => {
+    for (const c of cases) {
+      it(c.cube033Bug ? `${c.name} (corrects Cube 0.33)` : c.name, () => runCase(c));
+    }
+  });
+}
+
+/** The operators Cube 0.33's API gateway accepts, read from its own validation code. */
+function operatorsOfCube033(): string[] {
+  const source = readFileSync(require.resolve('@cubejs-backend/api-gateway/dist/src/query.js'), 'utf8');
+  const list = /const operators = \[([\s\S]*?)\];/.exec(source);
+  if (!list) throw new Error('operator list not found in @cubejs-backend/api-gateway');
+  return [...list[1].matchAll(/'(\w+)'/g)].map((m) => m[1]);
+}
+
+function operatorsIn(filters: Filter[]): string[] {
+  return filters.flatMap((fl) => (fl.or ? operatorsIn(fl.or) : fl.and ? operatorsIn(fl.and) : [fl.operator]));
+}
+
+describe('operator coverage and rejected filters', () => {
+  it('covers every operator Cube 0.33 accepts, with at least one case each', () => {
+    const accepted = operatorsOfCube033();
+    expect(accepted).toHaveLength(24);
+    const covered = new Set(
+      Object.values(GROUPS)
+        .flat()
+        .flatMap((c) => operatorsIn((c.query(ctx).filters as Filter[] | undefined) ?? [])),
+    );
+    expect([...covered].sort()).toEqual([...accepted].sort());
+  });
+
+  it.each(['between', 'like', 'isNull', 'equal', 'notOnTheDate', 'startswith'])('operator %s, unknown to Cube 0.33, is a 400', async (operator) => {
+    const res = await load({ measures: ['Downloads.count'], filters: [f('Downloads.country', operator, ['x'])] });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_query');
+  });
+
+  it.each([
+    ['equals without values', [f('Downloads.country', 'equals')]],
+    ['equals with empty values', [f('Downloads.country', 'equals', [])]],
+    ['both member and dimension', [{ member: 'Downloads.country', dimension: 'Downloads.country', operator: 'equals', values: ['Germany'] }]],
+    ['a dimension and a measure in one logical group', [{ or: [f('Downloads.country', 'equals', ['Germany']), f('Downloads.count', 'gt', ['1'])] }]],
+    ['an unknown member', [f('Downloads.nope', 'equals', ['x'])]],
+  ])('%s is a 400', async (_name, filters) => {
+    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_query');
+    expect(typeof res.body.error).toBe('string');
+  });
+});
