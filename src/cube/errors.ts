@@ -65,6 +65,13 @@ export function classifyGatewayError(status: number, body: GatewayError): CubeFa
   if (CUBE_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) {
     return new CubeFailure('invalid_query', message.replace(/^Error: /, ''), body);
   }
+  // A database error without a ClickHouse code (chDB words some that way):
+  // Cube's gateway counts it as the query's fault; keep its first sentence,
+  // never the SQL that follows it.
+  const databaseError = /Query failed: (?:Error: )?(.*?)(?:[.:]? In scope|; query id|$)/s.exec(message);
+  if (databaseError && status >= 400 && status < 500) {
+    return new CubeFailure('invalid_query', `The database could not use a value of the query: ${databaseError[1].slice(0, 300)}`, body);
+  }
   if (status >= 400 && status < 500) {
     return new CubeFailure('invalid_query', message, body);
   }
