@@ -44,7 +44,7 @@ const CLIENT_VALUE_ERRORS = new Set([
 const TIMEOUT_ERRORS = new Set([159 /* TIMEOUT_EXCEEDED */]);
 
 /** Cube's own messages for mistakes in the query that it raises as plain errors (500). */
-const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/, /^Error: Unsupported granularity/i];
+const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/];
 
 export function classifyGatewayError(status: number, body: GatewayError): CubeFailure {
   const message = String(body.error ?? 'Unknown error');
