@@ -1,0 +1,82 @@
+import { unwatchFile, watchFile } from 'node:fs';
+import type { Logger } from '../log';
+import { readKeyFile, type KeyRecord } from './store';
+
+/** A stored key with its digest decoded once per load rather than once per request. */
+export interface RingKey {
+  record: KeyRecord;
+  digest: Buffer;
+}
+
+export interface KeyRing {
+  /** The keys of the last file that read cleanly. */
+  keys(): readonly RingKey[];
+  /** Stops watching the file; keys() keeps answering the last set. */
+  close(): void;
+}
+
+export interface KeyRingOptions {
+  file: string;
+  reloadIntervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * Reads the key file, then reloads it whenever its stat changes, so keys made
+ * or revoked with the CLI take effect without a restart. Polling the stat
+ * (rather than fs.watch) sees the CLI's atomic rename as a new inode and works
+ * the same on every file system, network and container mounts included. A file
+ * that stops reading cleanly leaves the previous keys in place: a bad edit must
+ * not lock every account out. Rejects when the first read fails, so the service
+ * does not start on a key file it cannot read.
+ */
+export async function openKeyRing({ file, reloadIntervalMs, logger }: KeyRingOptions): Promise<KeyRing> {
+  let current: readonly RingKey[] = [];
+  let closed = false;
+  let started = 0;
+  let applied = 0;
+
+  // Reads can finish out of order; a read that began later saw a file at least
+  // as new, so an older read never overwrites its result.
+  const load = async (): Promise<number> => {
+    const seq = ++started;
+    const records = await readKeyFile(file);
+    if (!closed && seq > applied) {
+      applied = seq;
+      current = records.map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
+    }
+    return records.length;
+  };
+
+  const onChange = () => {
+    load().then(
+      (count) => {
+        if (!closed) logger.info('key file reloaded', { file, keys: count });
+      },
+      (err: unknown) => {
+        if (closed) return;
+        logger.error('key file not reloaded; keeping the previous keys', {
+          file,
+          error: err instanceof Error ? err.message : String(err),
+          keys: current.length,
+        });
+      },
+    );
+  };
+
+  // Watch before the first read: a change between the two is then reloaded, not missed.
+  watchFile(file, { interval: reloadIntervalMs, persistent: false }, onChange);
+  try {
+    await load();
+  } catch (err) {
+    unwatchFile(file, onChange);
+    throw err;
+  }
+  return {
+    keys: () => current,
+    close: () => {
+      closed = true;
+      unwatchFile(file, onChange);
+    },
+  };
+}
