@@ -3,22 +3,32 @@
 // cube; a JS file because YAML cannot call it.
 const Funnels = require('Funnels');
 
+// Every step reads the caller's account only, like the cubes over these tables
+// (see "Accounts" in README). The user is the account and address together, so
+// an operator key's funnel never joins one account's listener to another
+// account's website.
 const funnel = Funnels.eventFunnel({
-  userId: { sql: () => 'toString(ip4)' },
+  userId: { sql: () => "concat(account_id, '/', toString(ip4))" },
   time: { sql: () => 'ts' },
   steps: [
     {
       name: 'Podcast Download',
-      eventsTable: { sql: () => 'downloads' },
+      eventsView: {
+        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+      },
     },
     {
       name: 'Website Visit',
-      eventsView: { sql: () => "SELECT ip4, track_ts AS ts FROM web_events WHERE se_category = ''" },
+      eventsView: {
+        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+      },
       timeToConvert: '7 day',
     },
     {
       name: 'Conversion',
-      eventsView: { sql: () => "SELECT ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion'" },
+      eventsView: {
+        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+      },
       timeToConvert: '7 day',
     },
   ],
@@ -42,7 +52,7 @@ const definition = {
 
   measures: {
     conversions: {
-      description: 'Number of listener addresses (ip4) that reached the step.',
+      description: 'Number of listener addresses (ip4, per account) that reached the step.',
       sql: () => 'user_id',
       type: 'count',
     },

@@ -31,10 +31,19 @@ export interface Config {
   host: string;
   port: number;
   logLevel: LogLevel;
-  /** Operator keys from API_KEYS; DEMO_API_KEY when none are set outside production. */
+  /**
+   * Operator keys from API_KEYS: they read every account. DEMO_API_KEY when
+   * none are set outside production.
+   */
   apiKeys: string[];
   /** True when apiKeys holds only the built-in demo key. */
   usingDemoKey: boolean;
+  keys: {
+    /** JSON file of account keys (hashes only), managed with `npm run keys`. */
+    file: string;
+    /** How often the running service looks for changes to the file. */
+    reloadIntervalMs: number;
+  };
   warehouse: WarehouseConfig;
   demo: DemoConfig;
   query: {
@@ -44,10 +53,26 @@ export interface Config {
     maxLimit: number;
     /** Rows returned when a query gives no `limit`. */
     defaultLimit: number;
+    /** Measures, dimensions, time dimensions and segments in one query, together. */
+    maxMembers: number;
+    /** Filter conditions in one query, counting those inside and/or. */
+    maxFilters: number;
+    /** Rows ClickHouse may return for one statement (max_result_rows). */
+    maxResultRows: number;
+    /** Memory one statement may use in ClickHouse (max_memory_usage). */
+    maxMemoryBytes: number;
   };
   http: {
     bodyLimitBytes: number;
     shutdownTimeoutMs: number;
+    /** Origins allowed to call the API from a browser; none means CORS is off. */
+    corsOrigins: string[];
+  };
+  /** Per key; a key over either limit is answered 429. */
+  rateLimit: {
+    requests: number;
+    windowMs: number;
+    concurrent: number;
   };
 }
 
@@ -82,10 +107,14 @@ export function parseConfig(env: Env): Config {
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info');
 
   const configuredKeys = read.list('API_KEYS');
-  if (nodeEnv === 'production' && configuredKeys.length === 0) {
-    problems.push('API_KEYS is empty; NODE_ENV=production needs at least one key (comma-separated list)');
+  const allowOperatorKeys = read.boolean('ALLOW_OPERATOR_KEYS', false);
+  if (nodeEnv === 'production' && configuredKeys.length > 0 && !allowOperatorKeys) {
+    problems.push(
+      'API_KEYS is set with NODE_ENV=production: operator keys read every account, so production refuses them unless ALLOW_OPERATOR_KEYS=true',
+    );
   }
-  const usingDemoKey = configuredKeys.length === 0;
+  // Production never falls back to the demo key: its keys come from the key file.
+  const usingDemoKey = configuredKeys.length === 0 && nodeEnv !== 'production';
   const apiKeys = usingDemoKey ? [DEMO_API_KEY] : configuredKeys;
 
   const database = read.match('CLICKHOUSE_DATABASE', 'analytics', /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
@@ -120,6 +149,13 @@ export function parseConfig(env: Env): Config {
     problems.push(`QUERY_DEFAULT_LIMIT=${defaultLimit}: expected at most QUERY_MAX_LIMIT (${maxLimit})`);
   }
 
+  const corsOrigins = read.list('CORS_ORIGINS');
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      problems.push(`CORS_ORIGINS=${JSON.stringify(read.optional('CORS_ORIGINS'))}: expected * or comma-separated origins such as https://app.example.com (no path), but got ${JSON.stringify(origin)}`);
+    }
+  }
+
   const config: Config = {
     env: nodeEnv,
     host,
@@ -127,16 +163,30 @@ export function parseConfig(env: Env): Config {
     logLevel,
     apiKeys,
     usingDemoKey,
+    keys: {
+      file: path.resolve(read.string('API_KEYS_FILE', 'data/api-keys.json')),
+      reloadIntervalMs: read.integer('API_KEYS_RELOAD_MS', 1000, 100, 60_000),
+    },
     warehouse,
     demo,
     query: {
       timeoutMs: read.integer('QUERY_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
       maxLimit,
       defaultLimit,
+      maxMembers: read.integer('QUERY_MAX_MEMBERS', 50, 1, 1000),
+      maxFilters: read.integer('QUERY_MAX_FILTERS', 100, 1, 10_000),
+      maxResultRows: read.integer('QUERY_MAX_RESULT_ROWS', 1_000_000, 1, 1_000_000_000),
+      maxMemoryBytes: read.integer('QUERY_MAX_MEMORY_MB', 4096, 1, 1_048_576) * 1024 * 1024,
     },
     http: {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,
       shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 600) * 1000,
+      corsOrigins,
+    },
+    rateLimit: {
+      requests: read.integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000),
+      windowMs: read.integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,
+      concurrent: read.integer('RATE_LIMIT_CONCURRENT', 8, 1, 10_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -2,9 +2,11 @@ import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
+import { createAuthenticator } from './keys/authenticator';
+import { openKeyRing } from './keys/ring';
 import { createLogger, type Logger } from './log';
 import { openWarehouse } from './warehouse/connection';
-import { applyDdl, isEmpty, loadDemo } from './warehouse/setup';
+import { applyDdl, isEmpty, loadDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -21,6 +23,14 @@ async function main(): Promise<void> {
   // The embedded engine is ours to set up; a ClickHouse server is set up by
   // its operator (npm run warehouse -- init), and the service only reads it.
   if (config.warehouse.kind === 'chdb') {
+    const outdated = await outdatedTables(warehouse);
+    if (outdated.length > 0) {
+      if (!config.demo.enabled) {
+        throw new Error(`Tables ${outdated.join(', ')} in ${config.warehouse.dataDir} were created by an older version of the service; move the directory away and load the data again`);
+      }
+      const moved = await moveTablesAside(warehouse, outdated, `_before_${Date.now()}`);
+      logger.warn('tables from an older version moved aside; rebuilding the demo data', { moved });
+    }
     await applyDdl(warehouse);
     if (config.demo.enabled && (await isEmpty(warehouse))) {
       logger.info('empty data directory: building demo data', { dataDir: config.warehouse.dataDir, scale: config.demo.scale });
@@ -28,15 +38,18 @@ async function main(): Promise<void> {
     }
   }
 
+  const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
+  const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger });
-  const app = createApp({ config, cube, logger });
+  const app = createApp({ config, cube, authenticator, logger });
   const server = app.listen(config.port, config.host, () => {
     const url = `http://localhost:${config.port}`;
     logger.info('listening', { url, warehouse: config.warehouse.kind });
     if (config.usingDemoKey) {
       process.stdout.write(
-        `\nAnalytics API on ${url}/v1/data/meta/ (demo key: ${config.apiKeys[0]})\n` +
-          `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n\n`,
+        `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
+          `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
+          `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
       );
     }
   });
@@ -45,6 +58,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
+    ring.close();
     await cube.close();
     await warehouse.close();
   });

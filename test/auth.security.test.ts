@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { looksLikeKey } from '../src/keys/key';
+import { createKey, readKeyFile, revokeKey } from '../src/keys/store';
 import { API_KEY } from './support/constants';
 import { startService, type TestService } from './support/service';
 
@@ -57,5 +59,50 @@ describe('several configured keys', () => {
     await request(multi.app).get('/v1/data/meta/').set('x-api-key', 'first-key-aaaaaaaaaaaa').expect(200);
     await request(multi.app).get('/v1/data/meta/').set('x-api-key', 'second-key-bbbbbbbbbbb').expect(200);
     await request(multi.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(401);
+  });
+});
+
+describe('account keys from the key file', () => {
+  const account = 'northwind-audio';
+  const lines: string[] = [];
+  let keyed: TestService;
+  beforeAll(async () => {
+    keyed = await startService({ API_KEYS_RELOAD_MS: '100' }, { accounts: [account], log: (line) => lines.push(line) });
+  });
+  afterAll(() => keyed.close());
+
+  const meta = (key: string) => request(keyed.app).get('/v1/data/meta/').set('x-api-key', key);
+
+  it('lets a stored key in and logs its id, never the key', async () => {
+    const key = keyed.accountKeys[account];
+    expect(looksLikeKey(key)).toBe(true);
+    const res = await meta(key).expect(200);
+    const [record] = await readKeyFile(keyed.config.keys.file);
+    const line = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === res.headers['x-request-id']);
+    expect(line).toMatchObject({ msg: 'request', keyId: record.id, status: 200 });
+    expect(lines.join('\n')).not.toContain(key);
+  });
+
+  it('answers a revoked key exactly as an unknown one, without a restart', async () => {
+    const key = keyed.accountKeys[account];
+    const [record] = await readKeyFile(keyed.config.keys.file);
+    await revokeKey(keyed.config.keys.file, record.id);
+    const deadline = Date.now() + 5000;
+    let res = await meta(key);
+    while (res.status === 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      res = await meta(key);
+    }
+    expect(res.status).toBe(401);
+    const unknown = await meta(`${key.slice(0, -1)}x`).expect(401);
+    expect({ ...res.body, requestId: undefined }).toEqual({ ...unknown.body, requestId: undefined });
+  });
+
+  it('answers 403 when the key lacks the route scope', async () => {
+    const { key } = await createKey(keyed.config.keys.file, { account, name: 'meta only', scopes: ['data:meta'] });
+    const deadline = Date.now() + 5000;
+    while ((await meta(key)).status !== 200 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const res = await request(keyed.app).post('/v1/data/load/').set('x-api-key', key).send({ query: { measures: ['Downloads.count'] } }).expect(403);
+    expect(res.body).toMatchObject({ code: 'forbidden', error: expect.stringContaining('data:load') });
   });
 });

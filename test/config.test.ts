@@ -26,8 +26,38 @@ describe('parseConfig', () => {
     expect(config.usingDemoKey).toBe(false);
   });
 
-  it('refuses to start in production without keys, saying why', () => {
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^API_KEYS .*NODE_ENV=production/)]);
+  it('never falls back to the demo key in production: keys come from the key file', () => {
+    const config = parseConfig({ NODE_ENV: 'production' });
+    expect(config.apiKeys).toEqual([]);
+    expect(config.usingDemoKey).toBe(false);
+  });
+
+  it('refuses operator keys in production unless ALLOW_OPERATOR_KEYS=true, saying why', () => {
+    expect(problemsOf({ NODE_ENV: 'production', API_KEYS: 'operator-key-0123456789' })).toEqual([
+      expect.stringMatching(/^API_KEYS is set with NODE_ENV=production: .*ALLOW_OPERATOR_KEYS=true/),
+    ]);
+    const config = parseConfig({ NODE_ENV: 'production', API_KEYS: 'operator-key-0123456789', ALLOW_OPERATOR_KEYS: 'true' });
+    expect(config.apiKeys).toEqual(['operator-key-0123456789']);
+  });
+
+  it('reads the key file path, limits and CORS origins', () => {
+    const config = parseConfig({
+      API_KEYS_FILE: '/etc/analytics/keys.json',
+      RATE_LIMIT_REQUESTS: '5',
+      RATE_LIMIT_WINDOW_SECONDS: '10',
+      RATE_LIMIT_CONCURRENT: '2',
+      QUERY_MAX_MEMORY_MB: '512',
+      CORS_ORIGINS: 'https://a.example, https://b.example:8443',
+    });
+    expect(config.keys.file).toBe('/etc/analytics/keys.json');
+    expect(config.rateLimit).toEqual({ requests: 5, windowMs: 10_000, concurrent: 2 });
+    expect(config.query.maxMemoryBytes).toBe(512 * 1024 * 1024);
+    expect(config.http.corsOrigins).toEqual(['https://a.example', 'https://b.example:8443']);
+    expect(parseConfig({}).http.corsOrigins).toEqual([]);
+  });
+
+  it('refuses a CORS origin with a path, naming it', () => {
+    expect(problemsOf({ CORS_ORIGINS: 'https://a.example/app' })[0]).toMatch(/^CORS_ORIGINS="https:\/\/a.example\/app": expected \* or comma-separated origins/);
   });
 
   it('names the variable, its value and the expected form', () => {

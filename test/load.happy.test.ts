@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { EXPECTED_SCHEMAS } from './contract/spec-meta';
+import { funnelStepsSql } from './support/catalog';
 import { API_KEY } from './support/constants';
 import { openOracle, startService, type Oracle, type TestService } from './support/service';
 
@@ -19,25 +20,7 @@ const load = (query: Record<string, unknown>) =>
 
 const db = 'analytics';
 
-/**
- * The funnel written by hand: addresses that downloaded (step 1), of those
- * the ones with a page view 0–7 days after a download (step 2), and of those
- * the ones with a conversion event 0–7 days after such a visit (step 3).
- */
-const FUNNEL_STEPS_SQL = `
-  WITH
-    d AS (SELECT toString(ip4) AS ip, ts AS t FROM ${db}.downloads),
-    v AS (SELECT toString(ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = ''),
-    c AS (SELECT toString(ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion'),
-    visits AS (
-      SELECT d.ip AS ip, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
-      WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
-    conversions AS (
-      SELECT visits.ip AS ip FROM visits INNER JOIN c ON visits.ip = c.ip
-      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)
-  SELECT 'Podcast Download' AS k, uniqExact(ip) AS v FROM d
-  UNION ALL SELECT 'Website Visit', uniqExact(ip) FROM visits
-  UNION ALL SELECT 'Conversion', uniqExact(ip) FROM conversions`;
+const FUNNEL_STEPS_SQL = funnelStepsSql(db);
 
 /** Every count measure of the spec, with the same count written as direct SQL. */
 const COUNT_ORACLES: Record<string, string> = {

@@ -1,19 +1,20 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Warehouse } from '../warehouse/connection';
+import type { QueryLimits, Warehouse } from '../warehouse/connection';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
  * the driver keeps its SQL dialect, settings, result parsing and
  * cancellation, while the transport is chDB in-process or a ClickHouse
- * server, whichever the warehouse is.
+ * server, whichever the warehouse is. Its clients are the warehouse's query
+ * clients: read-only and held to the query limits.
  */
-export function createDriverFactory(warehouse: Warehouse, requestTimeoutMs: number): () => ClickHouseDriver {
+export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): () => ClickHouseDriver {
   // A closure rather than a field: ClickHouseDriver's constructor calls
   // createClient before a subclass's fields exist.
   class WarehouseDriver extends ClickHouseDriver {
     protected override createClient(maxPoolSize: number): ClickHouseClient {
-      return warehouse.client({
+      return warehouse.queryClient(limits, {
         clickhouse_settings: this.config.clickhouseSettings,
         compression: this.config.compression,
         request_timeout: this.config.requestTimeout,
@@ -26,6 +27,6 @@ export function createDriverFactory(warehouse: Warehouse, requestTimeoutMs: numb
     new WarehouseDriver({
       database: warehouse.config.database,
       readOnly: true,
-      requestTimeout: requestTimeoutMs,
+      requestTimeout: limits.timeoutMs,
     });
 }

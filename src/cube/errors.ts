@@ -3,7 +3,7 @@
  * layer turns `kind` into a status; `message` is safe to show a client;
  * `detail` is for the log only.
  */
-export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'internal';
+export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(
@@ -41,7 +41,30 @@ const CLIENT_VALUE_ERRORS = new Set([
   386, // NO_COMMON_TYPE
   457, // BAD_QUERY_PARAMETER
 ]);
-const TIMEOUT_ERRORS = new Set([159 /* TIMEOUT_EXCEEDED */]);
+
+/**
+ * The query limits ClickHouse enforces for us (see QueryLimits), known by
+ * their wording, and by code too where there is one (chDB drops it).
+ */
+const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailure }[] = [
+  {
+    codes: [159], // TIMEOUT_EXCEEDED (max_execution_time)
+    wording: /Timeout exceeded: elapsed/i,
+    failure: () => new CubeFailure('query_timeout', 'The query took longer than the database allows.'),
+  },
+  {
+    codes: [396], // TOO_MANY_ROWS_OR_BYTES (max_result_rows)
+    wording: /Limit for result exceeded/i,
+    failure: () => new CubeFailure('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.'),
+  },
+  {
+    // MEMORY_LIMIT_EXCEEDED (max_memory_usage). The server-wide memory limit
+    // has the same code but says "(total)": that one is ours, not the query's.
+    codes: [241],
+    wording: /^(?!.*\(total\)).*memory limit (\(for query\) )?exceeded/is,
+    failure: () => new CubeFailure('query_too_expensive', 'The query needs more memory than the service allows one query; narrow its time range or members.'),
+  },
+];
 
 /** Cube's own messages for mistakes in the query that it raises as plain errors (500). */
 const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/];
@@ -52,13 +75,15 @@ export function classifyGatewayError(status: number, body: GatewayError): CubeFa
     return new CubeFailure('invalid_query', message);
   }
   const clickhouseCode = /Code: (\d+)\./.exec(message);
-  if (clickhouseCode) {
-    const code = Number(clickhouseCode[1]);
+  const code = clickhouseCode ? Number(clickhouseCode[1]) : undefined;
+  const limit = LIMIT_ERRORS.find((known) => known.wording.test(message) && (code === undefined || known.codes.includes(code)));
+  if (limit) {
+    const failure = limit.failure();
+    return new CubeFailure(failure.kind, failure.message, body);
+  }
+  if (code !== undefined) {
     if (CLIENT_VALUE_ERRORS.has(code)) {
       return new CubeFailure('invalid_query', `The database could not use a value of the query: ${clickhouseSummary(message)}`, body);
-    }
-    if (TIMEOUT_ERRORS.has(code)) {
-      return new CubeFailure('query_timeout', 'The query took longer than the database allows.', body);
     }
     return new CubeFailure('internal', 'Internal error', body);
   }

@@ -27,6 +27,13 @@ export type Query = Record<string, unknown>;
 
 export interface RequestContext {
   requestId: string;
+  /**
+   * The account whose rows the query may read, or null for an operator,
+   * who reads every account. Cube puts it in the SQL it generates (the
+   * models' SECURITY_CONTEXT.accountId filters), and its SQL and result
+   * caches are keyed by it.
+   */
+  accountId: string | null;
 }
 
 export interface CubeServiceOptions {
@@ -62,7 +69,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
-    driverFactory: createDriverFactory(warehouse, limits.timeoutMs) as unknown as CreateOptions['driverFactory'],
+    driverFactory: createDriverFactory(warehouse, limits) as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
     dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
@@ -81,7 +88,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     new Promise<Reply>((resolve, reject) => {
       const request = {
         ...args,
-        context: { securityContext: {}, requestId: context.requestId },
+        context: { securityContext: securityContextOf(context), requestId: context.requestId },
         res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
       };
       (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
@@ -132,6 +139,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     close: () => core.shutdown(),
   };
+}
+
+function securityContextOf({ accountId }: RequestContext): { accountId?: string } {
+  if (accountId === null) return {};
+  // An empty id would make the models' filter a no-op, i.e. every account.
+  if (accountId === '') throw new Error('refusing a query with an empty account id');
+  return { accountId };
 }
 
 /**

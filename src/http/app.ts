@@ -1,24 +1,31 @@
 import { randomUUID } from 'node:crypto';
+import cors from 'cors';
 import express, { type Express } from 'express';
+import helmet from 'helmet';
 import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
+import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
-import { requireApiKey } from './auth';
+import { requireApiKey, requireScope } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
+import { concurrencyLimit, requestRateLimit } from './rate-limit';
 import { loadRoute } from './routes/load';
 import { metaRoute } from './routes/meta';
 
 export interface AppDeps {
-  config: Pick<Config, 'apiKeys' | 'http'>;
+  config: Pick<Config, 'http' | 'query' | 'rateLimit'>;
   cube: CubeService;
+  authenticator: Authenticator;
   logger: Logger;
 }
 
 /**
- * The HTTP surface: request ids, authentication, the two routes and the
- * error envelope. Routing is non-strict, so the trailing slash is optional.
+ * The HTTP surface, in the order a request meets it: request id and log
+ * line, security headers, CORS (off unless configured), API key, rate
+ * limits, the two routes, the error envelope. Routing is non-strict, so the
+ * trailing slash is optional.
  */
-export function createApp({ config, cube, logger }: AppDeps): Express {
+export function createApp({ config, cube, authenticator, logger }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -29,6 +36,8 @@ export function createApp({ config, cube, logger }: AppDeps): Express {
     res.on('finish', () => {
       logger.info('request', {
         requestId: res.locals.requestId,
+        // The key's id, never the key.
+        keyId: (res.locals.principal as Principal | undefined)?.keyId,
         method: req.method,
         path: req.originalUrl.split('?')[0],
         status: res.statusCode,
@@ -38,13 +47,38 @@ export function createApp({ config, cube, logger }: AppDeps): Express {
     next();
   });
 
+  app.use(helmet());
+  // Answers hold one account's figures: no shared cache may keep them.
+  app.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  if (config.http.corsOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: config.http.corsOrigins.includes('*') ? '*' : config.http.corsOrigins,
+        methods: ['GET', 'POST'],
+        allowedHeaders: ['x-api-key', 'content-type'],
+        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+        maxAge: 600,
+      }),
+    );
+  }
+
+  const oneAtATime = concurrencyLimit(config.rateLimit.concurrent);
   const v1 = express.Router();
-  v1.use(requireApiKey(config.apiKeys));
-  v1.route('/data/meta').get(metaRoute(cube)).all(methodNotAllowed('GET'));
+  v1.use(requireApiKey(authenticator), requestRateLimit(config.rateLimit));
+  v1.route('/data/meta')
+    .get(requireScope('data:meta'), oneAtATime(metaRoute(cube)))
+    .all(methodNotAllowed('GET'));
   v1.route('/data/load')
-    .get(loadRoute(cube))
+    .get(requireScope('data:load'), oneAtATime(loadRoute(cube, config.query)))
     // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
-    .post(express.json({ type: () => true, limit: config.http.bodyLimitBytes }), loadRoute(cube))
+    .post(
+      requireScope('data:load'),
+      express.json({ type: () => true, limit: config.http.bodyLimitBytes }),
+      oneAtATime(loadRoute(cube, config.query)),
+    )
     .all(methodNotAllowed('GET, POST'));
   app.use('/v1', v1);
 

@@ -13,11 +13,19 @@ export const STATUS_BY_CODE = {
   invalid_json: 400,
   invalid_request: 400,
   invalid_query: 400,
+  /** More members or filter conditions than QUERY_MAX_MEMBERS / QUERY_MAX_FILTERS. */
+  query_too_large: 400,
+  /** The answer would exceed QUERY_MAX_RESULT_ROWS. */
+  result_too_large: 400,
+  /** The query needs more memory than QUERY_MAX_MEMORY_MB. */
+  query_too_expensive: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  rate_limited: 429,
   internal: 500,
   query_timeout: 504,
 } as const;

@@ -2,7 +2,7 @@ import { drainPending } from 'chdb';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { openWarehouse } from './connection';
-import { applyDdl, isEmpty, loadDemo } from './setup';
+import { applyDdl, isEmpty, loadDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
 
@@ -22,6 +22,10 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger(config.logLevel);
   const warehouse = await openWarehouse(config.warehouse);
   try {
+    const outdated = await outdatedTables(warehouse);
+    if (outdated.length > 0) {
+      throw new Error(`Tables ${outdated.join(', ')} in database ${config.warehouse.database} were created by an older version of the service and lack columns it reads (such as account_id); recreate them and reload their data`);
+    }
     await applyDdl(warehouse);
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind });
     if (command === 'demo') {

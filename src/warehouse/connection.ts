@@ -15,12 +15,37 @@ import type { WarehouseConfig } from '../config';
  */
 export interface Warehouse {
   readonly config: WarehouseConfig;
-  /** A client with the given options; `close()` on it never closes the shared chDB engine. */
+  /** A client with the given options, for setting up (DDL, demo data); `close()` on it never closes the shared chDB engine. */
   client(options?: ClientOptions): ClickHouseClient;
+  /**
+   * A client for answering queries: every statement runs read-only
+   * (`readonly = 2`, which still lets Cube's driver change its own
+   * settings) and within the given limits, enforced by ClickHouse.
+   */
+  queryClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;
   close(): Promise<void>;
 }
 
 export type ClientOptions = Omit<ClickHouseClientConfigOptions, 'url' | 'username' | 'password' | 'database' | 'connection' | 'tls'>;
+
+export interface QueryLimits {
+  timeoutMs: number;
+  maxResultRows: number;
+  maxMemoryBytes: number;
+}
+
+type Settings = Record<string, string | number>;
+
+function limitSettings(limits: QueryLimits): Settings {
+  return {
+    readonly: 2,
+    max_execution_time: Math.ceil(limits.timeoutMs / 1000),
+    timeout_overflow_mode: 'throw',
+    max_result_rows: limits.maxResultRows,
+    result_overflow_mode: 'throw',
+    max_memory_usage: limits.maxMemoryBytes,
+  };
+}
 
 export async function openWarehouse(config: WarehouseConfig): Promise<Warehouse> {
   return config.kind === 'chdb' ? openChdb(config) : openServer(config);
@@ -28,17 +53,21 @@ export async function openWarehouse(config: WarehouseConfig): Promise<Warehouse>
 
 function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Warehouse {
   const tls = config.caCertPath ? { ca_cert: readFileSync(config.caCertPath) } : undefined;
+  const client = (options: ClientOptions = {}) =>
+    createClient({
+      ...options,
+      url: config.url,
+      username: config.username,
+      password: config.password,
+      database: config.database,
+      tls,
+    });
   return {
     config,
-    client: (options = {}) =>
-      createClient({
-        ...options,
-        url: config.url,
-        username: config.username,
-        password: config.password,
-        database: config.database,
-        tls,
-      }),
+    client,
+    // A server applies settings per request, which is what limits need.
+    queryClient: (limits, options = {}) =>
+      client({ ...options, clickhouse_settings: { ...options.clickhouse_settings, ...limitSettings(limits) } }),
     close: async () => {},
   };
 }
@@ -65,6 +94,34 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
   return {
     config,
     client: (options = {}) => createClient({ ...options, connection: shared }),
+    queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
     close: () => connection.close(),
   };
+}
+
+/**
+ * chDB turns a client's clickhouse_settings into SET statements on its one
+ * session, shared by the whole process, so they would outlive the query and
+ * bind every other client too: after one query the demo loader would be
+ * read-only and every statement held to the last query's limits. A server
+ * applies settings to one request only; appending them to each statement as
+ * its SETTINGS clause gives chDB the same scope. (A SETTINGS clause may follow
+ * the FORMAT clause the client appends.) An insert sent through here fails to
+ * parse, which is as refused as a read-only session would leave it.
+ */
+function withStatementSettings(connection: Connection, settings: Settings): Connection {
+  const clause = `\nSETTINGS ${Object.entries(settings)
+    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
+    .join(', ')}`;
+  const withClause = <P extends { query: string }>(params: P): P => ({ ...params, query: `${params.query}${clause}` });
+  return new Proxy(connection, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property === 'query' || property === 'exec' || property === 'command' || property === 'insert') {
+        return (params: { query: string }) => (value as (p: unknown) => unknown).call(target, withClause(params));
+      }
+      return value.bind(target);
+    },
+  });
 }

@@ -20,6 +20,20 @@ export const TABLES = [
 
 export type TableName = (typeof TABLES)[number];
 
+/**
+ * Tables whose rows belong to one account (a podcast network or publisher).
+ * Each has an `account_id` column, first in its sort key so a query for one
+ * account reads only that account's granules. Chart ranks are public.
+ */
+export const ACCOUNT_TABLES: readonly TableName[] = ['podcast_events', 'downloads', 'link_views', 'web_events'];
+
+/**
+ * Written as every table's comment. CREATE TABLE IF NOT EXISTS never changes
+ * an existing table, so start-up compares this to find tables an older
+ * version created.
+ */
+export const SCHEMA_VERSION = 'analytics-schema-2';
+
 export function ddlStatements(database: string): string[] {
   const db = quoteIdentifier(database);
   return [
@@ -37,7 +51,8 @@ export function ddlStatements(database: string): string[] {
       podcast_slug  String
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(snapshot_ts)
-    ORDER BY (platform, country_code, category, snapshot_ts, rank)`,
+    ORDER BY (platform, country_code, category, snapshot_ts, rank)
+    COMMENT '${SCHEMA_VERSION}'`,
 
     `CREATE TABLE IF NOT EXISTS ${db}.episode_ranks (
       snapshot_ts   DateTime('UTC'),
@@ -50,10 +65,12 @@ export function ddlStatements(database: string): string[] {
       podcast_slug  String
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(snapshot_ts)
-    ORDER BY (platform, country_code, category, snapshot_ts, rank)`,
+    ORDER BY (platform, country_code, category, snapshot_ts, rank)
+    COMMENT '${SCHEMA_VERSION}'`,
 
     // Raw requests to the podcast tracking prefix, before any IAB filtering.
     `CREATE TABLE IF NOT EXISTS ${db}.podcast_events (
+      account_id            LowCardinality(String),
       request_id            UUID,
       ts                    DateTime('UTC'),
       ip4                   IPv4,
@@ -72,12 +89,14 @@ export function ddlStatements(database: string): string[] {
       details_value         String
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(ts)
-    ORDER BY (token, ts)`,
+    ORDER BY (account_id, token, ts)
+    COMMENT '${SCHEMA_VERSION}'`,
 
     // IAB downloads derived from podcast_events: probes, bots and blacklisted
     // IPs dropped, one row per IP + user agent + episode URL per UTC day.
     // Both DownloadEvents and Downloads read this table.
     `CREATE TABLE IF NOT EXISTS ${db}.downloads (
+      account_id  LowCardinality(String),
       ts          DateTime('UTC'),
       ip          IPv6,
       ip4         IPv4,
@@ -95,10 +114,12 @@ export function ddlStatements(database: string): string[] {
       org         LowCardinality(String)
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(ts)
-    ORDER BY (token, ts)`,
+    ORDER BY (account_id, token, ts)
+    COMMENT '${SCHEMA_VERSION}'`,
 
     // Views of shareable links; the three Links cubes read this table.
     `CREATE TABLE IF NOT EXISTS ${db}.link_views (
+      account_id      LowCardinality(String),
       ts              DateTime('UTC'),
       link            LowCardinality(String),
       link_viewer     String,
@@ -114,10 +135,12 @@ export function ddlStatements(database: string): string[] {
       language_name   LowCardinality(String)
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(ts)
-    ORDER BY (link, ts)`,
+    ORDER BY (account_id, link, ts)
+    COMMENT '${SCHEMA_VERSION}'`,
 
     // Snowplow-style events tracked on podcast websites.
     `CREATE TABLE IF NOT EXISTS ${db}.web_events (
+      account_id  LowCardinality(String),
       track_ts    DateTime64(3, 'UTC'),
       ingest_ts   DateTime64(3, 'UTC'),
       event_id    UUID,
@@ -138,7 +161,8 @@ export function ddlStatements(database: string): string[] {
       country     LowCardinality(String)
     ) ENGINE = MergeTree
     PARTITION BY toYYYYMM(track_ts)
-    ORDER BY (app_id, track_ts)`,
+    ORDER BY (account_id, app_id, track_ts)
+    COMMENT '${SCHEMA_VERSION}'`,
   ];
 }
 

@@ -5,7 +5,8 @@
  * seed and the row's keys, so the same options always give the same rows.
  *
  * The universe:
- * - 40 tracked podcasts (reference-data TRACKED_PODCASTS) get a seeded Apple-style
+ * - 40 tracked podcasts (reference-data TRACKED_PODCASTS), owned by four
+ *   accounts (DEMO_ACCOUNTS), get a seeded Apple-style
  *   id, an 8-hex tracking token, a release schedule and a popularity; their
  *   episodes are `ep-NNN.mp3` files behind the tracking prefix.
  * - Listeners have a stable IP in a /16 that fixes city, country and ISP (a tiny
@@ -16,7 +17,7 @@
  */
 import { quoteIdentifier, TableName } from './ddl';
 import {
-  APPLE_CHART_COUNTRIES, BLACKLISTED_AGENTS, BOT_AGENTS, BOT_UA_PATTERN, CATEGORIES, CITIES, COUNTRIES, Country,
+  APPLE_CHART_COUNTRIES, BLACKLISTED_AGENTS, DEMO_ACCOUNTS, BOT_AGENTS, BOT_UA_PATTERN, CATEGORIES, CITIES, COUNTRIES, Country,
   EPISODE_TITLE_TEMPLATES, FetchPattern, GUEST_FIRST_NAMES, GUEST_LAST_NAMES, HOSTING_NETWORKS, HOURLY_ACTIVITY,
   LINK_BROWSERS, LINK_DOMAIN, LINK_OPEN_APPS, LINK_OPEN_WEIGHTS, LINK_SOURCES, LISTEN_ON_APPS, LISTENER_AGENTS,
   MEDIA_HOSTS, MEMBERSHIP_TIERS, SHOP_PRODUCTS, SLUG_ADJECTIVES, SLUG_PATTERNS, SPOTIFY_CATEGORIES,
@@ -196,6 +197,7 @@ function uniqueDraw<T>(taken: Set<T>, draw: (attempt: number) => T): T {
 
 interface TrackedPodcast {
   title: string;
+  account: string;
   slug: string;
   /** 1-based index into CATEGORIES. */
   category: number;
@@ -240,6 +242,7 @@ function trackedPodcasts(seed: number, windowStart: number, windowEnd: number): 
     while (freshFrom > 1 && lastRelease - (episodes - freshFrom + 1) * cadenceSeconds >= windowStart - 10 * DAY) freshFrom--;
     return {
       title,
+      account: DEMO_ACCOUNTS[i % DEMO_ACCOUNTS.length],
       slug,
       category: CATEGORIES.findIndex((c) => c.name === category) + 1,
       // Older shows have 9-digit Apple ids; newer ones sit above the generated chart shows' range.
@@ -507,6 +510,7 @@ function podcastConstants(plan: Plan): Record<string, string> {
   const p = plan.podcasts;
   const int64s = (values: number[]) => `CAST(${sql(values)} AS Array(Int64))`;
   return {
+    pod_account: sql(p.map((x) => x.account)),
     pod_token: sql(p.map((x) => x.token)),
     pod_slug: sql(p.map((x) => x.slug)),
     pod_title: sql(p.map((x) => x.title)),
@@ -710,7 +714,7 @@ WHERE rank <= ${EPISODE_CHART_DEPTH}`;
 // ---------------------------------------------------------------------------
 // podcast_events and downloads.
 
-const EVENT_COLUMNS = 'request_id, ts, ip4, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, '
+const EVENT_COLUMNS = 'account_id, request_id, ts, ip4, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, '
   + 'byte_range_larger_one, city, country, referer, details_key, details_value';
 
 /** request_id from the row's unique key; the tag keeps listener, bot and blacklisted ids apart. */
@@ -739,6 +743,7 @@ function listenerRequestsSql(plan: Plan): string {
 INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({ ...podcastConstants(plan), ...geoConstants(plan), ...listenerAgentConstants(), ...activityConstants() })}
 SELECT
+  pod_account[p],
   ${requestIdSql(r, 'listener-request', 'play', 'j')},
   toDateTime(play_ts + j * step, 'UTC'),
   ip,
@@ -823,6 +828,7 @@ ${withClause({
     bot_lut: lookupTable(BOT_AGENTS.map((b) => b.weight)),
   })}
 SELECT
+  pod_account[p],
   ${requestIdSql(r, 'bot-request', 'request')},
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('bot-host', 'bot', 'address')} % 65534),
@@ -871,6 +877,7 @@ ${withClause({
     blacklist_blocks: sql(blacklistBlocks),
   })}
 SELECT
+  pod_account[p],
   ${requestIdSql(r, 'blacklisted-request', 'request')},
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('offender-host', 'offender')} % 65534),
@@ -910,9 +917,10 @@ FROM (
 function downloadsSql(plan: Plan): string {
   return `
 INSERT INTO ${plan.table('downloads')}
-  (ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org)
+  (account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org)
 ${withClause({ ...geoConstants(plan), ...listenerAgentConstants() })}
 SELECT
+  account_id,
   min(ts),
   toIPv6(ip4),
   ip4,
@@ -934,7 +942,7 @@ FROM (
   FROM ${plan.table('podcast_events')}
   WHERE byte_range_larger_one AND NOT ip_blacklisted AND NOT match(raw_ua, ${sql(BOT_UA_PATTERN)})
 )
-GROUP BY ip4, raw_ua, parsed_ua, token, url, city, country, block, toDate(ts)`;
+GROUP BY account_id, ip4, raw_ua, parsed_ua, token, url, city, country, block, toDate(ts)`;
 }
 
 // ---------------------------------------------------------------------------
@@ -954,11 +962,12 @@ function linkViewsSql(plan: Plan): string {
   const primaryCity = (code: string) => CITIES.find((c) => c.country === code && c.weight > 0) ?? CITIES[0];
   return `
 INSERT INTO ${plan.table('link_views')}
-  (ts, link, link_viewer, is_unique, utm_source, utm_medium, utm_campaign, ua_family, open_param, referer_domain,
+  (account_id, ts, link, link_viewer, is_unique, utm_source, utm_medium, utm_campaign, ua_family, open_param, referer_domain,
    country_code, country_name, language_name)
 ${withClause({
     ...activityConstants(),
     link_url: sql(plan.links.map((l) => l.url)),
+    link_account: sql(plan.links.map((l) => plan.podcasts[l.podcast - 1].account)),
     link_created: `CAST(${sql(plan.links.map((l) => l.created))} AS Array(Int64))`,
     link_is_show: sql(plan.links.map((l) => l.isShowLink)),
     link_lut: lookupTable(plan.links.map((l) => l.weight)),
@@ -982,7 +991,7 @@ ${withClause({
     open_lut: groupedLookupTables(platforms.map((p) => LINK_OPEN_WEIGHTS[p])),
   })}
 SELECT
-  ts, link, link_viewer,
+  account_id, ts, link, link_viewer,
   row_number() OVER (PARTITION BY link, link_viewer ORDER BY ts, view) = 1,
   utm_source, utm_medium, utm_campaign, ua_family, open_param, referer_domain, country_code, country_name, language_name
 FROM (
@@ -990,6 +999,7 @@ FROM (
     toDateTime(visit_ts + if(r = 0, 0, toInt64(r * (300 - ln(${r.unit('revisit', 'visit', 'r')}) * 12 * 3600))), 'UTC') AS ts,
     visit * 4 + r AS view,
     link_url[l] AS link,
+    link_account[l] AS account_id,
     leftPad(lower(hex(${r.hash('viewer-id', 'viewer')})), 16, '0') AS link_viewer,
     source_source[source] AS utm_source,
     source_medium[source] AS utm_medium,
@@ -1025,7 +1035,7 @@ FROM (
 // ---------------------------------------------------------------------------
 // web_events.
 
-const WEB_COLUMNS = 'track_ts, ingest_ts, event_id, app_id, origin, session_id, ua, ip4, page_title, page_url, '
+const WEB_COLUMNS = 'account_id, track_ts, ingest_ts, event_id, app_id, origin, session_id, ua, ip4, page_title, page_url, '
   + 'se_category, se_action, se_label, se_value, latitude, longitude, city, country';
 const WEB_OS_GROUPS = ['iOS', 'Android', 'macOS', 'Windows', 'Linux'];
 /** Conversion kinds (se_category 'conversion'), in the order of their weights in webConstants. */
@@ -1068,6 +1078,7 @@ function webEventsSql(plan: Plan, sessions: string): string {
 INSERT INTO ${plan.table('web_events')} (${WEB_COLUMNS})
 ${withClause(webConstants(plan))}
 SELECT
+  pod_account[p],
   fromUnixTimestamp64Milli(track_ms, 'UTC'),
   -- collectors batch: usually well under a second, sometimes minutes later
   fromUnixTimestamp64Milli(track_ms + if(${r.unit('late', 'session_key', 'seq')} < 0.04,

@@ -137,6 +137,13 @@ export const GUEST_FIRST_NAMES = ['Maya', 'James', 'Priya', 'Daniel', 'Sofia', '
 export const GUEST_LAST_NAMES = ['Okafor', 'Lindqvist', 'Patel', 'Moreno', 'Chen', 'Walsh', 'Fischer', 'Nakamura', 'Brooks', 'Haddad', 'Rossi', 'Bennett', 'Kowalski', 'Silva', 'Murphy', 'Adeyemi'];
 
 /** The shows we track; everything else about them (ids, tokens, schedule) comes from the seed. */
+/**
+ * The customers: podcast networks, each owning a quarter of the tracked shows
+ * (show i belongs to DEMO_ACCOUNTS[i % 4]) and with them those shows' raw
+ * requests, downloads, smart links and websites.
+ */
+export const DEMO_ACCOUNTS = ['northwind-audio', 'harbor-lane-media', 'bright-signal', 'cedar-street-studios'] as const;
+
 export const TRACKED_PODCASTS: { title: string; category: string }[] = [
   { title: 'The Daily Brief', category: 'News' },
   { title: 'World Desk', category: 'News' },

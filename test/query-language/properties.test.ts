@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
+import { CUBES, LINK_COUNTS, type CubeSpec, type Dim } from '../support/catalog';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
 const RUNS = 25;
@@ -37,123 +38,6 @@ async function single(query: Query, measure: string): Promise<number> {
   return Number(data[0][measure]);
 }
 
-// ---------------------------------------------------------------------------
-// The catalog: cubes, their count measures, dimensions (with the column
-// expression of the model, to read candidate values) and time dimensions.
-
-type DimType = 'string' | 'number' | 'boolean';
-interface Dim {
-  name: string;
-  sql: string;
-  type: DimType;
-  nullable?: boolean;
-}
-interface CubeSpec {
-  cube: string;
-  table?: string;
-  counts: string[];
-  dims: Dim[];
-  /** Time dimensions; the first is the one random queries group or filter by. */
-  times: string[];
-}
-
-const s = (name: string, sql = name): Dim => ({ name, sql, type: 'string' });
-
-const LINK_DIMS: Dim[] = [
-  s('utmSource', 'utm_source'),
-  s('utmMedium', 'utm_medium'),
-  s('utmCampaign', 'utm_campaign'),
-  s('utmSourceMedium', "concat(utm_source, ' / ', utm_medium)"),
-  s('link'),
-  { name: 'isUniqueLinkView', sql: 'is_unique', type: 'boolean' },
-  s('uaFamily', 'ua_family'),
-  s('openParam', 'open_param'),
-  s('refererDomain', 'referer_domain'),
-  s('countryName', 'country_name'),
-  s('countryCode', 'country_code'),
-  s('languageName', 'language_name'),
-];
-const LINK_COUNTS = ['count', 'linkViewCount', 'uniqueLinkViewCount', 'openLinkViewCount'];
-
-const CUBES: CubeSpec[] = [
-  {
-    cube: 'ChannelRanks',
-    table: 'channel_ranks',
-    counts: ['count'],
-    dims: [
-      { name: 'rank', sql: 'rank', type: 'number' },
-      s('countryCode', 'country_code'),
-      s('countryName', 'country_name'),
-      s('platform'),
-      s('podcastId', 'podcast_id'),
-      s('category'),
-      s('podcastSlug', 'podcast_slug'),
-      s('date', 'toString(toDate(snapshot_ts))'),
-    ],
-    times: ['timestamp'],
-  },
-  {
-    cube: 'EpisodeRanks',
-    table: 'episode_ranks',
-    counts: ['count'],
-    dims: [
-      { name: 'rank', sql: 'rank', type: 'number' },
-      s('countryCode', 'country_code'),
-      s('platform'),
-      s('episodeId', 'episode_id'),
-      s('category'),
-      s('podcastSlug', 'podcast_slug'),
-      s('date', 'toString(toDate(snapshot_ts))'),
-    ],
-    times: ['timestamp'],
-  },
-  { cube: 'DownloadEvents', table: 'downloads', counts: ['count'], dims: [s('ip4', 'toString(ip4)'), s('token')], times: ['ts'] },
-  {
-    cube: 'Downloads',
-    table: 'downloads',
-    counts: ['count'],
-    dims: ['city', 'country', 'referer', 'parsed_ua', 'token', 'continent', 'os_name', 'device_type', 'org', 'timezone'].map((n) => s(n)),
-    times: ['ts'],
-  },
-  {
-    cube: 'PodcastEvents',
-    table: 'podcast_events',
-    counts: ['count'],
-    dims: [
-      s('ipBlacklisted', 'toString(ip_blacklisted)'),
-      s('parsedUa', 'parsed_ua'),
-      s('token'),
-      s('byteRangeLargerOne', 'toString(byte_range_larger_one)'),
-      s('city'),
-      s('country'),
-      s('byteRange', 'byte_range'),
-      s('referer'),
-      s('detailsKey', 'details_key'),
-    ],
-    times: ['ts'],
-  },
-  {
-    cube: 'WebEvents',
-    table: 'web_events',
-    counts: ['count'],
-    dims: [
-      s('se_category'),
-      s('se_action'),
-      s('city'),
-      s('country'),
-      s('appId', 'app_id'),
-      s('origin'),
-      { name: 'se_value', sql: 'se_value', type: 'number', nullable: true },
-      { name: 'latitude', sql: 'toString(latitude)', type: 'string', nullable: true },
-    ],
-    // DateTime64(3) columns; the last describe block splits ranges inside their seconds.
-    times: ['trackTs', 'ingestTs'],
-  },
-  { cube: 'LinksAdvancedAnalytics', table: 'link_views', counts: LINK_COUNTS, dims: LINK_DIMS, times: ['timestamp'] },
-  { cube: 'LinksDashboard', table: 'link_views', counts: LINK_COUNTS, dims: LINK_DIMS, times: ['timestamp'] },
-  { cube: 'LinksBasicAnalytics', table: 'link_views', counts: ['linkViewCount', 'uniqueLinkViewCount'], dims: [s('link')], times: ['timestamp'] },
-  { cube: 'WebEventsFromPodcastFunnel', counts: ['conversions'], dims: [s('step')], times: [] },
-];
 const TABLE_CUBES = CUBES.filter((c) => c.table);
 const cubeSpec = (name: string) => CUBES.find((c) => c.cube === name)!;
 

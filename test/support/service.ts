@@ -1,9 +1,15 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { parseConfig, type Config } from '../../src/config';
 import { createCubeService, type CubeServiceOptions } from '../../src/cube/service';
 import { createApp } from '../../src/http/app';
+import { createAuthenticator } from '../../src/keys/authenticator';
+import { openKeyRing } from '../../src/keys/ring';
+import { createKey } from '../../src/keys/store';
 import { createLogger } from '../../src/log';
 import { openWarehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
@@ -17,22 +23,41 @@ export function testDataDir(): string {
 export interface TestService {
   app: Express;
   config: Config;
+  /** A key of each account asked for in `accounts`, by account id. */
+  accountKeys: Record<string, string>;
   close(): Promise<void>;
 }
 
-/** The real service (real Cube, real chDB) on the suite's dataset, without a listening socket. */
-export async function startService(
-  env: Record<string, string> = {},
-  cubeOptions: Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath'>> = {},
-): Promise<TestService> {
-  const config = parseConfig({ NODE_ENV: 'test', API_KEYS: API_KEY, CHDB_DATA_DIR: testDataDir(), ...env });
-  const logger = createLogger('error', () => {});
+export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath'>> {
+  /** Accounts to make a key for, in the service's own fresh key file. */
+  accounts?: readonly string[];
+  /** Receives the service's log lines (info and up); silent otherwise. */
+  log?: (line: string) => void;
+}
+
+/**
+ * The real service (real Cube, real chDB) on the suite's dataset, without a
+ * listening socket. API_KEY is its operator key (every account).
+ */
+export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
+  const { accounts = [], log, ...cubeOptions } = options;
+  const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
+  const accountKeys: Record<string, string> = {};
+  for (const account of accounts) {
+    accountKeys[account] = (await createKey(keyFile, { account, name: `test ${account}` })).key;
+  }
+  const config = parseConfig({ NODE_ENV: 'test', API_KEYS: API_KEY, CHDB_DATA_DIR: testDataDir(), API_KEYS_FILE: keyFile, ...env });
+  const logger = log ? createLogger('info', log) : createLogger('error', () => {});
   const warehouse = await openWarehouse(config.warehouse);
+  const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
+  const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger, ...cubeOptions });
   return {
-    app: createApp({ config, cube, logger }),
+    app: createApp({ config, cube, authenticator, logger }),
     config,
+    accountKeys,
     close: async () => {
+      ring.close();
       await cube.close();
       await warehouse.close();
     },

@@ -1,6 +1,9 @@
 import type { Request, RequestHandler } from 'express';
+import type { Config } from '../../config';
 import type { CubeService, Query } from '../../cube/service';
+import { principalOf } from '../auth';
 import { ApiError } from '../errors';
+import { checkQuerySize } from '../query-size';
 
 /**
  * /v1/data/load/ — runs a query (spec 4.2). POST carries `{ query, queryType? }`
@@ -8,22 +11,25 @@ import { ApiError } from '../errors';
  * Cube's JavaScript client sends it. Without `queryType` the answer is the
  * documented single result; with `queryType: "multi"` it is Cube's multi
  * shape (`queryType`, `results`, `pivotQuery`), which compareDateRange and
- * arrays of queries need. Cube validates the query itself.
+ * arrays of queries need. Cube validates the query itself, after our size
+ * limits; the query reads the key's account only.
  */
-export function loadRoute(cube: CubeService): RequestHandler {
+export function loadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, queryType } = req.method === 'GET' ? fromUrl(req) : fromBody(req.body);
-    const context = { requestId: res.locals.requestId };
+    const context = { requestId: res.locals.requestId, accountId: principalOf(res).accountId };
     if (queryType === 'multi') {
       if (!isQuery(query) && !(Array.isArray(query) && query.length > 0 && query.every(isQuery))) {
         throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
       }
+      checkQuerySize(Array.isArray(query) ? query : [query], limits);
       res.json(await cube.loadMulti(query, context));
       return;
     }
     if (!isQuery(query)) {
       throw new ApiError('invalid_request', 'The "query" field must be a JSON object.');
     }
+    checkQuerySize([query], limits);
     res.json(await cube.load(query, context));
   };
 }

@@ -1,0 +1,197 @@
+/**
+ * Account isolation, cube by cube: an account's key reads exactly its own
+ * account's rows (equal to direct SQL over `account_id = <its account>`),
+ * never another account's, whatever it filters on; chart ranks stay public;
+ * /meta is the same for every key; and a cached answer for one account is
+ * never served to another.
+ */
+import request from 'supertest';
+import { CUBES, funnelStepsSql, type CubeSpec } from '../support/catalog';
+import { API_KEY, DATABASE } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+
+const db = DATABASE;
+/** The spec's public chart cubes: every key reads all of their rows. */
+const PUBLIC_CUBES = ['ChannelRanks', 'EpisodeRanks'];
+/**
+ * Per account-owned cube, a dimension whose values belong to one account
+ * each, and the primary key an ungrouped query needs (only WebEvents shows
+ * one; Cube refuses ungrouped queries on the others).
+ */
+const OWNED_VALUES: Record<string, { dim: string; sql: string; ungroupedWith?: string[] }> = {
+  DownloadEvents: { dim: 'token', sql: 'token' },
+  Downloads: { dim: 'token', sql: 'token' },
+  PodcastEvents: { dim: 'token', sql: 'token' },
+  WebEvents: { dim: 'appId', sql: 'app_id', ungroupedWith: ['WebEvents.eventId'] },
+  LinksAdvancedAnalytics: { dim: 'link', sql: 'link' },
+  LinksDashboard: { dim: 'link', sql: 'link' },
+  LinksBasicAnalytics: { dim: 'link', sql: 'link' },
+};
+
+let service: TestService;
+let oracle: Oracle;
+let accounts: string[];
+
+beforeAll(async () => {
+  oracle = openOracle();
+  accounts = (await oracle.rows<{ a: string }>(`SELECT DISTINCT account_id AS a FROM ${db}.downloads ORDER BY a`)).map((r) => r.a);
+  service = await startService({}, { accounts });
+});
+afterAll(async () => {
+  await service.close();
+  await oracle.close();
+});
+
+const load = (key: string, query: Record<string, unknown>) =>
+  request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
+
+async function data(key: string, query: Record<string, unknown>): Promise<Record<string, string>[]> {
+  const res = await load(key, query);
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(query)}`);
+  return res.body.data;
+}
+
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const tableCubes = CUBES.filter((c): c is CubeSpec & { table: string } => c.accountOwned && c.table !== undefined);
+
+describe('the dataset', () => {
+  it('spreads several accounts over every account-owned table', async () => {
+    expect(accounts.length).toBeGreaterThanOrEqual(3);
+    for (const table of ['podcast_events', 'downloads', 'link_views', 'web_events']) {
+      const present = await oracle.rows<{ a: string }>(`SELECT DISTINCT account_id AS a FROM ${db}.${table} ORDER BY a`);
+      expect(present.map((r) => r.a)).toEqual(accounts);
+    }
+  });
+
+  it('gives each account its own podcasts, links and websites', async () => {
+    for (const [table, column] of [['downloads', 'token'], ['link_views', 'link'], ['web_events', 'app_id']]) {
+      const shared = await oracle.value(`SELECT count() FROM (SELECT ${column} FROM ${db}.${table} GROUP BY ${column} HAVING uniqExact(account_id) > 1)`);
+      expect(shared).toBe(0);
+    }
+  });
+});
+
+describe('every cube is either public or isolated by account', () => {
+  it('leaves no cube of /meta unaccounted for', async () => {
+    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const names: string[] = res.body.schemas.map((s: { name: string }) => s.name).sort();
+    const isolated = CUBES.filter((c) => c.accountOwned).map((c) => c.cube);
+    expect([...PUBLIC_CUBES, ...isolated].sort()).toEqual(names);
+  });
+});
+
+describe.each(tableCubes)('$cube', (spec) => {
+  const measures = spec.counts.map((m) => `${spec.cube}.${m}`);
+  const expected = async (account: string | null, where = '1 = 1') => {
+    const select = spec.counts.map((m) => `toString(${spec.countSql[m]}) AS \`${spec.cube}.${m}\``).join(', ');
+    const accountWhere = account === null ? '1 = 1' : `account_id = ${quote(account)}`;
+    return (await oracle.rows(`SELECT ${select} FROM ${db}.${spec.table} WHERE ${accountWhere} AND ${where}`))[0];
+  };
+
+  it("answers each account's key with that account's rows only", async () => {
+    for (const account of accounts) {
+      const [row] = await data(service.accountKeys[account], { measures });
+      const want = await expected(account);
+      expect(row).toEqual(want);
+      expect(Number(row[measures[0]])).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers the operator key with every account's rows", async () => {
+    const [row] = await data(API_KEY, { measures });
+    expect(row).toEqual(await expected(null));
+  });
+
+  it("finds nothing when an account filters on another account's values, alone or in an or", async () => {
+    const { dim, sql, ungroupedWith } = OWNED_VALUES[spec.cube];
+    const [own, other] = accounts;
+    const theirs = (await oracle.rows<{ v: string }>(
+      `SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(other)} ORDER BY v LIMIT 50`,
+    )).map((r) => r.v);
+    expect(theirs.length).toBeGreaterThan(0);
+    const member = `${spec.cube}.${dim}`;
+    const key = service.accountKeys[own];
+
+    const [filtered] = await data(key, { measures, filters: [{ member, operator: 'equals', values: theirs }] });
+    for (const m of measures) expect(filtered[m]).toBe('0');
+
+    const grouped = await data(key, { measures, dimensions: [member], filters: [{ or: [{ member, operator: 'equals', values: theirs }, { member, operator: 'set' }] }] });
+    const mine = new Set((await oracle.rows<{ v: string }>(`SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(own)}`)).map((r) => r.v));
+    expect(grouped.length).toBe(mine.size);
+    for (const row of grouped) expect(mine.has(row[member])).toBe(true);
+
+    if (ungroupedWith) {
+      const filters = [{ member, operator: 'equals', values: theirs }];
+      expect(await data(key, { dimensions: [member, ...ungroupedWith], filters, ungrouped: true, limit: 50 })).toEqual([]);
+    }
+  });
+});
+
+describe('WebEventsFromPodcastFunnel', () => {
+  const query = { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'] };
+  const steps = async (key: string) =>
+    Object.fromEntries((await data(key, query)).map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]));
+  const oracleSteps = async (where?: string) =>
+    Object.fromEntries((await oracle.rows<{ k: string; v: string }>(funnelStepsSql(db, where))).map((r) => [r.k, Number(r.v)]));
+
+  it("counts each account's own listeners and visitors only", async () => {
+    let downloaders = 0;
+    for (const account of accounts) {
+      const got = await steps(service.accountKeys[account]);
+      expect(got).toEqual(await oracleSteps(`account_id = ${quote(account)}`));
+      downloaders += got['Podcast Download'];
+    }
+    // An address counts once per account, so the operator's step 1 is the sum.
+    expect((await steps(API_KEY))['Podcast Download']).toBe(downloaders);
+  });
+});
+
+describe('the PodcastEvents → WebEvents join', () => {
+  it("matches an account's raw requests with that account's web events only", async () => {
+    const query = { measures: ['PodcastEvents.count'], filters: [{ member: 'WebEvents.appId', operator: 'set' }] };
+    for (const account of accounts) {
+      const [row] = await data(service.accountKeys[account], query);
+      const want = await oracle.value(`
+        SELECT count() FROM ${db}.podcast_events
+        WHERE account_id = ${quote(account)}
+          AND (account_id, ip4) IN (SELECT account_id, ip4 FROM ${db}.web_events WHERE account_id = ${quote(account)})`);
+      expect(Number(row['PodcastEvents.count'])).toBe(want);
+      expect(want).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('public chart cubes', () => {
+  it.each(PUBLIC_CUBES)('%s: every account sees every row', async (cube) => {
+    const table = CUBES.find((c) => c.cube === cube)!.table;
+    const total = String(await oracle.value(`SELECT count() FROM ${db}.${table}`));
+    for (const account of accounts) {
+      const [row] = await data(service.accountKeys[account], { measures: [`${cube}.count`] });
+      expect(row[`${cube}.count`]).toBe(total);
+    }
+  });
+});
+
+describe('/meta', () => {
+  it('is the same for every key', async () => {
+    const meta = async (key: string) => (await request(service.app).get('/v1/data/meta/').set('x-api-key', key).expect(200)).body;
+    const operator = await meta(API_KEY);
+    for (const account of accounts) expect(await meta(service.accountKeys[account])).toEqual(operator);
+  });
+});
+
+describe('the result cache', () => {
+  it("never serves one account's cached answer to another", async () => {
+    // A query no other test sends, so the first answer is computed and cached.
+    const query = { measures: ['Downloads.count'], dimensions: ['Downloads.continent'], order: { 'Downloads.continent': 'desc' } };
+    for (const account of accounts) {
+      for (let round = 0; round < 2; round++) {
+        const got = await data(service.accountKeys[account], query);
+        const want = await oracle.rows(`
+          SELECT continent AS \`Downloads.continent\`, toString(count()) AS \`Downloads.count\`
+          FROM ${db}.downloads WHERE account_id = ${quote(account)} GROUP BY continent ORDER BY continent DESC`);
+        expect(got).toEqual(want);
+      }
+    }
+  });
+});

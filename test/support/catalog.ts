@@ -1,0 +1,191 @@
+/**
+ * The cubes as the tests see them, transcribed from the spec and the table
+ * layout (src/warehouse/ddl.ts), not read from the models: their count
+ * measures with the same count as direct SQL, dimensions with the column
+ * expression behind them (to read candidate values and write oracles), time
+ * dimensions, and whether their rows belong to accounts.
+ */
+
+export type DimType = 'string' | 'number' | 'boolean';
+export interface Dim {
+  name: string;
+  sql: string;
+  type: DimType;
+  nullable?: boolean;
+}
+export interface CubeSpec {
+  cube: string;
+  table?: string;
+  counts: string[];
+  /** Each count measure as an aggregate over `table`. */
+  countSql: Record<string, string>;
+  /** Rows belong to an account (the table has account_id); chart ranks are public. */
+  accountOwned: boolean;
+  dims: Dim[];
+  /** Time dimensions; the first is the one random queries group or filter by. */
+  times: string[];
+}
+
+const s = (name: string, sql = name): Dim => ({ name, sql, type: 'string' });
+
+const LINK_DIMS: Dim[] = [
+  s('utmSource', 'utm_source'),
+  s('utmMedium', 'utm_medium'),
+  s('utmCampaign', 'utm_campaign'),
+  s('utmSourceMedium', "concat(utm_source, ' / ', utm_medium)"),
+  s('link'),
+  { name: 'isUniqueLinkView', sql: 'is_unique', type: 'boolean' },
+  s('uaFamily', 'ua_family'),
+  s('openParam', 'open_param'),
+  s('refererDomain', 'referer_domain'),
+  s('countryName', 'country_name'),
+  s('countryCode', 'country_code'),
+  s('languageName', 'language_name'),
+];
+const LINK_COUNT_SQL = {
+  count: 'count()',
+  linkViewCount: 'count()',
+  uniqueLinkViewCount: 'countIf(is_unique)',
+  openLinkViewCount: "countIf(open_param != '')",
+};
+export const LINK_COUNTS = Object.keys(LINK_COUNT_SQL);
+const COUNT = { count: 'count()' };
+
+export const CUBES: CubeSpec[] = [
+  {
+    cube: 'ChannelRanks',
+    table: 'channel_ranks',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: false,
+    dims: [
+      { name: 'rank', sql: 'rank', type: 'number' },
+      s('countryCode', 'country_code'),
+      s('countryName', 'country_name'),
+      s('platform'),
+      s('podcastId', 'podcast_id'),
+      s('category'),
+      s('podcastSlug', 'podcast_slug'),
+      s('date', 'toString(toDate(snapshot_ts))'),
+    ],
+    times: ['timestamp'],
+  },
+  {
+    cube: 'EpisodeRanks',
+    table: 'episode_ranks',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: false,
+    dims: [
+      { name: 'rank', sql: 'rank', type: 'number' },
+      s('countryCode', 'country_code'),
+      s('platform'),
+      s('episodeId', 'episode_id'),
+      s('category'),
+      s('podcastSlug', 'podcast_slug'),
+      s('date', 'toString(toDate(snapshot_ts))'),
+    ],
+    times: ['timestamp'],
+  },
+  {
+    cube: 'DownloadEvents',
+    table: 'downloads',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: true,
+    dims: [s('ip4', 'toString(ip4)'), s('token')],
+    times: ['ts'],
+  },
+  {
+    cube: 'Downloads',
+    table: 'downloads',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: true,
+    dims: ['city', 'country', 'referer', 'parsed_ua', 'token', 'continent', 'os_name', 'device_type', 'org', 'timezone'].map((n) => s(n)),
+    times: ['ts'],
+  },
+  {
+    cube: 'PodcastEvents',
+    table: 'podcast_events',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: true,
+    dims: [
+      s('ipBlacklisted', 'toString(ip_blacklisted)'),
+      s('parsedUa', 'parsed_ua'),
+      s('token'),
+      s('byteRangeLargerOne', 'toString(byte_range_larger_one)'),
+      s('city'),
+      s('country'),
+      s('byteRange', 'byte_range'),
+      s('referer'),
+      s('detailsKey', 'details_key'),
+    ],
+    times: ['ts'],
+  },
+  {
+    cube: 'WebEvents',
+    table: 'web_events',
+    counts: ['count'],
+    countSql: COUNT,
+    accountOwned: true,
+    dims: [
+      s('se_category'),
+      s('se_action'),
+      s('city'),
+      s('country'),
+      s('appId', 'app_id'),
+      s('origin'),
+      { name: 'se_value', sql: 'se_value', type: 'number', nullable: true },
+      { name: 'latitude', sql: 'toString(latitude)', type: 'string', nullable: true },
+    ],
+    // DateTime64(3) columns; the last describe block splits ranges inside their seconds.
+    times: ['trackTs', 'ingestTs'],
+  },
+  ...['LinksAdvancedAnalytics', 'LinksDashboard'].map((cube) => ({
+    cube,
+    table: 'link_views',
+    counts: LINK_COUNTS,
+    countSql: LINK_COUNT_SQL,
+    accountOwned: true,
+    dims: LINK_DIMS,
+    times: ['timestamp'],
+  })),
+  {
+    cube: 'LinksBasicAnalytics',
+    table: 'link_views',
+    counts: ['linkViewCount', 'uniqueLinkViewCount'],
+    countSql: { linkViewCount: LINK_COUNT_SQL.linkViewCount, uniqueLinkViewCount: LINK_COUNT_SQL.uniqueLinkViewCount },
+    accountOwned: true,
+    dims: [s('link')],
+    times: ['timestamp'],
+  },
+  // Built from two tables by a funnel: its oracle is funnelStepsSql.
+  { cube: 'WebEventsFromPodcastFunnel', counts: ['conversions'], countSql: {}, accountOwned: true, dims: [s('step')], times: [] },
+];
+
+/**
+ * The funnel written by hand: addresses that downloaded (step 1), of those
+ * the ones with a page view 0–7 days after a download (step 2), and of those
+ * the ones with a conversion event 0–7 days after such a visit (step 3). An
+ * address counts once per account: one account's listener is not another
+ * account's visitor. `where` narrows every table read (e.g. to one account).
+ * Rows: k (step) and v (addresses).
+ */
+export function funnelStepsSql(db: string, where = '1 = 1'): string {
+  return `
+  WITH
+    d AS (SELECT (account_id, ip4) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
+    v AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
+    c AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
+    visits AS (
+      SELECT d.ip AS ip, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
+      WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
+    conversions AS (
+      SELECT visits.ip AS ip FROM visits INNER JOIN c ON visits.ip = c.ip
+      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)
+  SELECT 'Podcast Download' AS k, uniqExact(ip) AS v FROM d
+  UNION ALL SELECT 'Website Visit', uniqExact(ip) FROM visits
+  UNION ALL SELECT 'Conversion', uniqExact(ip) FROM conversions`;
+}
