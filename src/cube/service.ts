@@ -7,6 +7,7 @@ import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -118,22 +119,39 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
+  const meta = async (context: RequestContext): Promise<Schema[]> => {
+    const reply = await call('meta', {}, context);
+    const failure = failed(reply);
+    if (failure) throw failure;
+    const cubes: Record<string, unknown>[] = reply.body.cubes;
+    return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  };
+
+  // The models are compiled once per process, so their members are read once.
+  let kinds: Promise<MemberKinds> | undefined;
+  const memberKinds = (context: RequestContext) =>
+    (kinds ??= meta(context).then(memberKindsOf, (err: unknown) => {
+      kinds = undefined;
+      throw err;
+    }));
+  const check = async (queries: Query[], context: RequestContext) => {
+    const known = await memberKinds(context);
+    for (const query of queries) {
+      checkTimezone(query);
+      guardQuery(query, known);
+    }
+  };
+
   return {
-    async meta(context) {
-      const reply = await call('meta', {}, context);
-      const failure = failed(reply);
-      if (failure) throw failure;
-      const cubes: Record<string, unknown>[] = reply.body.cubes;
-      return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    },
+    meta,
 
     load: async (query, context) => {
-      checkTimezone(query);
+      await check([query], context);
       return toLoadResult(await loadUntilDone({ query }, context), query);
     },
 
     loadMulti: async (query, context) => {
-      (Array.isArray(query) ? query : [query]).forEach(checkTimezone);
+      await check(Array.isArray(query) ? query : [query], context);
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
     },
 

@@ -1,0 +1,61 @@
+import { CubeFailure } from './errors';
+import type { Schema } from './shapes';
+
+/**
+ * Query shapes that Cube 0.33 accepts from its validator and then crashes on
+ * while building SQL (a TypeError answered as 500). They are the client's
+ * mistakes, so they are refused here with a 400 that says what is wrong.
+ * Everything else is left to Cube's own validation.
+ */
+
+const DATE_OPERATORS = new Set(['inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate']);
+const COMPARISON_OPERATORS = new Set(['gt', 'gte', 'lt', 'lte']);
+
+export interface MemberKinds {
+  measures: ReadonlySet<string>;
+  timeDimensions: ReadonlySet<string>;
+}
+
+export function memberKindsOf(schemas: Schema[]): MemberKinds {
+  return {
+    measures: new Set(schemas.flatMap((s) => s.measures.map((m) => m.name))),
+    timeDimensions: new Set(schemas.flatMap((s) => s.dimensions.filter((d) => d.type === 'time').map((d) => d.name))),
+  };
+}
+
+export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): void {
+  const refuse = (message: string): never => {
+    throw new CubeFailure('invalid_query', message);
+  };
+  const { timeDimensions, filters } = query;
+  if (timeDimensions !== undefined) {
+    if (!Array.isArray(timeDimensions)) refuse('"timeDimensions" must be an array.');
+    for (const [i, td] of (timeDimensions as unknown[]).entries()) {
+      if (typeof td !== 'object' || td === null || Array.isArray(td)) refuse(`timeDimensions[${i}] must be an object.`);
+      const { compareDateRange } = td as Record<string, unknown>;
+      if (compareDateRange !== undefined && (!Array.isArray(compareDateRange) || compareDateRange.length === 0)) {
+        refuse(`timeDimensions[${i}].compareDateRange must be a non-empty array of date ranges.`);
+      }
+    }
+  }
+  if (!Array.isArray(filters)) return;
+  // Iterative: the HTTP layer caps the number of filters, not their depth.
+  const pending: unknown[] = [...filters];
+  while (pending.length > 0) {
+    const filter = pending.pop();
+    if (typeof filter !== 'object' || filter === null) continue;
+    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
+    for (const nested of [and, or]) if (Array.isArray(nested)) for (const item of nested) pending.push(item);
+    const name = member ?? dimension;
+    if (typeof name !== 'string' || typeof operator !== 'string') continue;
+    if (DATE_OPERATORS.has(operator) && !kinds.timeDimensions.has(name)) {
+      refuse(`The ${operator} filter needs a time dimension; ${name} is not one.`);
+    }
+    if (operator === 'measureFilter' && !kinds.measures.has(name)) {
+      refuse(`The measureFilter filter needs a measure; ${name} is not one.`);
+    }
+    if (COMPARISON_OPERATORS.has(operator) && Array.isArray(values) && values.some((v) => v === null || v === undefined)) {
+      refuse(`The ${operator} filter on ${name} needs a value, not null.`);
+    }
+  }
+}
