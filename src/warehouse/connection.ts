@@ -78,13 +78,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
   // connection, and closing a client must not close it: Cube's driver closes
   // the clients it makes, e.g. one per cancelled query.
   const connection = createChdbConnection({ path: config.dataDir });
-  const shared: Connection = new Proxy(connection as unknown as Connection, {
-    get(target, property) {
-      if (property === 'close') return async () => {};
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const shared = serialized(connection as unknown as Connection);
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do
   // on a server.
@@ -107,13 +101,51 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
  * applies settings to one request only; appending them to each statement as
  * its SETTINGS clause gives chDB the same scope. (A SETTINGS clause may follow
  * the FORMAT clause the client appends.) An insert sent through here fails to
- * parse, which is as refused as a read-only session would leave it.
+ * parse, which is as refused as a read-only session would leave it. chDB
+ * would run `;`-separated statements, and the clause binds only the last, so
+ * text holding a second statement is refused outright.
  */
+/**
+ * The one chDB connection, shared and never closed by a client. Statements
+ * go one at a time (chDB runs them one at a time anyway), because chDB 3.4
+ * keeps the output a statement wrote before failing (a row limit, a timeout)
+ * and hands it out at the front of the next statement's answer, which would
+ * corrupt it or show another query's rows. A throwaway statement right after
+ * every failure takes that output, before any other statement can run.
+ */
+function serialized(connection: Connection): Connection {
+  let queue: Promise<unknown> = Promise.resolve();
+  const drain = () => connection.command({ query: 'SELECT 1 FORMAT Null' }).catch(() => undefined);
+  return new Proxy(connection, {
+    get(target, property) {
+      if (property === 'close') return async () => {};
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property === 'query' || property === 'exec' || property === 'command' || property === 'insert') {
+        return (params: unknown) => {
+          const run = queue.then(() =>
+            (value as (p: unknown) => Promise<unknown>).call(target, params).catch(async (err: unknown) => {
+              await drain();
+              throw err;
+            }),
+          );
+          queue = run.catch(() => undefined);
+          return run;
+        };
+      }
+      return value.bind(target);
+    },
+  });
+}
+
 function withStatementSettings(connection: Connection, settings: Settings): Connection {
   const clause = `\nSETTINGS ${Object.entries(settings)
     .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
     .join(', ')}`;
-  const withClause = <P extends { query: string }>(params: P): P => ({ ...params, query: `${params.query}${clause}` });
+  const withClause = <P extends { query: string }>(params: P): P => {
+    if (hasSecondStatement(params.query)) throw new Error('The query client runs one statement at a time; this text holds several.');
+    return { ...params, query: `${params.query}${clause}` };
+  };
   return new Proxy(connection, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
@@ -124,4 +156,45 @@ function withStatementSettings(connection: Connection, settings: Settings): Conn
       return value.bind(target);
     },
   });
+}
+
+/** True when SQL text goes on after a `;` (outside quotes and comments). */
+export function hasSecondStatement(sql: string): boolean {
+  let ended = false;
+  let i = 0;
+  while (i < sql.length) {
+    const ch = sql[i];
+    if (/\s/.test(ch)) {
+      i++;
+    } else if ((ch === '-' && sql[i + 1] === '-') || ch === '#') {
+      const newline = sql.indexOf('\n', i);
+      i = newline === -1 ? sql.length : newline + 1;
+    } else if (ch === '/' && sql[i + 1] === '*') {
+      const close = sql.indexOf('*/', i + 2);
+      i = close === -1 ? sql.length : close + 2;
+    } else if (ended) {
+      return ch !== ';';
+    } else if (ch === ';') {
+      ended = true;
+      i++;
+    } else if (ch === "'" || ch === '"' || ch === '`') {
+      i = afterQuoted(sql, i);
+    } else {
+      i++;
+    }
+  }
+  return false;
+}
+
+/** Index after the literal or quoted name starting at `start`; `\x` and doubled quotes stay inside. */
+function afterQuoted(sql: string, start: number): number {
+  const quote = sql[start];
+  let i = start + 1;
+  while (i < sql.length) {
+    if (sql[i] === '\\') i += 2;
+    else if (sql[i] === quote && sql[i + 1] === quote) i += 2;
+    else if (sql[i] === quote) return i + 1;
+    else i++;
+  }
+  return i;
 }
