@@ -46,7 +46,15 @@ export async function startService(env: Record<string, string> = {}, options: Te
   for (const account of accounts) {
     accountKeys[account] = (await createKey(keyFile, { account, name: `test ${account}` })).key;
   }
-  const config = parseConfig({ NODE_ENV: 'test', API_KEYS: API_KEY, CHDB_DATA_DIR: testDataDir(), API_KEYS_FILE: keyFile, ...env });
+  const config = parseConfig({
+    NODE_ENV: 'test',
+    API_KEYS: API_KEY,
+    CHDB_DATA_DIR: testDataDir(),
+    API_KEYS_FILE: keyFile,
+    // Property tests send thousands of queries with one key; rate-limit tests set their own.
+    RATE_LIMIT_REQUESTS: '1000000',
+    ...env,
+  });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});
   const warehouse = await openWarehouse(config.warehouse);
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });

@@ -1,0 +1,115 @@
+import path from 'node:path';
+import request from 'supertest';
+import { API_KEY } from '../support/constants';
+import { startService, type TestService } from '../support/service';
+import { expectEnvelope } from './envelope';
+
+/** One tiny cube (compiles in a blink); each of its queries takes about 4 s. */
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
+const ACCOUNT = 'northwind-audio';
+
+function expectRetryAfter(header: string | undefined, atMostSeconds: number) {
+  expect(header).toMatch(/^\d+$/);
+  expect(Number(header)).toBeGreaterThan(0);
+  expect(Number(header)).toBeLessThanOrEqual(atMostSeconds);
+}
+
+describe('RATE_LIMIT_REQUESTS=3 per RATE_LIMIT_WINDOW_SECONDS=60', () => {
+  const LIMIT = 3;
+  const WINDOW_SECONDS = 60;
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService(
+      { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS) },
+      { schemaPath: SLOW_SCHEMA, accounts: [ACCOUNT] },
+    );
+  });
+  afterAll(() => service.close());
+
+  const meta = (key: string) => request(service.app).get('/v1/data/meta').set('x-api-key', key);
+
+  async function spendBudget(key: string) {
+    for (let i = 1; i <= LIMIT; i++) {
+      const res = await meta(key);
+      expect(res.status).toBe(200);
+      // IETF draft 8: RateLimit: "<policy>"; r=<remaining>; t=<seconds to reset>[; pk=<partition key>]
+      const limit = /^"([^"]+)"; r=(\d+); t=(\d+)(; pk=:[A-Za-z0-9+/=]+:)?$/.exec(res.headers.ratelimit ?? '');
+      expect(limit).not.toBeNull();
+      expect(Number(limit![2])).toBe(LIMIT - i);
+      expect(Number(limit![3])).toBeGreaterThan(0);
+      expect(Number(limit![3])).toBeLessThanOrEqual(WINDOW_SECONDS);
+      expect(res.headers['ratelimit-policy']).toMatch(new RegExp(`^"${limit![1]}"; q=${LIMIT}; w=${WINDOW_SECONDS}(; pk=:[A-Za-z0-9+/=]+:)?$`));
+      // The partition key, if sent, is a digest: never the API key itself.
+      expect(`${res.headers.ratelimit} ${res.headers['ratelimit-policy']}`).not.toContain(key);
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
+  }
+
+  it('lets 3 requests through with RateLimit headers counting down, and answers the 4th 429 with Retry-After', async () => {
+    await spendBudget(API_KEY);
+    const res = await meta(API_KEY);
+    expectEnvelope(res, 'rate_limited', /3/);
+    expectRetryAfter(res.headers['retry-after'], WINDOW_SECONDS);
+  });
+
+  it('counts per key, not per route: the spent key is refused on /data/load too, before any query runs', async () => {
+    const res = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.count'] } });
+    expectEnvelope(res, 'rate_limited');
+    expectRetryAfter(res.headers['retry-after'], WINDOW_SECONDS);
+  });
+
+  it('gives another key (an account key) a budget of its own', async () => {
+    await spendBudget(service.accountKeys[ACCOUNT]);
+    expectEnvelope(await meta(service.accountKeys[ACCOUNT]), 'rate_limited');
+  });
+
+  it('answers a request without a valid key 401, not 429: the limit is per key, after authentication', async () => {
+    const res = await request(service.app).get('/v1/data/meta').set('x-api-key', 'not-a-key');
+    expectEnvelope(res, 'unauthorized');
+  });
+});
+
+describe('RATE_LIMIT_CONCURRENT=1', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService({ RATE_LIMIT_CONCURRENT: '1' }, { schemaPath: SLOW_SCHEMA, accounts: [ACCOUNT] });
+  });
+  afterAll(() => service.close());
+
+  const meta = (key: string) => request(service.app).get('/v1/data/meta').set('x-api-key', key);
+
+  it('refuses a second request of the same key while its first runs, not another key\'s, and frees the slot after', async () => {
+    let slowDone = false;
+    // A query no other test runs: Cube's in-memory result cache is shared by the process.
+    const slow = request(service.app)
+      .post('/v1/data/load')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'lt', values: ['100'] }] } })
+      .then((res) => {
+        slowDone = true;
+        return res;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const second = await meta(API_KEY);
+    const secondLoad = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.count'] } });
+    const otherKey = await meta(service.accountKeys[ACCOUNT]);
+    expect(slowDone).toBe(false); // the answers above came while the first request still ran
+
+    expectEnvelope(second, 'rate_limited', /concurrent/);
+    expectRetryAfter(second.headers['retry-after'], 60);
+    expectEnvelope(secondLoad, 'rate_limited', /concurrent/);
+    expect(otherKey.status).toBe(200);
+
+    const first = await slow;
+    expect(first.status).toBe(200);
+    expect(first.body.data).toEqual([{ 'Slow.count': '8' }]);
+    expect((await meta(API_KEY)).status).toBe(200);
+  });
+
+  it('frees the slot when the request fails, too', async () => {
+    const failed = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.nope'] } });
+    expectEnvelope(failed, 'invalid_query');
+    expect((await meta(API_KEY)).status).toBe(200);
+  });
+});
