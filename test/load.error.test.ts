@@ -109,3 +109,28 @@ describe('routes', () => {
     expect(res.body.data[0]['Downloads.count']).toMatch(/^\d+$/);
   });
 });
+
+describe('shapes Cube 0.33 accepts and then crashes on (found by the abuse fuzzer)', () => {
+  const td = (extra: object) => [{ dimension: 'Downloads.ts', ...extra }];
+  it.each([
+    ['timeDimensions not an array', { measures: ['Downloads.count'], timeDimensions: 'x' }, /timeDimensions/],
+    ['a null time dimension', { measures: ['Downloads.count'], timeDimensions: [null] }, /timeDimensions\[0\]/],
+    ['compareDateRange not an array', { measures: ['Downloads.count'], timeDimensions: td({ compareDateRange: 'last week' }) }, /compareDateRange/],
+    ['an empty compareDateRange', { measures: ['Downloads.count'], timeDimensions: td({ compareDateRange: [] }) }, /compareDateRange/],
+    ['measureFilter on a dimension', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, /measure/],
+    ['a date operator on a measure', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.count', operator: 'beforeDate', values: ['2026-01-01'] }] }, /time dimension/],
+    ['a date operator on a string dimension, inside an or', { measures: ['Downloads.count'], filters: [{ or: [{ member: 'Downloads.city', operator: 'inDateRange', values: ['2026-01-01', '2026-01-02'] }] }] }, /time dimension/],
+    ['gt with a null value', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.count', operator: 'gt', values: [null] }] }, /null/],
+  ])('400 invalid_query for %s', async (_name, query, message) => {
+    expectEnvelope((await post({ query }).expect(400)).body, 'invalid_query', message);
+    expectEnvelope((await post({ query, queryType: 'multi' }).expect(400)).body, 'invalid_query', message);
+  });
+
+  it('400 invalid_query for an array of queries where one has no time dimension to blend on', async () => {
+    const query = [
+      { measures: ['Downloads.count'], timeDimensions: td({ granularity: 'day', dateRange: 'last 7 days' }) },
+      { measures: ['Downloads.count'] },
+    ];
+    expectEnvelope((await post({ query, queryType: 'multi' }).expect(400)).body, 'invalid_query', /query\[1\].*granularity/);
+  });
+});

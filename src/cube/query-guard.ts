@@ -59,3 +59,17 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
     }
   }
 }
+
+/**
+ * An array of queries is blended on their first time dimension's
+ * granularity; Cube checks that the granularities agree but crashes on a
+ * query without any time dimension.
+ */
+export function guardBlending(queries: Record<string, unknown>[]): void {
+  for (const [i, query] of queries.entries()) {
+    const [first] = Array.isArray(query.timeDimensions) ? query.timeDimensions : [];
+    if (typeof first !== 'object' || first === null || typeof (first as Record<string, unknown>).granularity !== 'string') {
+      throw new CubeFailure('invalid_query', `query[${i}]: each query of an array is blended by time, so its first time dimension needs a granularity.`);
+    }
+  }
+}

@@ -7,7 +7,7 @@ import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
+import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -152,6 +152,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     loadMulti: async (query, context) => {
       await check(Array.isArray(query) ? query : [query], context);
+      if (Array.isArray(query)) guardBlending(query);
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
     },
 

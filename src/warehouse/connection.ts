@@ -94,18 +94,6 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
 }
 
 /**
- * chDB turns a client's clickhouse_settings into SET statements on its one
- * session, shared by the whole process, so they would outlive the query and
- * bind every other client too: after one query the demo loader would be
- * read-only and every statement held to the last query's limits. A server
- * applies settings to one request only; appending them to each statement as
- * its SETTINGS clause gives chDB the same scope. (A SETTINGS clause may follow
- * the FORMAT clause the client appends.) An insert sent through here fails to
- * parse, which is as refused as a read-only session would leave it. chDB
- * would run `;`-separated statements, and the clause binds only the last, so
- * text holding a second statement is refused outright.
- */
-/**
  * The one chDB connection, shared and never closed by a client. Statements
  * go one at a time (chDB runs them one at a time anyway), because chDB 3.4
  * keeps the output a statement wrote before failing (a row limit, a timeout)
@@ -138,6 +126,18 @@ function serialized(connection: Connection): Connection {
   });
 }
 
+/**
+ * chDB turns a client's clickhouse_settings into SET statements on its one
+ * session, shared by the whole process, so they would outlive the query and
+ * bind every other client too: after one query the demo loader would be
+ * read-only and every statement held to the last query's limits. A server
+ * applies settings to one request only; appending them to each statement as
+ * its SETTINGS clause gives chDB the same scope. (A SETTINGS clause may follow
+ * the FORMAT clause the client appends.) An insert sent through here fails to
+ * parse, which is as refused as a read-only session would leave it. chDB
+ * would run `;`-separated statements, and the clause binds only the last, so
+ * text holding a second statement is refused outright.
+ */
 function withStatementSettings(connection: Connection, settings: Settings): Connection {
   const clause = `\nSETTINGS ${Object.entries(settings)
     .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
@@ -159,7 +159,7 @@ function withStatementSettings(connection: Connection, settings: Settings): Conn
 }
 
 /** True when SQL text goes on after a `;` (outside quotes and comments). */
-export function hasSecondStatement(sql: string): boolean {
+function hasSecondStatement(sql: string): boolean {
   let ended = false;
   let i = 0;
   while (i < sql.length) {
