@@ -1,4 +1,4 @@
-import { unwatchFile, watchFile } from 'node:fs';
+import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import type { Logger } from '../log';
 import { readKeyFile, type KeyRecord } from './store';
 
@@ -48,7 +48,10 @@ export async function openKeyRing({ file, reloadIntervalMs, logger }: KeyRingOpt
     return records.length;
   };
 
-  const onChange = () => {
+  const onChange = (curr: Stats, prev: Stats) => {
+    // Node calls the listener once, at once, when the file is missing at the start
+    // (all stat fields zero). Nothing changed, so there is nothing to reload or report.
+    if (isMissing(curr) && isMissing(prev)) return;
     load().then(
       (count) => {
         if (!closed) logger.info('key file reloaded', { file, keys: count });
@@ -79,4 +82,8 @@ export async function openKeyRing({ file, reloadIntervalMs, logger }: KeyRingOpt
       unwatchFile(file, onChange);
     },
   };
+}
+
+function isMissing(stats: Stats): boolean {
+  return stats.ino === 0 && stats.mtimeMs === 0;
 }

@@ -74,6 +74,14 @@ describe('openKeyRing', () => {
     );
   });
 
+  it('reports no reload while the file stays missing', async () => {
+    const { ring, logger } = await open(tempKeyFile());
+    await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 4));
+    expect(ring.keys()).toEqual([]);
+    expect(logger.info).not.toHaveBeenCalled();
+    expect(logger.error).not.toHaveBeenCalled();
+  });
+
   it('stops reloading once closed', async () => {
     const file = tempKeyFile();
     const { ring, auth, logger } = await open(file);
