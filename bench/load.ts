@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     const [account, otherAccount] = DEMO_ACCOUNTS;
     const service = await startService(
       // Rate limits would answer 429 to the load and measure the limiter instead of the query path.
-      { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '120' },
+      { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_UNAUTHENTICATED: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '120' },
       {
         accounts: [account, otherAccount],
         // Compiled to build/bench/, so the service's default (relative to build/src/cube/) misses the models.

@@ -67,12 +67,19 @@ export interface Config {
     shutdownTimeoutMs: number;
     /** Origins allowed to call the API from a browser; none means CORS is off. */
     corsOrigins: string[];
+    /**
+     * Proxies in front of the service whose X-Forwarded-For is trusted to name
+     * the client address (Express's "trust proxy" hop count); 0 trusts none.
+     */
+    trustProxyHops: number;
   };
   /** Per key; a key over either limit is answered 429. */
   rateLimit: {
     requests: number;
     windowMs: number;
     concurrent: number;
+    /** Requests without a valid key per client address and window; valid keys never count. */
+    unauthenticated: number;
   };
 }
 
@@ -182,11 +189,13 @@ export function parseConfig(env: Env): Config {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,
       shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 600) * 1000,
       corsOrigins,
+      trustProxyHops: read.integer('TRUST_PROXY_HOPS', 0, 0, 10),
     },
     rateLimit: {
       requests: read.integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000),
       windowMs: read.integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,
       concurrent: read.integer('RATE_LIMIT_CONCURRENT', 8, 1, 10_000),
+      unauthenticated: read.integer('RATE_LIMIT_UNAUTHENTICATED', 60, 1, 1_000_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

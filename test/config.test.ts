@@ -46,11 +46,16 @@ describe('parseConfig', () => {
       RATE_LIMIT_REQUESTS: '5',
       RATE_LIMIT_WINDOW_SECONDS: '10',
       RATE_LIMIT_CONCURRENT: '2',
+      RATE_LIMIT_UNAUTHENTICATED: '7',
+      TRUST_PROXY_HOPS: '1',
       QUERY_MAX_MEMORY_MB: '512',
       CORS_ORIGINS: 'https://a.example, https://b.example:8443',
     });
     expect(config.keys.file).toBe('/etc/analytics/keys.json');
-    expect(config.rateLimit).toEqual({ requests: 5, windowMs: 10_000, concurrent: 2 });
+    expect(config.rateLimit).toEqual({ requests: 5, windowMs: 10_000, concurrent: 2, unauthenticated: 7 });
+    expect(config.http.trustProxyHops).toBe(1);
+    expect(parseConfig({}).rateLimit.unauthenticated).toBe(60);
+    expect(parseConfig({}).http.trustProxyHops).toBe(0);
     expect(config.query.maxMemoryBytes).toBe(512 * 1024 * 1024);
     expect(config.http.corsOrigins).toEqual(['https://a.example', 'https://b.example:8443']);
     expect(parseConfig({}).http.corsOrigins).toEqual([]);

@@ -6,9 +6,9 @@ import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
-import { requireApiKey, requireScope } from './auth';
+import { identifyApiKey, requireApiKey, requireScope } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
-import { concurrencyLimit, requestRateLimit } from './rate-limit';
+import { concurrencyLimit, requestRateLimit, unauthenticatedRateLimit } from './rate-limit';
 import { loadRoute } from './routes/load';
 import { metaRoute } from './routes/meta';
 
@@ -21,13 +21,16 @@ export interface AppDeps {
 
 /**
  * The HTTP surface, in the order a request meets it: request id and log
- * line, security headers, CORS (off unless configured), API key, rate
- * limits, the two routes, the error envelope. Routing is non-strict, so the
+ * line, security headers, CORS (off unless configured), API key (with a
+ * limit per address on requests without a valid one), per-key rate limits,
+ * the two routes, the error envelope. Routing is non-strict, so the
  * trailing slash is optional.
  */
 export function createApp({ config, cube, authenticator, logger }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Decides req.ip, which keys the limit on requests without a valid key.
+  app.set('trust proxy', config.http.trustProxyHops);
 
   app.use((req, res, next) => {
     res.locals.requestId = randomUUID();
@@ -67,7 +70,12 @@ export function createApp({ config, cube, authenticator, logger }: AppDeps): Exp
 
   const oneAtATime = concurrencyLimit(config.rateLimit.concurrent);
   const v1 = express.Router();
-  v1.use(requireApiKey(authenticator), requestRateLimit(config.rateLimit));
+  v1.use(
+    identifyApiKey(authenticator),
+    unauthenticatedRateLimit(config.rateLimit),
+    requireApiKey,
+    requestRateLimit(config.rateLimit),
+  );
   v1.route('/data/meta')
     .get(requireScope('data:meta'), oneAtATime(metaRoute(cube)))
     .all(methodNotAllowed('GET'));

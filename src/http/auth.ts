@@ -4,18 +4,30 @@ import type { Scope } from '../keys/store';
 import { ApiError } from './errors';
 
 /**
- * Requires an `x-api-key` header that the authenticator accepts, and keeps
- * the key's principal (key id, account, scopes) for the rest of the request.
- * A missing, unknown, revoked or expired key all get the same answer, so the
- * answer says nothing about which keys exist.
+ * Keeps the principal (key id, account, scopes) of an `x-api-key` header the
+ * authenticator accepts for the rest of the request. Refusing is left to
+ * requireApiKey, so that the limit on requests without a valid key can sit
+ * between the two.
  */
-export function requireApiKey(authenticator: Authenticator): RequestHandler {
+export function identifyApiKey(authenticator: Authenticator): RequestHandler {
   return (req, res, next) => {
-    const principal = authenticator.authenticate(req.get('x-api-key') ?? '');
-    if (principal === undefined) throw new ApiError('unauthorized', 'Missing or invalid API key.');
-    res.locals.principal = principal;
+    res.locals.principal = authenticator.authenticate(req.get('x-api-key') ?? '');
     next();
   };
+}
+
+/**
+ * Refuses a request identifyApiKey found no valid key on. A missing, unknown,
+ * revoked or expired key all get the same answer, so the answer says nothing
+ * about which keys exist.
+ */
+export const requireApiKey: RequestHandler = (_req, res, next) => {
+  if (!hasPrincipal(res)) throw new ApiError('unauthorized', 'Missing or invalid API key.');
+  next();
+};
+
+export function hasPrincipal(res: Response): boolean {
+  return res.locals.principal !== undefined;
 }
 
 export function requireScope(scope: Scope): RequestHandler {

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Config } from '../config';
-import { principalOf } from './auth';
+import { hasPrincipal, principalOf } from './auth';
 import { ApiError } from './errors';
 
 /**
@@ -19,6 +19,32 @@ export function requestRateLimit(limits: Config['rateLimit']): RequestHandler {
     keyGenerator: (_req, res) => principalOf(res).keyId,
     handler: (_req, _res, next) => {
       next(new ApiError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`));
+    },
+  });
+}
+
+/**
+ * At most `unauthenticated` requests per window from one client address
+ * without a valid key; beyond that, 429 instead of 401. Requests with a valid
+ * key are neither counted nor refused here, so a flood of bad keys from an
+ * address shared with real clients (a NAT, a proxy) does not lock them out.
+ * Keyed by express-rate-limit's default, the address (IPv6 by /56 subnet).
+ */
+export function unauthenticatedRateLimit(limits: Config['rateLimit']): RequestHandler {
+  return rateLimit({
+    windowMs: limits.windowMs,
+    limit: limits.unauthenticated,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    identifier: 'unauthenticated',
+    skip: (_req, res) => hasPrincipal(res),
+    handler: (_req, _res, next) => {
+      next(
+        new ApiError(
+          'rate_limited',
+          `Too many requests without a valid API key from this address: at most ${limits.unauthenticated} per ${limits.windowMs / 1000} s.`,
+        ),
+      );
     },
   });
 }

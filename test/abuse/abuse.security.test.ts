@@ -16,7 +16,7 @@ let server: Server;
 let target: URL;
 beforeAll(async () => {
   // Rate limits would answer 429 to the fuzzer's burst and hide what the query path does.
-  service = await startService({ RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000' });
+  service = await startService({ RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_UNAUTHENTICATED: '1000000', RATE_LIMIT_CONCURRENT: '1000' });
   server = service.app.listen(0);
   await once(server, 'listening');
   target = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

@@ -113,3 +113,60 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
     expect((await meta(API_KEY)).status).toBe(200);
   });
 });
+
+describe('RATE_LIMIT_UNAUTHENTICATED=3: requests without a valid key, per client address', () => {
+  const LIMIT = 3;
+  const services: TestService[] = [];
+  async function start(env: Record<string, string> = {}) {
+    const service = await startService({ RATE_LIMIT_UNAUTHENTICATED: String(LIMIT), ...env }, { schemaPath: SLOW_SCHEMA, accounts: [] });
+    services.push(service);
+    return service;
+  }
+  afterAll(() => Promise.all(services.map((service) => service.close())));
+
+  const meta = (service: TestService, key?: string, forwardedFor?: string) => {
+    const req = request(service.app).get('/v1/data/meta');
+    if (key !== undefined) req.set('x-api-key', key);
+    if (forwardedFor !== undefined) req.set('x-forwarded-for', forwardedFor);
+    return req;
+  };
+
+  it('answers 401 three times, then 429 with Retry-After, counting missing and wrong keys alike', async () => {
+    const service = await start();
+    const answers = [await meta(service), await meta(service, 'wrong-key'), await meta(service, `${API_KEY}x`)];
+    for (const [i, res] of answers.entries()) {
+      expectEnvelope(res, 'unauthorized');
+      expect(res.headers.ratelimit).toBe(`"unauthenticated"; r=${LIMIT - 1 - i}; t=60`);
+    }
+    const refused = await meta(service, 'wrong-key');
+    expectEnvelope(refused, 'rate_limited', /without a valid API key/);
+    expectRetryAfter(refused.headers['retry-after'], 60);
+    expect((await request(service.app).post('/v1/data/load').send({ query: {} })).status).toBe(429);
+  });
+
+  it('never counts or refuses a valid key from the same address', async () => {
+    const service = await start();
+    for (let i = 0; i < LIMIT; i++) expect((await meta(service, API_KEY)).status).toBe(200);
+    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key')).status).toBe(401);
+    expect((await meta(service, 'wrong-key')).status).toBe(429);
+    const valid = await meta(service, API_KEY);
+    expect(valid.status).toBe(200);
+    // Only the key's own budget shows: the limit on bad keys never applied to this request.
+    expect(valid.headers['ratelimit-policy']).not.toContain('unauthenticated');
+  });
+
+  it('ignores X-Forwarded-For unless TRUST_PROXY_HOPS trusts a proxy', async () => {
+    const service = await start();
+    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key', `198.51.100.${i}`)).status).toBe(401);
+    expect((await meta(service, 'wrong-key', '198.51.100.99')).status).toBe(429);
+  });
+
+  it('with TRUST_PROXY_HOPS=1, counts each client address the proxy names on its own', async () => {
+    const service = await start({ TRUST_PROXY_HOPS: '1' });
+    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key', '198.51.100.7')).status).toBe(401);
+    expect((await meta(service, 'wrong-key', '198.51.100.7')).status).toBe(429);
+    expect((await meta(service, 'wrong-key', '203.0.113.8')).status).toBe(401);
+    // A client cannot pick its address: the proxy appends the one it saw, and only that hop is trusted.
+    expect((await meta(service, 'wrong-key', '203.0.113.8, 198.51.100.7')).status).toBe(429);
+  });
+});

@@ -51,8 +51,9 @@ export async function startService(env: Record<string, string> = {}, options: Te
     API_KEYS: API_KEY,
     CHDB_DATA_DIR: testDataDir(),
     API_KEYS_FILE: keyFile,
-    // Property tests send thousands of queries with one key; rate-limit tests set their own.
+    // Property and abuse tests send thousands of requests from one address; rate-limit tests set their own.
     RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_UNAUTHENTICATED: '1000000',
     ...env,
   });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});
