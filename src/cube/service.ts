@@ -191,10 +191,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     cubeLoad: async (query, multi, context) => {
-      await checkCubeQuery(query, context);
       if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
         throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
       }
+      await checkCubeQuery(query, context);
       return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
     },
 
