@@ -46,7 +46,7 @@ export function isQuery(value: unknown): value is Query {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A query object or a non-empty array of them (compareDateRange and blending need `multi`). */
+/** A query object, or a non-empty array of them: queries Cube blends into one answer. */
 export function isQueryOrList(value: unknown): value is Query | Query[] {
   return isQuery(value) || (Array.isArray(value) && value.length > 0 && value.every(isQuery));
 }
