@@ -22,6 +22,7 @@ let server: Server;
 let oracle: Oracle;
 let api: CubeApi;
 let base: string;
+const logLines: string[] = [];
 
 // The client package is ESM with a CommonJS build; TypeScript's node16
 // resolution sees only the ESM side, so the CommonJS build is required here.
@@ -29,7 +30,7 @@ let base: string;
 const cube: typeof CubeClient = require('@cubejs-client/core').default;
 
 beforeAll(async () => {
-  service = await startService({}, { accounts: [ACCOUNT] });
+  service = await startService({}, { accounts: [ACCOUNT], log: (line) => logLines.push(line) });
   oracle = openOracle();
   server = await new Promise<Server>((resolve) => {
     const s = service.app.listen(0, '127.0.0.1', () => resolve(s));
@@ -115,6 +116,20 @@ describe('@cubejs-client/core against /cubejs-api/v1 with an account key', () =>
       (await dailyCounts('link_views', 7)).map((e) => [e.day, Number(e.n)]),
     );
     expect(resultSet.chartPivot().length).toBeGreaterThan(0);
+  });
+
+  it('load(): a query too long for a URL goes as a POST body and is answered alike', async () => {
+    // The client switches to POST when the URL would pass 2,000 characters.
+    const padding = Array.from({ length: 40 }, (_, i) => `no-such-country-${String(i).padStart(40, '0')}`);
+    const resultSet = await api.load({
+      measures: ['Downloads.count'],
+      filters: [{ member: 'Downloads.country', operator: 'equals', values: ['Germany', 'Spain', ...padding] }],
+    });
+    const expected = await oracle.value(`SELECT count() FROM ${db}.downloads WHERE ${mine} AND country IN ('Germany', 'Spain')`);
+    expect(expected).toBeGreaterThan(0);
+    expect(Number(resultSet.rawData()[0]['Downloads.count'])).toBe(expected);
+    const requests = logLines.map((line) => JSON.parse(line)).filter((l) => l.msg === 'request' && l.path === '/cubejs-api/v1/load');
+    expect(requests.at(-1)).toMatchObject({ method: 'POST', status: 200 });
   });
 
   it("sql(): the SQL carries the key's account as a parameter, no other account", async () => {
