@@ -6,6 +6,7 @@ import type { Logger } from '../log';
 import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
+import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
@@ -21,6 +22,17 @@ export interface CubeService {
   load(query: Query, context: RequestContext): Promise<LoadResult>;
   /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
   loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
+  /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
+  cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
+  /**
+   * Cube's load answer. Only `multi` answers compareDateRange queries and
+   * arrays of queries (Cube's multi shape); otherwise Cube's single result.
+   */
+  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
+  /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
+  sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /** Cube's normalized queries, query type and pivot query; nothing runs. */
+  dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -85,7 +97,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   });
   const gateway = core.gateway();
 
-  const call = (method: 'meta' | 'load', args: Record<string, unknown>, context: RequestContext) =>
+  const call = (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext) =>
     new Promise<Reply>((resolve, reject) => {
       const request = {
         ...args,
@@ -142,6 +154,21 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
+  /** A query of Cube's own API is checked as /v1 checks its queries. */
+  const checkCubeQuery = async (query: Query | Query[], context: RequestContext) => {
+    await check(Array.isArray(query) ? query : [query], context);
+    if (Array.isArray(query)) guardBlending(query);
+  };
+
+  /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
+  const generate = async (method: 'sql' | 'dryRun', query: Query | Query[], context: RequestContext): Promise<unknown> => {
+    await checkCubeQuery(query, context);
+    const reply = await call(method, { query }, context);
+    const failure = failed(reply);
+    if (failure) throw failure;
+    return reply.body;
+  };
+
   return {
     meta,
 
@@ -156,8 +183,32 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
     },
 
+    cubeMeta: async (context) => {
+      const reply = await call('meta', {}, context);
+      const failure = failed(reply);
+      if (failure) throw failure;
+      return cubeMetaWithoutDescriptions(reply.body);
+    },
+
+    cubeLoad: async (query, multi, context) => {
+      if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
+        throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
+      }
+      await checkCubeQuery(query, context);
+      return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
+    },
+
+    sql: (query, context) => generate('sql', query, context),
+
+    dryRun: (query, context) => generate('dryRun', query, context),
+
     close: () => core.shutdown(),
   };
+}
+
+function hasCompareDateRange(query: Query): boolean {
+  const { timeDimensions } = query;
+  return Array.isArray(timeDimensions) && timeDimensions.some((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
 }
 
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {

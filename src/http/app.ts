@@ -6,9 +6,13 @@ import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
-import { identifyApiKey, requireApiKey, requireScope } from './auth';
+import { apiKeyHeader, apiKeyOrAuthorization, identifyApiKey, requireApiKey, requireScope, type KeyReader } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
 import { concurrencyLimit, requestRateLimit, unauthenticatedRateLimit } from './rate-limit';
+import { cubeDryRunRoute } from './routes/cubejs/dry-run';
+import { cubeLoadRoute } from './routes/cubejs/load';
+import { cubeMetaRoute } from './routes/cubejs/meta';
+import { cubeSqlRoute } from './routes/cubejs/sql';
 import { loadRoute } from './routes/load';
 import { metaRoute } from './routes/meta';
 
@@ -23,8 +27,8 @@ export interface AppDeps {
  * The HTTP surface, in the order a request meets it: request id and log
  * line, security headers, CORS (off unless configured), API key (with a
  * limit per address on requests without a valid one), per-key rate limits,
- * the two routes, the error envelope. Routing is non-strict, so the
- * trailing slash is optional.
+ * the routes (the documented /v1 and Cube's own /cubejs-api/v1), the error
+ * envelope. Routing is non-strict, so the trailing slash is optional.
  */
 export function createApp({ config, cube, authenticator, logger }: AppDeps): Express {
   const app = express();
@@ -61,34 +65,49 @@ export function createApp({ config, cube, authenticator, logger }: AppDeps): Exp
       cors({
         origin: config.http.corsOrigins.includes('*') ? '*' : config.http.corsOrigins,
         methods: ['GET', 'POST'],
-        allowedHeaders: ['x-api-key', 'content-type'],
+        // Cube's clients send their token in authorization and an x-request-id of their own.
+        allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'x-request-id'],
         exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
         maxAge: 600,
       }),
     );
   }
 
+  // One set of counters for both APIs, so a key's limits hold across them.
   const oneAtATime = concurrencyLimit(config.rateLimit.concurrent);
+  const perAddress = unauthenticatedRateLimit(config.rateLimit);
+  const perKey = requestRateLimit(config.rateLimit);
+  const authenticated = (readKey: KeyReader) => [identifyApiKey(authenticator, readKey), perAddress, requireApiKey, perKey];
+  // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
+  const jsonBody = express.json({ type: () => true, limit: config.http.bodyLimitBytes });
+
   const v1 = express.Router();
-  v1.use(
-    identifyApiKey(authenticator),
-    unauthenticatedRateLimit(config.rateLimit),
-    requireApiKey,
-    requestRateLimit(config.rateLimit),
-  );
+  v1.use(...authenticated(apiKeyHeader));
   v1.route('/data/meta')
     .get(requireScope('data:meta'), oneAtATime(metaRoute(cube)))
     .all(methodNotAllowed('GET'));
   v1.route('/data/load')
     .get(requireScope('data:load'), oneAtATime(loadRoute(cube, config.query)))
-    // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
-    .post(
-      requireScope('data:load'),
-      express.json({ type: () => true, limit: config.http.bodyLimitBytes }),
-      oneAtATime(loadRoute(cube, config.query)),
-    )
+    .post(requireScope('data:load'), jsonBody, oneAtATime(loadRoute(cube, config.query)))
     .all(methodNotAllowed('GET, POST'));
   app.use('/v1', v1);
+
+  // Cube's own REST API, for Cube's clients: Cube's shapes, through the same gateway methods.
+  const cubejs = express.Router();
+  cubejs.use(...authenticated(apiKeyOrAuthorization));
+  cubejs.route('/meta').get(requireScope('data:meta'), oneAtATime(cubeMetaRoute(cube))).all(methodNotAllowed('GET'));
+  for (const [path, route] of [
+    ['/load', cubeLoadRoute],
+    ['/sql', cubeSqlRoute],
+    ['/dry-run', cubeDryRunRoute],
+  ] as const) {
+    cubejs
+      .route(path)
+      .get(requireScope('data:load'), oneAtATime(route(cube, config.query)))
+      .post(requireScope('data:load'), jsonBody, oneAtATime(route(cube, config.query)))
+      .all(methodNotAllowed('GET, POST'));
+  }
+  app.use('/cubejs-api/v1', cubejs);
 
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -1,17 +1,37 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Scope } from '../keys/store';
 import { ApiError } from './errors';
 
+/** Where a route family reads the presented key from. */
+export type KeyReader = (req: Request) => string;
+
+/** The documented routes (/v1): `x-api-key` only. */
+export const apiKeyHeader: KeyReader = (req) => req.get('x-api-key') ?? '';
+
 /**
- * Keeps the principal (key id, account, scopes) of an `x-api-key` header the
+ * Cube's own API (/cubejs-api/v1): Cube's clients send their token in
+ * `Authorization`, raw or as `Bearer <token>`; `x-api-key` wins when both
+ * are there.
+ */
+export const apiKeyOrAuthorization: KeyReader = (req) => {
+  const apiKey = req.get('x-api-key');
+  if (apiKey !== undefined) return apiKey;
+  const authorization = (req.get('authorization') ?? '').trim();
+  // The scheme is case-insensitive (RFC 9110 §11.1).
+  const bearer = /^bearer\s+(.*)$/i.exec(authorization);
+  return bearer ? bearer[1] : authorization;
+};
+
+/**
+ * Keeps the principal (key id, account, scopes) of a presented key the
  * authenticator accepts for the rest of the request. Refusing is left to
  * requireApiKey, so that the limit on requests without a valid key can sit
  * between the two.
  */
-export function identifyApiKey(authenticator: Authenticator): RequestHandler {
+export function identifyApiKey(authenticator: Authenticator, readKey: KeyReader): RequestHandler {
   return (req, res, next) => {
-    res.locals.principal = authenticator.authenticate(req.get('x-api-key') ?? '');
+    res.locals.principal = authenticator.authenticate(readKey(req));
     next();
   };
 }

@@ -1,0 +1,26 @@
+import type { Request, Response } from 'express';
+import type { Config } from '../../../config';
+import type { Query, RequestContext } from '../../../cube/service';
+import { principalOf } from '../../auth';
+import { ApiError } from '../../errors';
+import { isQueryOrList, readQueryRequest } from '../../query-request';
+import { checkQuerySize } from '../../query-size';
+
+/**
+ * The query of a request to Cube's own API, read as Cube's routes read it (a
+ * `query` URL parameter holding JSON on GET, a `query` field on POST) and held
+ * to the same size limits as on /v1.
+ */
+export function cubeQueryOf(req: Request, limits: Config['query']): { query: Query | Query[]; multi: boolean } {
+  const { query, queryType } = readQueryRequest(req);
+  if (!isQueryOrList(query)) {
+    throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
+  }
+  checkQuerySize(Array.isArray(query) ? query : [query], limits);
+  return { query, multi: queryType === 'multi' };
+}
+
+/** Queries read the key's account only. */
+export function contextOf(res: Response): RequestContext {
+  return { requestId: res.locals.requestId, accountId: principalOf(res).accountId };
+}
