@@ -46,10 +46,10 @@ interface TableLayout {
    * ip4), over columns of the same types in all three: the funnel
    * (downloads → web_events) and the PodcastEvents → WebEvents join match
    * rows on exactly these two columns, so every row one of them matches lies
-   * on the shard of the row it starts from. With the reader's profile setting
-   * distributed_product_mode = 'local', each shard joins its own rows and no
-   * row crosses the network. Other tables join nothing: their keys only
-   * spread rows evenly (charts keep one chart's ranks together).
+   * on the shard of the row it starts from, and a shard can join its own
+   * rows (distributed_product_mode = 'local') without fetching any from
+   * another. Other tables join nothing: their keys only spread rows evenly
+   * (charts keep one chart's ranks together).
    */
   shardingKey: string;
 }

@@ -157,6 +157,7 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
   const live = quoteIdentifier(database);
   const stage = quoteIdentifier(staging);
   const started = Date.now();
+  let swapMs: number;
   try {
     await dropStaging(warehouse);
     for (const statement of [...ddlStatements(database), ...ddlStatements(staging)]) await client.command({ query: statement });
@@ -175,8 +176,10 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
     await client.command({
       query: `INSERT INTO ${stage}.${DEMO_MARKER} SELECT ${demo.seed}, ${demo.scale}, ${demo.days}, toDate('${end}'), now()`,
     });
+    const swapStarted = performance.now();
     await client.command({ query: `EXCHANGE TABLES ${TABLES.map((t) => `${live}.${quoteIdentifier(t)} AND ${stage}.${quoteIdentifier(t)}`).join(', ')}` });
     await client.command({ query: `RENAME TABLE ${stage}.${DEMO_MARKER} TO ${live}.${DEMO_MARKER}` });
+    swapMs = Math.round(performance.now() - swapStarted);
     await dropStaging(warehouse);
   } catch (err) {
     if (!isNoSpace(err)) throw err;
@@ -185,7 +188,7 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
       `${where} has no space left for the demo data (DEMO_SCALE ${demo.scale}): ${(err instanceof Error ? err.message : String(err)).replace(/[\s.]+$/, '')}; the next run builds it again`,
     );
   }
-  logger.info('demo data ready', { seconds: (Date.now() - started) / 1000 });
+  logger.info('demo data ready', { seconds: (Date.now() - started) / 1000, swapMs });
 }
 
 /** SYNC: an Atomic database otherwise keeps a dropped table's files for minutes. */
