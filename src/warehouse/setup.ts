@@ -45,9 +45,10 @@ export async function moveTablesAside(warehouse: Warehouse, tables: readonly str
 /**
  * The demo's completion marker: a one-row table built last in the staging
  * database and moved in after the tables, so its presence in the live
- * database means every table was swapped in from a finished build. Tables
- * holding rows without it were never proven complete (a build killed half
- * way by an older version, which built in place).
+ * database (with this schema version as its comment) means the tables were
+ * swapped in from a finished build. Tables holding rows without it were
+ * never proven complete (a build killed half way by an older version, which
+ * built in place).
  */
 export const DEMO_MARKER = 'demo_build';
 
@@ -66,26 +67,30 @@ export async function demoState(warehouse: Warehouse): Promise<DemoState> {
   const { database } = warehouse.config;
   const staging = stagingDatabase(database);
   const result = await warehouse.client().query({
-    query: 'SELECT name, engine, total_rows FROM system.tables WHERE database = {database:String} AND name IN {names:Array(String)}',
+    query: 'SELECT name, engine, total_rows, comment FROM system.tables WHERE database = {database:String} AND name IN {names:Array(String)}',
     query_params: { database, names: [...TABLES, DEMO_MARKER] },
     format: 'JSONEachRow',
   });
-  const live = await result.json<{ name: string; engine: string; total_rows: string | number | null }>();
+  const live = await result.json<{ name: string; engine: string; total_rows: string | number | null; comment: string }>();
   const distributed = live.filter((row) => row.engine === 'Distributed').map((row) => row.name);
   if (distributed.length > 0) {
     throw new WarehouseSetupError(
       `Tables ${distributed.join(', ')} of database ${database} are Distributed (made by init --cluster); the demo data is built on a single node only`,
     );
   }
-  if (live.some((row) => row.name === DEMO_MARKER)) return { kind: 'complete' };
-  const tablesWithRows = live.filter((row) => Number(row.total_rows ?? 0) > 0).map((row) => row.name);
+  const marker = live.find((row) => row.name === DEMO_MARKER);
+  const tablesWithRows = live.filter((row) => row.name !== DEMO_MARKER && Number(row.total_rows ?? 0) > 0).map((row) => row.name);
+  const emptyTables = TABLES.filter((table) => !tablesWithRows.includes(table));
+  // Every table of a finished build holds rows, at any scale.
+  if (marker?.comment === SCHEMA_VERSION && emptyTables.length === 0) return { kind: 'complete' };
   const stagingLeft = await databaseExists(warehouse, staging);
-  if (tablesWithRows.length === 0 && !stagingLeft) return { kind: 'empty' };
+  if (!marker && tablesWithRows.length === 0 && !stagingLeft) return { kind: 'empty' };
   const reasons: string[] = [];
   if (stagingLeft) reasons.push(`staging database ${staging} left by a build that did not finish`);
-  if (tablesWithRows.length > 0) {
-    const missing = TABLES.filter((table) => !tablesWithRows.includes(table));
-    reasons.push(`no ${DEMO_MARKER} marker; tables with rows: ${tablesWithRows.join(', ')}; empty or missing: ${missing.join(', ') || 'none'}`);
+  if (!marker) reasons.push(`no ${DEMO_MARKER} marker`);
+  else if (marker.comment !== SCHEMA_VERSION) reasons.push(`${DEMO_MARKER} marker from an older schema`);
+  if (tablesWithRows.length > 0 || marker) {
+    reasons.push(`tables with rows: ${tablesWithRows.join(', ') || 'none'}; empty or missing: ${emptyTables.join(', ') || 'none'}`);
   }
   return { kind: 'incomplete', reasons, tablesWithRows };
 }
@@ -160,9 +165,11 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
   let swapMs: number;
   try {
     await dropStaging(warehouse);
+    // A marker left from a build whose tables are gone or outdated vouches for nothing.
+    await client.command({ query: `DROP TABLE IF EXISTS ${live}.${DEMO_MARKER} SYNC` });
     for (const statement of [...ddlStatements(database), ...ddlStatements(staging)]) await client.command({ query: statement });
     await client.command({
-      query: `CREATE TABLE ${stage}.${DEMO_MARKER} (seed Int64, scale Float64, days UInt32, end_date Date, built_at DateTime('UTC')) ENGINE = MergeTree ORDER BY tuple()`,
+      query: `CREATE TABLE ${stage}.${DEMO_MARKER} (seed Int64, scale Float64, days UInt32, end_date Date, built_at DateTime('UTC')) ENGINE = MergeTree ORDER BY tuple() COMMENT '${SCHEMA_VERSION}'`,
     });
     const end = endDate.toISOString().slice(0, 10);
     await loadDemoData((sql) => client.command({ query: sql }).then(() => undefined), {

@@ -168,13 +168,17 @@ describe('the demo build is all or nothing', () => {
     expect(after.databases).toEqual(['analytics']);
   }, 180_000);
 
-  it('tables filled without the marker (four of six empty) are moved aside and built again', async () => {
-    cpSync(dir('clean'), dir('partial'), { recursive: true });
-    await runSql(dir('partial'), ['DROP TABLE analytics.demo_build SYNC', ...TABLES.slice(2).map((t) => `TRUNCATE TABLE analytics.${t}`)]);
+  it.each([
+    ['without the marker (a half build in place, as before the staging build)', ['DROP TABLE analytics.demo_build SYNC']],
+    ['with the marker', []],
+  ])('four of six tables empty, %s: the filled ones are moved aside and all built again', async (_, dropMarker) => {
+    const dataDir = dir(`partial-${dropMarker.length}`);
+    cpSync(dir('clean'), dataDir, { recursive: true });
+    await runSql(dataDir, [...dropMarker, ...TABLES.slice(2).map((t) => `TRUNCATE TABLE analytics.${t}`)]);
 
-    const log = await startAndStop(dir('partial'));
-    expect(log).toMatch(/"level":"warn","msg":"incomplete demo data found; building it again".*tables with rows: channel_ranks, episode_ranks/);
-    const after = await fingerprint(dir('partial'));
+    const log = await startAndStop(dataDir);
+    expect(log).toMatch(/"level":"warn","msg":"incomplete demo data found; building it again".*tables with rows: channel_ranks, episode_ranks; empty or missing: podcast_events, downloads, link_views, web_events/);
+    const after = await fingerprint(dataDir);
     expect(after.tables).toEqual(clean.tables);
     expect(after.marker).toBe(true);
     expect(after.movedAside.sort()).toEqual([expect.stringMatching(/^channel_ranks_before_\d+$/), expect.stringMatching(/^episode_ranks_before_\d+$/)]);
