@@ -82,7 +82,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
   try {
     connection = createChdbConnection({ path: config.dataDir });
   } catch (err) {
-    throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB: ${err instanceof Error ? err.message : String(err)}`);
+    throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`);
   }
   const shared = serialized(connection as unknown as Connection);
   // chDB ignores the client's `database` option; the session's current

@@ -222,6 +222,22 @@ describe('an unusable data directory is one line naming it', () => {
     await expectOneLineFailure(file, new RegExp(`^Failed to start: CHDB_DATA_DIR ${file} is not a directory`));
   }, 60_000);
 
+  it('a data directory another process holds', async () => {
+    const held = dir('held');
+    const holder = spawn(process.execPath, ['-e', "require('chdb/connection').createChdbConnection({ path: process.argv[1] }); console.log('open'); setInterval(() => {}, 1000)", held], { cwd: ROOT });
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve));
+      const run = await startService(held);
+      expect(await run.exited).toBe(1);
+      // libchdb writes its own line about the lock before ours; nothing else follows.
+      const lines = run.stderr().trimEnd().split('\n');
+      expect(lines[lines.length - 1]).toMatch(new RegExp(`^Failed to start: CHDB_DATA_DIR ${held} could not be opened by chDB \\(is another process using it\\?\\)`));
+      expect(run.stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('a read-only data directory', async () => {
     // Root writes through permission bits; a read-only file system stops it too.
     const asRoot = process.getuid?.() === 0;
