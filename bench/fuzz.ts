@@ -6,7 +6,7 @@ import path from 'node:path';
 import { drainPending } from 'chdb';
 import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
-import { applyDdl, loadDemo } from '../src/warehouse/setup';
+import { applyDdl, ensureDemo } from '../src/warehouse/setup';
 import { clean, runAbuse, type AbuseSummary } from '../test/abuse/harness';
 import { API_KEY, DATABASE, TEST_DEMO, TEST_END_DATE } from '../test/support/constants';
 import { startService } from '../test/support/service';
@@ -30,7 +30,7 @@ async function main(numRuns: number, seed: number): Promise<number> {
     const started = Date.now();
     const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
     await applyDdl(warehouse);
-    await loadDemo(warehouse, TEST_DEMO, createLogger('error'), TEST_END_DATE);
+    await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });
     await warehouse.close();
     await drainPending();
     process.env.TEST_CHDB_DATA_DIR = dataDir;

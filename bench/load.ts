@@ -12,7 +12,7 @@ import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, SCHEMA_VERSION, TABLES } from '../src/warehouse/ddl';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
-import { applyDdl, isEmpty, loadDemo, outdatedTables } from '../src/warehouse/setup';
+import { applyDdl, demoState, ensureDemo, outdatedTables } from '../src/warehouse/setup';
 import { API_KEY, DATABASE } from '../test/support/constants';
 import { startService } from '../test/support/service';
 
@@ -153,7 +153,8 @@ async function prepareDataset(dir: string, demo: DemoConfig): Promise<Dataset> {
   try {
     let buildSeconds: number | undefined;
     let endDate: string;
-    const empty = await isEmpty(warehouse);
+    const state = await demoState(warehouse);
+    const empty = state.kind === 'empty' || (state.kind === 'incomplete' && state.tablesWithRows.length === 0);
     if (found && !empty && sameDemo(found, wanted)) {
       endDate = found.endDate;
       log(`reusing demo data in ${dir} (scale ${demo.scale}, ${demo.days} days ending ${endDate})`);
@@ -168,7 +169,7 @@ async function prepareDataset(dir: string, demo: DemoConfig): Promise<Dataset> {
       const progress = createLogger('info', (line) => log(`  ${(JSON.parse(line) as { msg: string }).msg}`));
       const end = new Date();
       endDate = end.toISOString().slice(0, 10);
-      await loadDemo(warehouse, demo, progress, end);
+      await ensureDemo(warehouse, demo, progress, { endDate: end, unprovenRows: 'keep' });
       buildSeconds = (performance.now() - started) / 1000;
       writeFileSync(markerPath, `${JSON.stringify({ ...wanted, endDate } satisfies Marker, null, 2)}\n`);
     } else {

@@ -6,7 +6,8 @@ import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
 import { createLogger, type Logger } from './log';
 import { openWarehouse } from './warehouse/connection';
-import { applyDdl, isEmpty, loadDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
+import { WarehouseSetupError } from './warehouse/data-dir';
+import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -26,16 +27,13 @@ async function main(): Promise<void> {
     const outdated = await outdatedTables(warehouse);
     if (outdated.length > 0) {
       if (!config.demo.enabled) {
-        throw new Error(`Tables ${outdated.join(', ')} in ${config.warehouse.dataDir} were created by an older version of the service; move the directory away and load the data again`);
+        throw new WarehouseSetupError(`Tables ${outdated.join(', ')} in ${config.warehouse.dataDir} were created by an older version of the service; move the directory away and load the data again`);
       }
       const moved = await moveTablesAside(warehouse, outdated, `_before_${Date.now()}`);
       logger.warn('tables from an older version moved aside; rebuilding the demo data', { moved });
     }
     await applyDdl(warehouse);
-    if (config.demo.enabled && (await isEmpty(warehouse))) {
-      logger.info('empty data directory: building demo data', { dataDir: config.warehouse.dataDir, scale: config.demo.scale });
-      await loadDemo(warehouse, config.demo, logger);
-    }
+    if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
   }
 
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
@@ -87,7 +85,10 @@ function onShutdown(server: Server, logger: Logger, timeoutMs: number, release: 
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+// Known failures (a full disk, an unusable data directory) are one line the
+// operator can act on; anything else keeps its stack for whoever debugs it.
 main().catch((err: unknown) => {
-  process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  const detail = err instanceof WarehouseSetupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(`Failed to start: ${detail}\n`);
   process.exit(1);
 });

@@ -2,35 +2,68 @@ import { drainPending } from 'chdb';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { openWarehouse } from './connection';
-import { applyDdl, isEmpty, loadDemo, outdatedTables } from './setup';
+import { WarehouseSetupError } from './data-dir';
+import { clusterDdlStatements, TABLES } from './ddl';
+import { applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
 
 Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
-  init   create the database and tables (idempotent)
-  demo   create the tables and load demo data if they are empty (DEMO_SCALE, DEMO_SEED, DEMO_DAYS)
+  init                    create the database and tables (idempotent)
+  init --cluster <name>   create them ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
+                          node and a Distributed <table> the service reads (see README)
+  demo                    create the tables and load demo data unless a finished demo build is there
+                          (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
 `;
+
+type Command = { name: 'init'; cluster?: string } | { name: 'demo' };
+
+function parseArgs(argv: string[]): Command | undefined {
+  if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
+  if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
+  if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
+  return undefined;
+}
 
 /** Sets a warehouse up: what the service itself never does on a ClickHouse server. */
 async function main(argv: string[]): Promise<number> {
-  const command = argv[0];
-  if (command !== 'init' && command !== 'demo') {
+  const command = parseArgs(argv);
+  if (!command) {
     process.stderr.write(USAGE);
     return 2;
   }
   const config = loadConfig();
+  if (command.name === 'init' && command.cluster && config.warehouse.kind !== 'server') {
+    throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
+  }
   const logger = createLogger(config.logLevel);
   const warehouse = await openWarehouse(config.warehouse);
   try {
     const outdated = await outdatedTables(warehouse);
     if (outdated.length > 0) {
-      throw new Error(`Tables ${outdated.join(', ')} in database ${config.warehouse.database} were created by an older version of the service and lack columns it reads (such as account_id); recreate them and reload their data`);
+      throw new WarehouseSetupError(`Tables ${outdated.join(', ')} in database ${config.warehouse.database} were created by an older version of the service and lack columns it reads (such as account_id); recreate them and reload their data`);
     }
-    await applyDdl(warehouse);
-    logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind });
-    if (command === 'demo') {
-      if (await isEmpty(warehouse)) await loadDemo(warehouse, config.demo, logger);
-      else logger.info('tables already hold rows; demo data not loaded');
+    if (command.name === 'init' && command.cluster) {
+      const client = warehouse.client();
+      for (const statement of clusterDdlStatements(config.warehouse.database, command.cluster)) await client.command({ query: statement });
+      const result = await client.query({
+        query: "SELECT name, engine FROM system.tables WHERE database = {database:String} AND name IN {tables:Array(String)} AND engine != 'Distributed'",
+        query_params: { database: config.warehouse.database, tables: [...TABLES] },
+        format: 'JSONEachRow',
+      });
+      const single = await result.json<{ name: string; engine: string }>();
+      if (single.length > 0) {
+        // IF NOT EXISTS kept tables an earlier single-node init made.
+        throw new WarehouseSetupError(`Tables ${single.map((t) => `${t.name} (${t.engine})`).join(', ')} of database ${config.warehouse.database} already exist on this node as single-node tables; move them away, then run init --cluster again`);
+      }
+    } else {
+      await applyDdl(warehouse);
+    }
+    logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
+    if (command.name === 'demo') {
+      // Same all-or-nothing build as the service's start-up; on a server, rows
+      // that no finished demo build put there may be an operator's and stay.
+      await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep' });
     }
   } finally {
     await warehouse.close();
@@ -42,7 +75,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    const known = err instanceof ConfigError || err instanceof WarehouseSetupError;
+    process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },
 );

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 
@@ -6,6 +6,7 @@ import { createChdbConnection } from 'chdb/connection';
 // package; the interface is the same one @clickhouse/client accepts.
 type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 import type { WarehouseConfig } from '../config';
+import { checkDataDir, WarehouseSetupError } from './data-dir';
 
 /**
  * Where queries go: the chDB engine inside this process, or a ClickHouse
@@ -73,11 +74,16 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
 }
 
 async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Promise<Warehouse> {
-  mkdirSync(config.dataDir, { recursive: true });
+  checkDataDir(config.dataDir);
   // libchdb binds one data directory per process, so every client shares one
   // connection, and closing a client must not close it: Cube's driver closes
   // the clients it makes, e.g. one per cancelled query.
-  const connection = createChdbConnection({ path: config.dataDir });
+  let connection: ReturnType<typeof createChdbConnection>;
+  try {
+    connection = createChdbConnection({ path: config.dataDir });
+  } catch (err) {
+    throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`);
+  }
   const shared = serialized(connection as unknown as Connection);
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do

@@ -34,136 +34,223 @@ export const ACCOUNT_TABLES: readonly TableName[] = ['podcast_events', 'download
  */
 export const SCHEMA_VERSION = 'analytics-schema-2';
 
+interface TableLayout {
+  name: TableName;
+  /** `name type` per column, in order: the one list both layouts are made from. */
+  columns: readonly string[];
+  partitionBy: string;
+  orderBy: string;
+  /**
+   * The Distributed table's sharding key on a cluster. podcast_events,
+   * downloads and web_events are sharded by the same hash of (account_id,
+   * ip4), over columns of the same types in all three: the funnel
+   * (downloads → web_events) and the PodcastEvents → WebEvents join match
+   * rows on exactly these two columns, so every row one of them matches lies
+   * on the shard of the row it starts from, and a shard can join its own
+   * rows (distributed_product_mode = 'local') without fetching any from
+   * another. Other tables join nothing: their keys only spread rows evenly
+   * (charts keep one chart's ranks together).
+   */
+  shardingKey: string;
+}
+
+const LAYOUTS: readonly TableLayout[] = [
+  // One chart snapshot a day per platform, country and category.
+  {
+    name: 'channel_ranks',
+    columns: [
+      "snapshot_ts   DateTime('UTC')",
+      'platform      LowCardinality(String)',
+      'country_code  LowCardinality(String)',
+      'country_name  LowCardinality(String)',
+      'category      LowCardinality(String)',
+      'rank          UInt16',
+      'podcast_id    String',
+      'podcast_slug  String',
+    ],
+    partitionBy: 'toYYYYMM(snapshot_ts)',
+    orderBy: '(platform, country_code, category, snapshot_ts, rank)',
+    shardingKey: 'cityHash64(platform, country_code, category)',
+  },
+  {
+    name: 'episode_ranks',
+    columns: [
+      "snapshot_ts   DateTime('UTC')",
+      'platform      LowCardinality(String)',
+      'country_code  LowCardinality(String)',
+      'category      LowCardinality(String)',
+      'rank          UInt16',
+      'episode_id    String',
+      'episode_title String',
+      'podcast_slug  String',
+    ],
+    partitionBy: 'toYYYYMM(snapshot_ts)',
+    orderBy: '(platform, country_code, category, snapshot_ts, rank)',
+    shardingKey: 'cityHash64(platform, country_code, category)',
+  },
+  // Raw requests to the podcast tracking prefix, before any IAB filtering.
+  {
+    name: 'podcast_events',
+    columns: [
+      'account_id            LowCardinality(String)',
+      'request_id            UUID',
+      "ts                    DateTime('UTC')",
+      'ip4                   IPv4',
+      'ip_blacklisted        Bool',
+      'url                   String',
+      'redirect_url          String',
+      'raw_ua                String',
+      'parsed_ua             LowCardinality(String)',
+      'token                 LowCardinality(String)',
+      'byte_range            String',
+      'byte_range_larger_one Bool',
+      'city                  LowCardinality(String)',
+      'country               LowCardinality(String)',
+      'referer               String',
+      'details_key           LowCardinality(String)',
+      'details_value         String',
+    ],
+    partitionBy: 'toYYYYMM(ts)',
+    orderBy: '(account_id, token, ts)',
+    shardingKey: 'cityHash64(account_id, ip4)',
+  },
+  // IAB downloads derived from podcast_events: probes, bots and blacklisted
+  // IPs dropped, one row per IP + user agent + episode URL per UTC day.
+  // Both DownloadEvents and Downloads read this table.
+  {
+    name: 'downloads',
+    columns: [
+      'account_id  LowCardinality(String)',
+      "ts          DateTime('UTC')",
+      'ip          IPv6',
+      'ip4         IPv4',
+      'token       LowCardinality(String)',
+      'url         String',
+      'referer     String',
+      'raw_ua      String',
+      'parsed_ua   LowCardinality(String)',
+      'os_name     LowCardinality(String)',
+      'device_type LowCardinality(String)',
+      'city        LowCardinality(String)',
+      'country     LowCardinality(String)',
+      'continent   LowCardinality(String)',
+      'timezone    LowCardinality(String)',
+      'org         LowCardinality(String)',
+    ],
+    partitionBy: 'toYYYYMM(ts)',
+    orderBy: '(account_id, token, ts)',
+    shardingKey: 'cityHash64(account_id, ip4)',
+  },
+  // Views of shareable links; the three Links cubes read this table.
+  {
+    name: 'link_views',
+    columns: [
+      'account_id      LowCardinality(String)',
+      "ts              DateTime('UTC')",
+      'link            LowCardinality(String)',
+      'link_viewer     String',
+      'is_unique       Bool',
+      'utm_source      LowCardinality(String)',
+      'utm_medium      LowCardinality(String)',
+      'utm_campaign    LowCardinality(String)',
+      'ua_family       LowCardinality(String)',
+      'open_param      LowCardinality(String)',
+      'referer_domain  LowCardinality(String)',
+      'country_code    LowCardinality(String)',
+      'country_name    LowCardinality(String)',
+      'language_name   LowCardinality(String)',
+    ],
+    partitionBy: 'toYYYYMM(ts)',
+    orderBy: '(account_id, link, ts)',
+    shardingKey: 'cityHash64(account_id, link_viewer)',
+  },
+  // Snowplow-style events tracked on podcast websites.
+  {
+    name: 'web_events',
+    columns: [
+      'account_id  LowCardinality(String)',
+      "track_ts    DateTime64(3, 'UTC')",
+      "ingest_ts   DateTime64(3, 'UTC')",
+      'event_id    UUID',
+      'app_id      LowCardinality(String)',
+      'origin      LowCardinality(String)',
+      'session_id  String',
+      'ua          String',
+      'ip4         IPv4',
+      'page_title  String',
+      'page_url    String',
+      'se_category LowCardinality(String)',
+      'se_action   LowCardinality(String)',
+      'se_label    String',
+      'se_value    Nullable(Float64)',
+      'latitude    Nullable(Float64)',
+      'longitude   Nullable(Float64)',
+      'city        LowCardinality(String)',
+      'country     LowCardinality(String)',
+    ],
+    partitionBy: 'toYYYYMM(track_ts)',
+    orderBy: '(account_id, app_id, track_ts)',
+    shardingKey: 'cityHash64(account_id, ip4)',
+  },
+];
+
+/** Single node (chDB or one server): one MergeTree table per name the models read. */
 export function ddlStatements(database: string): string[] {
   const db = quoteIdentifier(database);
   return [
     `CREATE DATABASE IF NOT EXISTS ${db}`,
-
-    // One chart snapshot a day per platform, country and category.
-    `CREATE TABLE IF NOT EXISTS ${db}.channel_ranks (
-      snapshot_ts   DateTime('UTC'),
-      platform      LowCardinality(String),
-      country_code  LowCardinality(String),
-      country_name  LowCardinality(String),
-      category      LowCardinality(String),
-      rank          UInt16,
-      podcast_id    String,
-      podcast_slug  String
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(snapshot_ts)
-    ORDER BY (platform, country_code, category, snapshot_ts, rank)
-    COMMENT '${SCHEMA_VERSION}'`,
-
-    `CREATE TABLE IF NOT EXISTS ${db}.episode_ranks (
-      snapshot_ts   DateTime('UTC'),
-      platform      LowCardinality(String),
-      country_code  LowCardinality(String),
-      category      LowCardinality(String),
-      rank          UInt16,
-      episode_id    String,
-      episode_title String,
-      podcast_slug  String
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(snapshot_ts)
-    ORDER BY (platform, country_code, category, snapshot_ts, rank)
-    COMMENT '${SCHEMA_VERSION}'`,
-
-    // Raw requests to the podcast tracking prefix, before any IAB filtering.
-    `CREATE TABLE IF NOT EXISTS ${db}.podcast_events (
-      account_id            LowCardinality(String),
-      request_id            UUID,
-      ts                    DateTime('UTC'),
-      ip4                   IPv4,
-      ip_blacklisted        Bool,
-      url                   String,
-      redirect_url          String,
-      raw_ua                String,
-      parsed_ua             LowCardinality(String),
-      token                 LowCardinality(String),
-      byte_range            String,
-      byte_range_larger_one Bool,
-      city                  LowCardinality(String),
-      country               LowCardinality(String),
-      referer               String,
-      details_key           LowCardinality(String),
-      details_value         String
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(ts)
-    ORDER BY (account_id, token, ts)
-    COMMENT '${SCHEMA_VERSION}'`,
-
-    // IAB downloads derived from podcast_events: probes, bots and blacklisted
-    // IPs dropped, one row per IP + user agent + episode URL per UTC day.
-    // Both DownloadEvents and Downloads read this table.
-    `CREATE TABLE IF NOT EXISTS ${db}.downloads (
-      account_id  LowCardinality(String),
-      ts          DateTime('UTC'),
-      ip          IPv6,
-      ip4         IPv4,
-      token       LowCardinality(String),
-      url         String,
-      referer     String,
-      raw_ua      String,
-      parsed_ua   LowCardinality(String),
-      os_name     LowCardinality(String),
-      device_type LowCardinality(String),
-      city        LowCardinality(String),
-      country     LowCardinality(String),
-      continent   LowCardinality(String),
-      timezone    LowCardinality(String),
-      org         LowCardinality(String)
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(ts)
-    ORDER BY (account_id, token, ts)
-    COMMENT '${SCHEMA_VERSION}'`,
-
-    // Views of shareable links; the three Links cubes read this table.
-    `CREATE TABLE IF NOT EXISTS ${db}.link_views (
-      account_id      LowCardinality(String),
-      ts              DateTime('UTC'),
-      link            LowCardinality(String),
-      link_viewer     String,
-      is_unique       Bool,
-      utm_source      LowCardinality(String),
-      utm_medium      LowCardinality(String),
-      utm_campaign    LowCardinality(String),
-      ua_family       LowCardinality(String),
-      open_param      LowCardinality(String),
-      referer_domain  LowCardinality(String),
-      country_code    LowCardinality(String),
-      country_name    LowCardinality(String),
-      language_name   LowCardinality(String)
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(ts)
-    ORDER BY (account_id, link, ts)
-    COMMENT '${SCHEMA_VERSION}'`,
-
-    // Snowplow-style events tracked on podcast websites.
-    `CREATE TABLE IF NOT EXISTS ${db}.web_events (
-      account_id  LowCardinality(String),
-      track_ts    DateTime64(3, 'UTC'),
-      ingest_ts   DateTime64(3, 'UTC'),
-      event_id    UUID,
-      app_id      LowCardinality(String),
-      origin      LowCardinality(String),
-      session_id  String,
-      ua          String,
-      ip4         IPv4,
-      page_title  String,
-      page_url    String,
-      se_category LowCardinality(String),
-      se_action   LowCardinality(String),
-      se_label    String,
-      se_value    Nullable(Float64),
-      latitude    Nullable(Float64),
-      longitude   Nullable(Float64),
-      city        LowCardinality(String),
-      country     LowCardinality(String)
-    ) ENGINE = MergeTree
-    PARTITION BY toYYYYMM(track_ts)
-    ORDER BY (account_id, app_id, track_ts)
-    COMMENT '${SCHEMA_VERSION}'`,
+    ...LAYOUTS.map((t) =>
+      [
+        `CREATE TABLE IF NOT EXISTS ${db}.${t.name} (\n  ${t.columns.join(',\n  ')}\n)`,
+        'ENGINE = MergeTree',
+        `PARTITION BY ${t.partitionBy}`,
+        `ORDER BY ${t.orderBy}`,
+        `COMMENT '${SCHEMA_VERSION}'`,
+      ].join('\n'),
+    ),
   ];
+}
+
+/** The local table behind a Distributed one on a cluster. */
+export function localTableName(table: TableName): string {
+  return `${table}_local`;
+}
+
+/**
+ * A cluster from the server's remote_servers: on every node, a
+ * ReplicatedMergeTree `<table>_local` (replicas of a shard share the
+ * Keeper path of their {shard} macro, each under its {replica} macro) and a
+ * Distributed table under the name the models read, which fans reads out to
+ * one replica of every shard and sends inserts to the shard of their key.
+ */
+export function clusterDdlStatements(database: string, cluster: string): string[] {
+  const db = quoteIdentifier(database);
+  const onCluster = `ON CLUSTER ${quoteIdentifier(cluster)}`;
+  return [
+    `CREATE DATABASE IF NOT EXISTS ${db} ${onCluster}`,
+    ...LAYOUTS.flatMap((t) => {
+      const columns = `(\n  ${t.columns.join(',\n  ')}\n)`;
+      const local = localTableName(t.name);
+      return [
+        [
+          `CREATE TABLE IF NOT EXISTS ${db}.${local} ${onCluster} ${columns}`,
+          "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')",
+          `PARTITION BY ${t.partitionBy}`,
+          `ORDER BY ${t.orderBy}`,
+          `COMMENT '${SCHEMA_VERSION}'`,
+        ].join('\n'),
+        [
+          `CREATE TABLE IF NOT EXISTS ${db}.${t.name} ${onCluster} ${columns}`,
+          `ENGINE = Distributed(${quoteString(cluster)}, ${quoteString(database)}, ${quoteString(local)}, ${t.shardingKey})`,
+          `COMMENT '${SCHEMA_VERSION}'`,
+        ].join('\n'),
+      ];
+    }),
+  ];
+}
+
+function quoteString(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 export function quoteIdentifier(name: string): string {

@@ -2,6 +2,7 @@ import type { DemoConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
 import { ddlStatements, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
+import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 
 /** Creates the tables (idempotent). Needs a user that may run DDL. */
@@ -41,28 +42,163 @@ export async function moveTablesAside(warehouse: Warehouse, tables: readonly str
   return moved;
 }
 
-/** True when no table behind the cubes holds a row, e.g. a new data directory. */
-export async function isEmpty(warehouse: Warehouse): Promise<boolean> {
-  const result = await warehouse.client().query({
-    query: 'SELECT sum(total_rows) AS rows FROM system.tables WHERE database = {database:String} AND name IN {tables:Array(String)}',
-    query_params: { database: warehouse.config.database, tables: [...TABLES] },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ rows: string | number | null }>();
-  return Number(row?.rows ?? 0) === 0;
+/**
+ * The demo's completion marker: a one-row table built last in the staging
+ * database and moved in after the tables, so its presence in the live
+ * database (with this schema version as its comment) means the tables were
+ * swapped in from a finished build. Tables holding rows without it were
+ * never proven complete (a build killed half way by an older version, which
+ * built in place).
+ */
+export const DEMO_MARKER = 'demo_build';
+
+/** Where a demo build runs until it is finished; a leftover one is an interrupted build. */
+export function stagingDatabase(database: string): string {
+  return `${database}_staging`;
 }
 
-/** Demo data for the window ending today (UTC), so "last 7 days" finds rows. */
-export async function loadDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, endDate = new Date()): Promise<void> {
-  const client = warehouse.client();
-  const started = Date.now();
-  await loadDemoData((sql) => client.command({ query: sql }).then(() => undefined), {
-    database: warehouse.config.database,
-    seed: demo.seed,
-    scale: demo.scale,
-    days: demo.days,
-    endDate: endDate.toISOString().slice(0, 10),
-    onProgress: (message) => logger.info(`demo data: ${message}`),
+export type DemoState =
+  | { kind: 'complete' }
+  | { kind: 'empty' }
+  | { kind: 'incomplete'; reasons: string[]; tablesWithRows: string[] };
+
+/** Whether the live tables are a finished demo build, nothing yet, or something in between. */
+export async function demoState(warehouse: Warehouse): Promise<DemoState> {
+  const { database } = warehouse.config;
+  const staging = stagingDatabase(database);
+  const result = await warehouse.client().query({
+    query: 'SELECT name, engine, total_rows, comment FROM system.tables WHERE database = {database:String} AND name IN {names:Array(String)}',
+    query_params: { database, names: [...TABLES, DEMO_MARKER] },
+    format: 'JSONEachRow',
   });
-  logger.info('demo data ready', { seconds: (Date.now() - started) / 1000 });
+  const live = await result.json<{ name: string; engine: string; total_rows: string | number | null; comment: string }>();
+  const distributed = live.filter((row) => row.engine === 'Distributed').map((row) => row.name);
+  if (distributed.length > 0) {
+    throw new WarehouseSetupError(
+      `Tables ${distributed.join(', ')} of database ${database} are Distributed (made by init --cluster); the demo data is built on a single node only`,
+    );
+  }
+  const marker = live.find((row) => row.name === DEMO_MARKER);
+  const tablesWithRows = live.filter((row) => row.name !== DEMO_MARKER && Number(row.total_rows ?? 0) > 0).map((row) => row.name);
+  const emptyTables = TABLES.filter((table) => !tablesWithRows.includes(table));
+  // Every table of a finished build holds rows, at any scale.
+  if (marker?.comment === SCHEMA_VERSION && emptyTables.length === 0) return { kind: 'complete' };
+  const stagingLeft = await databaseExists(warehouse, staging);
+  if (!marker && tablesWithRows.length === 0 && !stagingLeft) return { kind: 'empty' };
+  const reasons: string[] = [];
+  if (stagingLeft) reasons.push(`staging database ${staging} left by a build that did not finish`);
+  if (!marker) reasons.push(`no ${DEMO_MARKER} marker`);
+  else if (marker.comment !== SCHEMA_VERSION) reasons.push(`${DEMO_MARKER} marker from an older schema`);
+  if (tablesWithRows.length > 0 || marker) {
+    reasons.push(`tables with rows: ${tablesWithRows.join(', ') || 'none'}; empty or missing: ${emptyTables.join(', ') || 'none'}`);
+  }
+  return { kind: 'incomplete', reasons, tablesWithRows };
+}
+
+async function databaseExists(warehouse: Warehouse, name: string): Promise<boolean> {
+  const result = await warehouse.client().query({
+    query: 'SELECT count() AS n FROM system.databases WHERE name = {name:String}',
+    query_params: { name },
+    format: 'JSONEachRow',
+  });
+  return Number((await result.json<{ n: string | number }>())[0]?.n ?? 0) > 0;
+}
+
+export interface EnsureDemoOptions {
+  /** The last day of the demo window; today (UTC) by default, so "last 7 days" finds rows. */
+  endDate?: Date;
+  /**
+   * What to do with live tables that hold rows but no completion marker.
+   * The embedded engine is the service's own: they are moved aside (never
+   * dropped, they may be someone's rows) and the demo is built again. On a
+   * ClickHouse server they may be an operator's data: they stay as they are,
+   * and no demo data is loaded.
+   */
+  unprovenRows: 'move-aside' | 'keep';
+}
+
+/**
+ * Makes the live tables a complete demo build, building it when they are
+ * empty or an earlier build did not finish. The one function start-up awaits
+ * for the demo data.
+ */
+export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, options: EnsureDemoOptions): Promise<void> {
+  const state = await demoState(warehouse);
+  const where = warehouse.config.kind === 'chdb' ? { dataDir: warehouse.config.dataDir } : { database: warehouse.config.database };
+  if (state.kind === 'complete') {
+    logger.info('demo data present', where);
+    await dropStaging(warehouse);
+    return;
+  }
+  if (state.kind === 'incomplete') {
+    if (state.tablesWithRows.length > 0 && options.unprovenRows === 'keep') {
+      logger.warn('tables hold rows that no finished demo build put there; demo data not loaded', { ...where, tables: state.tablesWithRows });
+      await dropStaging(warehouse);
+      return;
+    }
+    logger.warn('incomplete demo data found; building it again', { ...where, reasons: state.reasons });
+    if (state.tablesWithRows.length > 0) {
+      const moved = await moveTablesAside(warehouse, state.tablesWithRows, `_before_${Date.now()}`);
+      logger.warn('tables of the incomplete build moved aside', { moved });
+    }
+  } else {
+    logger.info('no demo data yet: building it', { ...where, scale: demo.scale });
+  }
+  await buildDemo(warehouse, demo, logger, options.endDate ?? new Date());
+}
+
+/**
+ * All or nothing: the tables are filled in a staging database, then swapped
+ * with the live (empty) ones in one EXCHANGE TABLES statement, and the marker
+ * follows them. A build that dies before the swap leaves the live tables as
+ * they were (empty) and the staging database behind, which the next start
+ * drops. chDB's databases use the Atomic engine, whose EXCHANGE swaps table
+ * names in its metadata without copying data (a few milliseconds).
+ */
+async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, endDate: Date): Promise<void> {
+  const client = warehouse.client();
+  const { database } = warehouse.config;
+  const staging = stagingDatabase(database);
+  const live = quoteIdentifier(database);
+  const stage = quoteIdentifier(staging);
+  const started = Date.now();
+  let swapMs: number;
+  try {
+    await dropStaging(warehouse);
+    // A marker left from a build whose tables are gone or outdated vouches for nothing.
+    await client.command({ query: `DROP TABLE IF EXISTS ${live}.${DEMO_MARKER} SYNC` });
+    for (const statement of [...ddlStatements(database), ...ddlStatements(staging)]) await client.command({ query: statement });
+    await client.command({
+      query: `CREATE TABLE ${stage}.${DEMO_MARKER} (seed Int64, scale Float64, days UInt32, end_date Date, built_at DateTime('UTC')) ENGINE = MergeTree ORDER BY tuple() COMMENT '${SCHEMA_VERSION}'`,
+    });
+    const end = endDate.toISOString().slice(0, 10);
+    await loadDemoData((sql) => client.command({ query: sql }).then(() => undefined), {
+      database: staging,
+      seed: demo.seed,
+      scale: demo.scale,
+      days: demo.days,
+      endDate: end,
+      onProgress: (message) => logger.info(`demo data: ${message}`),
+    });
+    await client.command({
+      query: `INSERT INTO ${stage}.${DEMO_MARKER} SELECT ${demo.seed}, ${demo.scale}, ${demo.days}, toDate('${end}'), now()`,
+    });
+    const swapStarted = performance.now();
+    await client.command({ query: `EXCHANGE TABLES ${TABLES.map((t) => `${live}.${quoteIdentifier(t)} AND ${stage}.${quoteIdentifier(t)}`).join(', ')}` });
+    await client.command({ query: `RENAME TABLE ${stage}.${DEMO_MARKER} TO ${live}.${DEMO_MARKER}` });
+    swapMs = Math.round(performance.now() - swapStarted);
+    await dropStaging(warehouse);
+  } catch (err) {
+    if (!isNoSpace(err)) throw err;
+    const where = warehouse.config.kind === 'chdb' ? `CHDB_DATA_DIR ${warehouse.config.dataDir}` : `the ClickHouse server's disk`;
+    throw new WarehouseSetupError(
+      `${where} has no space left for the demo data (DEMO_SCALE ${demo.scale}): ${(err instanceof Error ? err.message : String(err)).replace(/[\s.]+$/, '')}; the next run builds it again`,
+    );
+  }
+  logger.info('demo data ready', { seconds: (Date.now() - started) / 1000, swapMs });
+}
+
+/** SYNC: an Atomic database otherwise keeps a dropped table's files for minutes. */
+async function dropStaging(warehouse: Warehouse): Promise<void> {
+  await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(stagingDatabase(warehouse.config.database))} SYNC` });
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { drainPending } from 'chdb';
 import { createLogger } from '../../src/log';
 import { openWarehouse } from '../../src/warehouse/connection';
-import { applyDdl, loadDemo } from '../../src/warehouse/setup';
+import { applyDdl, ensureDemo } from '../../src/warehouse/setup';
 import { DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
 
 /**
@@ -17,7 +17,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_CHDB_DATA_DIR = dataDir;
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
   await applyDdl(warehouse);
-  await loadDemo(warehouse, TEST_DEMO, createLogger('error'), TEST_END_DATE);
+  await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });
   await warehouse.close();
   await drainPending();
 }
