@@ -17,7 +17,9 @@ import { checkQuerySize } from '../query-size';
 export function loadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, queryType } = req.method === 'GET' ? fromUrl(req) : fromBody(req.body);
-    const context = { requestId: res.locals.requestId, accountId: principalOf(res).accountId };
+    const principal = principalOf(res);
+    // The key's id is its lane in the warehouse's fair statement queue.
+    const context = { requestId: res.locals.requestId, accountId: principal.accountId, lane: principal.keyId };
     if (queryType === 'multi') {
       if (!isQuery(query) && !(Array.isArray(query) && query.length > 0 && query.every(isQuery))) {
         throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
