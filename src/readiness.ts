@@ -33,7 +33,7 @@ export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeSer
       try {
         await warehouse.ping(warehouseTimeoutMs);
       } catch {
-        reasons.push(`the warehouse did not answer SELECT 1 within ${warehouseTimeoutMs / 1000} s`);
+        reasons.push(`the warehouse did not answer a probe within ${warehouseTimeoutMs / 1000} s`);
       }
       return reasons;
     },

@@ -13,7 +13,7 @@ import { openKeyRing } from '../../src/keys/ring';
 import { createKey } from '../../src/keys/store';
 import { createLogger, type Logger } from '../../src/log';
 import { createReadiness, type Readiness } from '../../src/readiness';
-import { openWarehouse } from '../../src/warehouse/connection';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
 
 export function testDataDir(): string {
@@ -28,6 +28,7 @@ export interface TestService {
   /** A key of each account asked for in `accounts`, by account id. */
   accountKeys: Record<string, string>;
   cube: CubeService;
+  warehouse: Warehouse;
   readiness: Readiness;
   gate: ShutdownGate;
   logger: Logger;
@@ -74,6 +75,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
     config,
     accountKeys,
     cube,
+    warehouse,
     readiness,
     gate,
     logger,
