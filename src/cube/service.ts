@@ -133,13 +133,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const loadUntilDone = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
     const issued = tickets.issue(context.requestId, context.lane ?? 'unnamed', limits.timeoutMs);
     try {
-      return await Promise.race([askUntilAnswered(args, context), issued.aborted]);
+      return await Promise.race([askUntilAnswered(args, context, issued.signal), issued.aborted]);
     } finally {
       issued.end();
     }
   };
-  const askUntilAnswered = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
+  const askUntilAnswered = async (args: Record<string, unknown>, context: RequestContext, signal: AbortSignal): Promise<any> => {
     for (;;) {
+      // The answer went out already; stop asking Cube for it.
+      if (signal.aborted) throw signal.reason;
       const reply = await call('load', args, context);
       if (reply.status === 200 && reply.body?.error === 'Continue wait') continue;
       const failure = failed(reply);

@@ -30,12 +30,15 @@ export class Tickets {
     // Raced against the load; when the load wins, nobody else listens.
     aborted.catch(() => undefined);
     const issued: Issued = {
+      signal: controller.signal,
       ticket: { lane, signal: controller.signal, onStart: () => (issued.started = true) },
       started: false,
       aborted,
       end: () => {
         clearTimeout(timer);
         this.open.delete(requestId);
+        // Whatever of this load still waits (a failed load's second statement) has nobody to answer.
+        if (!controller.signal.aborted) controller.abort(new CubeFailure('internal', 'The load ended before this statement started.'));
       },
     };
     this.open.set(requestId, { issued, controller });
@@ -61,6 +64,8 @@ export class Tickets {
 
 export interface Issued {
   ticket: Ticket;
+  /** Aborts when the ticket does (deadline, shutdown), with the reason as the load's error. */
+  signal: AbortSignal;
   /** True once one of its statements has left the queue. */
   started: boolean;
   /** Rejects with the reason the ticket was aborted. */
