@@ -27,10 +27,10 @@ async function listening(env: Record<string, string>): Promise<{ service: TestSe
 
 const slowQuery = (n: number) => ({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] } });
 
-describe('SIGTERM with a query running and queries queued', () => {
+describe('SIGTERM with a query running and 31 queued', () => {
   let ctx: Awaited<ReturnType<typeof listening>>;
   beforeAll(async () => {
-    ctx = await listening({ QUERY_TIMEOUT_SECONDS: '30', SHUTDOWN_DRAIN_SECONDS: '1.5' });
+    ctx = await listening({ QUERY_TIMEOUT_SECONDS: '30', SHUTDOWN_DRAIN_SECONDS: '1.5', RATE_LIMIT_CONCURRENT: '40' });
   });
   afterAll(() => ctx.service.close());
 
@@ -39,8 +39,9 @@ describe('SIGTERM with a query running and queries queued', () => {
     const load = (n: number) => request(url).post('/v1/data/load').set('x-api-key', API_KEY).send(slowQuery(n)).then((res) => res);
     const running = load(0);
     await until(() => service.warehouse.queueDepth() === 0 && service.gate.inFlight().length === 1);
-    const queued = [1, 2, 3].map(load);
-    await until(() => service.warehouse.queueDepth() === 3);
+    // As in the report that found it: 32 queries, one running and 31 queued.
+    const queued = Array.from({ length: 31 }, (_, i) => load(i + 1));
+    await until(() => service.warehouse.queueDepth() === 31);
 
     const exit = shutDown(
       { server, http: service.config.http, readiness: service.readiness, gate: service.gate, cube: service.cube, logger: service.logger, release: async () => {} },
