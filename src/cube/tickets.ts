@@ -13,7 +13,8 @@ import { CubeFailure } from './errors';
  * not started (503 shutting_down).
  */
 export class Tickets {
-  private readonly open = new Map<string, { issued: Issued; controller: AbortController }>();
+  // Several per id: a client may send its own x-request-id twice at once.
+  private readonly open = new Map<string, { issued: Issued; controller: AbortController }[]>();
   private refusing = false;
 
   /** A ticket for one load; `end()` it when the load settles. */
@@ -36,17 +37,19 @@ export class Tickets {
       aborted,
       end: () => {
         clearTimeout(timer);
-        this.open.delete(requestId);
+        const others = (this.open.get(requestId) ?? []).filter((entry) => entry.issued !== issued);
+        if (others.length > 0) this.open.set(requestId, others);
+        else this.open.delete(requestId);
         // Whatever of this load still waits (a failed load's second statement) has nobody to answer.
         if (!controller.signal.aborted) controller.abort(new CubeFailure('internal', 'The load ended before this statement started.'));
       },
     };
-    this.open.set(requestId, { issued, controller });
+    this.open.set(requestId, [...(this.open.get(requestId) ?? []), { issued, controller }]);
     return issued;
   }
 
   ticketOf(requestId: string | undefined): Ticket | undefined {
-    return requestId === undefined ? undefined : this.open.get(requestId)?.issued.ticket;
+    return requestId === undefined ? undefined : this.open.get(requestId)?.at(-1)?.issued.ticket;
   }
 
   /**
@@ -56,8 +59,8 @@ export class Tickets {
    */
   refuseNotStarted(): void {
     this.refusing = true;
-    for (const { issued, controller } of this.open.values()) {
-      if (!issued.started) controller.abort(shuttingDown());
+    for (const entries of this.open.values()) {
+      for (const { issued, controller } of entries) if (!issued.started) controller.abort(shuttingDown());
     }
   }
 }
