@@ -64,7 +64,15 @@ export interface Config {
   };
   http: {
     bodyLimitBytes: number;
+    /** After SIGTERM, how long requests are still taken (readiness already says 503) so a load balancer can notice. */
+    shutdownDrainMs: number;
+    /** After the drain, how long running requests may finish before they are cut off. At least the query timeout. */
     shutdownTimeoutMs: number;
+    /** Open connections at most; undefined: derived from the open-file limit (src/http/server.ts). */
+    maxConnections: number | undefined;
+    /** Time a client has to send its request headers, and its whole request. */
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
     /** Origins allowed to call the API from a browser; none means CORS is off. */
     corsOrigins: string[];
     /**
@@ -156,6 +164,22 @@ export function parseConfig(env: Env): Config {
     problems.push(`QUERY_DEFAULT_LIMIT=${defaultLimit}: expected at most QUERY_MAX_LIMIT (${maxLimit})`);
   }
 
+  const queryTimeoutSeconds = read.integer('QUERY_TIMEOUT_SECONDS', 60, 1, 3600);
+  // A running query must be able to finish at shutdown; a few seconds more
+  // for Cube to hand its answer back.
+  const shutdownTimeoutSeconds = read.integer('SHUTDOWN_TIMEOUT_SECONDS', queryTimeoutSeconds + 5, 0, 7200);
+  if (shutdownTimeoutSeconds < queryTimeoutSeconds) {
+    problems.push(
+      `SHUTDOWN_TIMEOUT_SECONDS=${shutdownTimeoutSeconds}: expected at least QUERY_TIMEOUT_SECONDS (${queryTimeoutSeconds}), so that a running query can finish at shutdown`,
+    );
+  }
+  const headersTimeoutSeconds = read.integer('HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1, 300);
+  const requestTimeoutSeconds = read.integer('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
+  if (requestTimeoutSeconds < headersTimeoutSeconds) {
+    problems.push(`HTTP_REQUEST_TIMEOUT_SECONDS=${requestTimeoutSeconds}: expected at least HTTP_HEADERS_TIMEOUT_SECONDS (${headersTimeoutSeconds})`);
+  }
+  const maxConnections = read.optional('HTTP_MAX_CONNECTIONS') === undefined ? undefined : read.integer('HTTP_MAX_CONNECTIONS', 1000, 1, 1_000_000);
+
   const corsOrigins = read.list('CORS_ORIGINS');
   for (const origin of corsOrigins) {
     if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
@@ -177,7 +201,7 @@ export function parseConfig(env: Env): Config {
     warehouse,
     demo,
     query: {
-      timeoutMs: read.integer('QUERY_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+      timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,
       defaultLimit,
       maxMembers: read.integer('QUERY_MAX_MEMBERS', 50, 1, 1000),
@@ -187,7 +211,11 @@ export function parseConfig(env: Env): Config {
     },
     http: {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,
-      shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 600) * 1000,
+      shutdownDrainMs: read.number('SHUTDOWN_DRAIN_SECONDS', 5, 0, 300) * 1000,
+      shutdownTimeoutMs: shutdownTimeoutSeconds * 1000,
+      maxConnections,
+      headersTimeoutMs: headersTimeoutSeconds * 1000,
+      requestTimeoutMs: requestTimeoutSeconds * 1000,
       corsOrigins,
       trustProxyHops: read.integer('TRUST_PROXY_HOPS', 0, 0, 10),
     },

@@ -1,10 +1,13 @@
-import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
+import { createHttpServer } from './http/server';
+import { createShutdownGate } from './http/shutdown-gate';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
-import { createLogger, type Logger } from './log';
+import { createLogger } from './log';
+import { createReadiness } from './readiness';
+import { onShutdownSignals } from './shutdown';
 import { openWarehouse } from './warehouse/connection';
 import { WarehouseSetupError } from './warehouse/data-dir';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
@@ -39,8 +42,11 @@ async function main(): Promise<void> {
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger });
-  const app = createApp({ config, cube, authenticator, logger });
-  const server = app.listen(config.port, config.host, () => {
+  const readiness = createReadiness({ warehouse, cube });
+  const gate = createShutdownGate();
+  const app = createApp({ config, cube, authenticator, logger, readiness, gate });
+  const server = createHttpServer(app, config.http, logger);
+  server.listen(config.port, config.host, () => {
     const url = `http://localhost:${config.port}`;
     logger.info('listening', { url, warehouse: config.warehouse.kind });
     if (config.usingDemoKey) {
@@ -55,34 +61,19 @@ async function main(): Promise<void> {
     logger.error('server error', { error: err.message });
     process.exit(1);
   });
-  onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
-    ring.close();
-    await cube.close();
-    await warehouse.close();
+  onShutdownSignals({
+    server,
+    http: config.http,
+    readiness,
+    gate,
+    cube,
+    logger,
+    release: async () => {
+      ring.close();
+      await cube.close();
+      await warehouse.close();
+    },
   });
-}
-
-/** SIGTERM/SIGINT: stop accepting connections, let requests in flight finish, then release the engine. */
-function onShutdown(server: Server, logger: Logger, timeoutMs: number, release: () => Promise<void>): void {
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    const force = setTimeout(() => {
-      logger.warn('requests still open at shutdown timeout; closing them');
-      server.closeAllConnections();
-    }, timeoutMs);
-    force.unref();
-    server.close(() => {
-      release()
-        .catch((err: unknown) => logger.error('release failed', { error: String(err) }))
-        .finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 // Known failures (a full disk, an unusable data directory) are one line the

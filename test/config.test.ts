@@ -89,4 +89,23 @@ describe('parseConfig', () => {
     });
     expect(config.demo.enabled).toBe(false);
   });
+
+  it('gives running queries the whole query timeout at shutdown: the default covers it, a shorter one is refused', () => {
+    expect(parseConfig({}).http).toMatchObject({ shutdownDrainMs: 5000, shutdownTimeoutMs: 65_000 });
+    expect(parseConfig({ QUERY_TIMEOUT_SECONDS: '120' }).http.shutdownTimeoutMs).toBe(125_000);
+    expect(parseConfig({ QUERY_TIMEOUT_SECONDS: '20', SHUTDOWN_TIMEOUT_SECONDS: '20' }).http.shutdownTimeoutMs).toBe(20_000);
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_SECONDS: '10' })).toEqual([
+      'SHUTDOWN_TIMEOUT_SECONDS=10: expected at least QUERY_TIMEOUT_SECONDS (60), so that a running query can finish at shutdown',
+    ]);
+    expect(parseConfig({ SHUTDOWN_DRAIN_SECONDS: '0.5' }).http.shutdownDrainMs).toBe(500);
+  });
+
+  it('reads the connection cap and the header and request timeouts, the request timeout no shorter than the header one', () => {
+    expect(parseConfig({}).http).toMatchObject({ maxConnections: undefined, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
+    expect(parseConfig({ HTTP_MAX_CONNECTIONS: '500' }).http.maxConnections).toBe(500);
+    expect(problemsOf({ HTTP_MAX_CONNECTIONS: '0' })[0]).toMatch(/^HTTP_MAX_CONNECTIONS="0": expected an integer from 1/);
+    expect(problemsOf({ HTTP_HEADERS_TIMEOUT_SECONDS: '20', HTTP_REQUEST_TIMEOUT_SECONDS: '10' })).toEqual([
+      'HTTP_REQUEST_TIMEOUT_SECONDS=10: expected at least HTTP_HEADERS_TIMEOUT_SECONDS (20)',
+    ]);
+  });
 });

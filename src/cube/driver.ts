@@ -1,15 +1,23 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
+import { statementTicket, type Ticket } from '../warehouse/statement-queue';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
  * the driver keeps its SQL dialect, settings, result parsing and
  * cancellation, while the transport is chDB in-process or a ClickHouse
  * server, whichever the warehouse is. Its clients are the warehouse's query
- * clients: read-only and held to the query limits.
+ * clients: read-only and held to the query limits. Each statement is sent
+ * under the ticket of the request Cube names (`ticketOf`), which decides its
+ * place in the statement queue; a statement of no known request (a
+ * background refresh after its request ended) waits in a lane of its own.
  */
-export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): () => ClickHouseDriver {
+export function createDriverFactory(
+  warehouse: Warehouse,
+  limits: QueryLimits,
+  ticketOf: (requestId: string | undefined) => Ticket | undefined,
+): () => ClickHouseDriver {
   // A closure rather than a field: ClickHouseDriver's constructor calls
   // createClient before a subclass's fields exist.
   class WarehouseDriver extends ClickHouseDriver {
@@ -21,6 +29,11 @@ export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): 
         max_open_connections: maxPoolSize,
         application: 'analytics-data-query-service',
       });
+    }
+
+    override query<R = unknown>(query: string, values: unknown[], options?: { requestId?: string }): Promise<R[]> {
+      const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
+      return statementTicket.run(ticket, () => super.query<R>(query, values, options));
     }
   }
   return () =>

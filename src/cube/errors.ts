@@ -3,7 +3,7 @@
  * layer turns `kind` into a status; `message` is safe to show a client;
  * `detail` is for the log only.
  */
-export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'internal';
+export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'shutting_down' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(

@@ -8,6 +8,7 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { Tickets } from './tickets';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -33,6 +34,13 @@ export interface CubeService {
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
   dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /** Resolves once the models are compiled; rejects with the compiler's error. */
+  compile(): Promise<void>;
+  /**
+   * Shutdown: loads not yet running in the warehouse answer `shutting_down`
+   * now, new ones at once; loads with a statement running go on.
+   */
+  refuseNotStarted(): void;
   close(): Promise<void>;
 }
 
@@ -47,6 +55,11 @@ export interface RequestContext {
    * caches are keyed by it.
    */
   accountId: string | null;
+  /**
+   * Whose turn it is in the warehouse's statement queue, taken round-robin
+   * (the API key's id). Loads without one share a lane.
+   */
+  lane?: string;
 }
 
 export interface CubeServiceOptions {
@@ -61,6 +74,9 @@ export interface CubeServiceOptions {
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
 
+/** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
+const CHDB_CUBE_CONCURRENCY = 10_000;
+
 type Reply = { body: any; status: number };
 
 /** Cube keeps its gateway accessor protected; this is the one place that opens it. */
@@ -72,6 +88,7 @@ class Core extends CubejsServerCore {
 
 export function createCubeService(options: CubeServiceOptions): CubeService {
   const { warehouse, query: limits, logger } = options;
+  const tickets = new Tickets();
   // Cube 0.33 reads its row limits from the environment only.
   process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
   process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
@@ -82,7 +99,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
-    driverFactory: createDriverFactory(warehouse, limits) as unknown as CreateOptions['driverFactory'],
+    driverFactory: createDriverFactory(warehouse, limits, (requestId) => tickets.ticketOf(requestId)) as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
     dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
@@ -92,7 +109,16 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     cacheAndQueueDriver: 'memory',
     scheduledRefreshTimer: false,
     // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
-    orchestratorOptions: { continueWaitTimeout: options.continueWaitSeconds ?? 5 } as CreateOptions['orchestratorOptions'],
+    orchestratorOptions: {
+      continueWaitTimeout: options.continueWaitSeconds ?? 5,
+      // Cube's queue sends at most `concurrency` statements to the driver at
+      // once and holds the rest in FIFO order, blind to keys. chDB runs one
+      // statement at a time in our fair statement queue, which can only be
+      // fair among the statements it holds: so for chDB, Cube passes them all
+      // on. A server runs statements in parallel; there Cube's default (the
+      // ClickHouse driver's 10) bounds the load we put on it.
+      ...(warehouse.config.kind === 'chdb' ? { queryCacheOptions: { queueOptions: { concurrency: CHDB_CUBE_CONCURRENCY } } } : {}),
+    } as CreateOptions['orchestratorOptions'],
     logger: (message: string, params: Record<string, unknown>) => logger.debug(`cube: ${message}`, params),
   });
   const gateway = core.gateway();
@@ -113,18 +139,23 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   /**
    * Cube answers "Continue wait" while a query is still running; the query
    * keeps running in Cube's queue, so asking again picks it up. Clients
-   * never see "Continue wait": we ask again until the query timeout.
+   * never see "Continue wait": we ask again until the load's ticket aborts
+   * (query timeout, shutdown).
    */
   const loadUntilDone = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
-    const deadline = Date.now() + limits.timeoutMs;
+    const issued = tickets.issue(context.requestId, context.lane ?? 'unnamed', limits.timeoutMs);
+    try {
+      return await Promise.race([askUntilAnswered(args, context, issued.signal), issued.aborted]);
+    } finally {
+      issued.end();
+    }
+  };
+  const askUntilAnswered = async (args: Record<string, unknown>, context: RequestContext, signal: AbortSignal): Promise<any> => {
     for (;;) {
+      // The answer went out already; stop asking Cube for it.
+      if (signal.aborted) throw signal.reason;
       const reply = await call('load', args, context);
-      if (reply.status === 200 && reply.body?.error === 'Continue wait') {
-        if (Date.now() >= deadline) {
-          throw new CubeFailure('query_timeout', `The query did not finish within ${limits.timeoutMs / 1000} s.`);
-        }
-        continue;
-      }
+      if (reply.status === 200 && reply.body?.error === 'Continue wait') continue;
       const failure = failed(reply);
       if (failure) throw failure;
       return reply.body;
@@ -154,7 +185,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
-  /** A query of Cube's own API is checked as /v1 checks its queries. */
+  /** One query, or an array of them to blend: checked the same way on both APIs. */
   const checkCubeQuery = async (query: Query | Query[], context: RequestContext) => {
     await check(Array.isArray(query) ? query : [query], context);
     if (Array.isArray(query)) guardBlending(query);
@@ -178,8 +209,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     loadMulti: async (query, context) => {
-      await check(Array.isArray(query) ? query : [query], context);
-      if (Array.isArray(query)) guardBlending(query);
+      await checkCubeQuery(query, context);
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
     },
 
@@ -201,6 +231,12 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     sql: (query, context) => generate('sql', query, context),
 
     dryRun: (query, context) => generate('dryRun', query, context),
+
+    compile: async () => {
+      await memberKinds({ requestId: 'compile', accountId: null });
+    },
+
+    refuseNotStarted: () => tickets.refuseNotStarted(),
 
     close: () => core.shutdown(),
   };

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
+import type { Readiness } from '../readiness';
 import { apiKeyHeader, apiKeyOrAuthorization, identifyApiKey, requireApiKey, requireScope, type KeyReader } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
 import { concurrencyLimit, requestRateLimit, unauthenticatedRateLimit } from './rate-limit';
@@ -14,13 +15,18 @@ import { cubeLoadRoute } from './routes/cubejs/load';
 import { cubeMetaRoute } from './routes/cubejs/meta';
 import { cubeSqlRoute } from './routes/cubejs/sql';
 import { loadRoute } from './routes/load';
+import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
+import { readyzRoute } from './routes/readyz';
+import type { ShutdownGate } from './shutdown-gate';
 
 export interface AppDeps {
   config: Pick<Config, 'http' | 'query' | 'rateLimit'>;
   cube: CubeService;
   authenticator: Authenticator;
   logger: Logger;
+  readiness: Readiness;
+  gate: ShutdownGate;
 }
 
 /**
@@ -28,9 +34,12 @@ export interface AppDeps {
  * line, security headers, CORS (off unless configured), API key (with a
  * limit per address on requests without a valid one), per-key rate limits,
  * the routes (the documented /v1 and Cube's own /cubejs-api/v1), the error
- * envelope. Routing is non-strict, so the trailing slash is optional.
+ * envelope. Routing is non-strict, so the trailing slash is optional. The
+ * health probes come before keys, limits and the shutdown gate: a probe needs
+ * no key, never uses up a client's budget, and is answered while the service
+ * drains.
  */
-export function createApp({ config, cube, authenticator, logger }: AppDeps): Express {
+export function createApp({ config, cube, authenticator, logger, readiness, gate }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // Decides req.ip, which keys the limit on requests without a valid key.
@@ -72,6 +81,10 @@ export function createApp({ config, cube, authenticator, logger }: AppDeps): Exp
       }),
     );
   }
+
+  app.get('/healthz', healthzRoute);
+  app.get('/readyz', readyzRoute(readiness));
+  app.use(gate.middleware);
 
   // One set of counters for both APIs, so a key's limits hold across them.
   const oneAtATime = concurrencyLimit(config.rateLimit.concurrent);

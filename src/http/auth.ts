@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
+import type { RequestContext } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Scope } from '../keys/store';
 import { ApiError } from './errors';
@@ -64,4 +65,14 @@ export function principalOf(res: Response): Principal {
   // Routes sit behind requireApiKey; reaching one without a principal is our bug.
   if (principal === undefined) throw new Error('no principal: route mounted outside requireApiKey');
   return principal;
+}
+
+/**
+ * What Cube needs to know of a request: its id, the account its queries may
+ * read, and the key's id, which is its lane in the warehouse's fair
+ * statement queue.
+ */
+export function requestContextOf(res: Response): RequestContext {
+  const principal = principalOf(res);
+  return { requestId: res.locals.requestId, accountId: principal.accountId, lane: principal.keyId };
 }

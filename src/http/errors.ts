@@ -27,8 +27,15 @@ export const STATUS_BY_CODE = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
+  /** /readyz: the service cannot answer queries now; the envelope's error lists why. */
+  not_ready: 503,
+  /** The service is shutting down and took no new work: retry (another instance), see Retry-After. */
+  shutting_down: 503,
   query_timeout: 504,
 } as const;
+
+/** Seconds a client is asked to wait before retrying a request refused at shutdown (a load balancer has moved on by then). */
+export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
@@ -57,8 +64,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
     const { code, message } = toApiError(err);
-    if (STATUS_BY_CODE[code] >= 500) {
+    // A probe's 503 is an answer, not a failure; the request line records it.
+    if (STATUS_BY_CODE[code] >= 500 && code !== 'not_ready') {
       logger.error('request failed', { requestId, method: req.method, path: req.originalUrl.split('?')[0], code, error: describe(err) });
+    }
+    if (code === 'shutting_down') {
+      res.setHeader('Retry-After', String(SHUTDOWN_RETRY_AFTER_SECONDS));
+      res.setHeader('Connection', 'close');
     }
     res.status(STATUS_BY_CODE[code]).json({ error: message, code, requestId });
   };

@@ -7,6 +7,7 @@ import { createChdbConnection } from 'chdb/connection';
 type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 import type { WarehouseConfig } from '../config';
 import { checkDataDir, WarehouseSetupError } from './data-dir';
+import { StatementQueue, statementTicket } from './statement-queue';
 
 /**
  * Where queries go: the chDB engine inside this process, or a ClickHouse
@@ -24,6 +25,10 @@ export interface Warehouse {
    * settings) and within the given limits, enforced by ClickHouse.
    */
   queryClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;
+  /** Resolves when the warehouse answers `SELECT 1` within `timeoutMs`; rejects saying why otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  /** Statements waiting for the embedded engine (always 0 for a server, which runs them in parallel). */
+  queueDepth(): number;
   close(): Promise<void>;
 }
 
@@ -69,6 +74,8 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
     // A server applies settings per request, which is what limits need.
     queryClient: (limits, options = {}) =>
       client({ ...options, clickhouse_settings: { ...options.clickhouse_settings, ...limitSettings(limits) } }),
+    ping: prober((timeoutMs) => client({ request_timeout: timeoutMs })),
+    queueDepth: () => 0,
     close: async () => {},
   };
 }
@@ -84,7 +91,8 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
   } catch (err) {
     throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`);
   }
-  const shared = serialized(connection as unknown as Connection);
+  const queue = new StatementQueue();
+  const shared = serialized(connection as unknown as Connection, queue);
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do
   // on a server.
@@ -95,20 +103,55 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
     config,
     client: (options = {}) => createClient({ ...options, connection: shared }),
     queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
+    ping: prober(() => createClient({ connection: shared })),
+    queueDepth: () => queue.depth,
     close: () => connection.close(),
   };
 }
 
 /**
- * The one chDB connection, shared and never closed by a client. Statements
- * go one at a time (chDB runs them one at a time anyway), because chDB 3.4
- * keeps the output a statement wrote before failing (a row limit, a timeout)
- * and hands it out at the front of the next statement's answer, which would
- * corrupt it or show another query's rows. A throwaway statement right after
- * every failure takes that output, before any other statement can run.
+ * `SELECT 1` within a deadline. chDB cannot stop the statement it is running,
+ * so the probe jumps the queue but still waits for that one; when it does not
+ * answer in time the warehouse counts as busy, which is what a readiness probe
+ * should report. One probe at a time: a probe still waiting is awaited again
+ * rather than queued twice, so frequent probes never pile up behind a slow
+ * statement.
  */
-function serialized(connection: Connection): Connection {
-  let queue: Promise<unknown> = Promise.resolve();
+function prober(clientFor: (timeoutMs: number) => ClickHouseClient): (timeoutMs: number) => Promise<void> {
+  let pending: Promise<unknown> | undefined;
+  return async (timeoutMs) => {
+    if (!pending) {
+      const client = clientFor(timeoutMs);
+      pending = statementTicket
+        .run({ lane: 'readiness', urgent: true }, () => client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((rows) => rows.json()))
+        .finally(() => {
+          pending = undefined;
+          void client.close();
+        });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`SELECT 1 did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([pending, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/**
+ * The one chDB connection, shared and never closed by a client. Statements
+ * go one at a time (chDB runs them one at a time anyway), fairly across the
+ * lanes of their tickets (see statement-queue.ts), because chDB 3.4 keeps the
+ * output a statement wrote before failing (a row limit, a timeout) and hands
+ * it out at the front of the next statement's answer, which would corrupt it
+ * or show another query's rows. A throwaway statement right after every
+ * failure, in the same turn of the queue, takes that output before any other
+ * statement can run.
+ */
+function serialized(connection: Connection, queue: StatementQueue): Connection {
   const drain = () => connection.command({ query: 'SELECT 1 FORMAT Null' }).catch(() => undefined);
   return new Proxy(connection, {
     get(target, property) {
@@ -116,16 +159,13 @@ function serialized(connection: Connection): Connection {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       if (property === 'query' || property === 'exec' || property === 'command' || property === 'insert') {
-        return (params: unknown) => {
-          const run = queue.then(() =>
+        return (params: unknown) =>
+          queue.run(() =>
             (value as (p: unknown) => Promise<unknown>).call(target, params).catch(async (err: unknown) => {
               await drain();
               throw err;
             }),
           );
-          queue = run.catch(() => undefined);
-          return run;
-        };
       }
       return value.bind(target);
     },

@@ -5,13 +5,15 @@ import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { parseConfig, type Config } from '../../src/config';
-import { createCubeService, type CubeServiceOptions } from '../../src/cube/service';
+import { createCubeService, type CubeService, type CubeServiceOptions } from '../../src/cube/service';
 import { createApp } from '../../src/http/app';
+import { createShutdownGate, type ShutdownGate } from '../../src/http/shutdown-gate';
 import { createAuthenticator } from '../../src/keys/authenticator';
 import { openKeyRing } from '../../src/keys/ring';
 import { createKey } from '../../src/keys/store';
-import { createLogger } from '../../src/log';
-import { openWarehouse } from '../../src/warehouse/connection';
+import { createLogger, type Logger } from '../../src/log';
+import { createReadiness, type Readiness } from '../../src/readiness';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
 
 export function testDataDir(): string {
@@ -25,6 +27,11 @@ export interface TestService {
   config: Config;
   /** A key of each account asked for in `accounts`, by account id. */
   accountKeys: Record<string, string>;
+  cube: CubeService;
+  warehouse: Warehouse;
+  readiness: Readiness;
+  gate: ShutdownGate;
+  logger: Logger;
   close(): Promise<void>;
 }
 
@@ -61,10 +68,17 @@ export async function startService(env: Record<string, string> = {}, options: Te
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger, ...cubeOptions });
+  const readiness = createReadiness({ warehouse, cube });
+  const gate = createShutdownGate();
   return {
-    app: createApp({ config, cube, authenticator, logger }),
+    app: createApp({ config, cube, authenticator, logger, readiness, gate }),
     config,
     accountKeys,
+    cube,
+    warehouse,
+    readiness,
+    gate,
+    logger,
     close: async () => {
       ring.close();
       await cube.close();

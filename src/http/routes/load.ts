@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Config } from '../../config';
 import type { CubeService } from '../../cube/service';
-import { principalOf } from '../auth';
+import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
 import { isQuery, isQueryOrList, readQueryRequest } from '../query-request';
 import { checkQuerySize } from '../query-size';
@@ -18,7 +18,7 @@ import { checkQuerySize } from '../query-size';
 export function loadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, queryType } = readQueryRequest(req);
-    const context = { requestId: res.locals.requestId, accountId: principalOf(res).accountId };
+    const context = requestContextOf(res);
     if (queryType === 'multi') {
       if (!isQueryOrList(query)) {
         throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { CubeService } from '../../cube/service';
-import { principalOf } from '../auth';
+import { requestContextOf } from '../auth';
 
 /**
  * GET /v1/data/meta/ — the cubes with their measures, dimensions and
@@ -8,7 +8,7 @@ import { principalOf } from '../auth';
  */
 export function metaRoute(cube: CubeService): RequestHandler {
   return async (_req, res) => {
-    const schemas = await cube.meta({ requestId: res.locals.requestId, accountId: principalOf(res).accountId });
+    const schemas = await cube.meta(requestContextOf(res));
     res.json({ schemas });
   };
 }

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { Config } from '../../../config';
 import type { CubeService } from '../../../cube/service';
-import { contextOf, cubeQueryOf } from './request';
+import { requestContextOf } from '../../auth';
+import { cubeQueryOf } from './request';
 
 /**
  * GET|POST /cubejs-api/v1/load — Cube's load answer; with `queryType=multi`
@@ -11,6 +12,6 @@ import { contextOf, cubeQueryOf } from './request';
 export function cubeLoadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, multi } = cubeQueryOf(req, limits);
-    res.json(await cube.cubeLoad(query, multi, contextOf(res)));
+    res.json(await cube.cubeLoad(query, multi, requestContextOf(res)));
   };
 }

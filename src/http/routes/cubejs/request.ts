@@ -1,7 +1,6 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { Config } from '../../../config';
-import type { Query, RequestContext } from '../../../cube/service';
-import { principalOf } from '../../auth';
+import type { Query } from '../../../cube/service';
 import { ApiError } from '../../errors';
 import { isQueryOrList, readQueryRequest } from '../../query-request';
 import { checkQuerySize } from '../../query-size';
@@ -18,9 +17,4 @@ export function cubeQueryOf(req: Request, limits: Config['query']): { query: Que
   }
   checkQuerySize(Array.isArray(query) ? query : [query], limits);
   return { query, multi: queryType === 'multi' };
-}
-
-/** Queries read the key's account only. */
-export function contextOf(res: Response): RequestContext {
-  return { requestId: res.locals.requestId, accountId: principalOf(res).accountId };
 }

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { Config } from '../../../config';
 import type { CubeService } from '../../../cube/service';
-import { contextOf, cubeQueryOf } from './request';
+import { requestContextOf } from '../../auth';
+import { cubeQueryOf } from './request';
 
 /**
  * GET|POST /cubejs-api/v1/sql — the SQL and parameters Cube would run for the
@@ -9,6 +10,6 @@ import { contextOf, cubeQueryOf } from './request';
  */
 export function cubeSqlRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
-    res.json(await cube.sql(cubeQueryOf(req, limits).query, contextOf(res)));
+    res.json(await cube.sql(cubeQueryOf(req, limits).query, requestContextOf(res)));
   };
 }

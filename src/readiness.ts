@@ -1,0 +1,44 @@
+import type { CubeService } from './cube/service';
+import type { Warehouse } from './warehouse/connection';
+
+/**
+ * Whether this instance should get traffic: the warehouse answers `SELECT 1`
+ * within `warehouseTimeoutMs`, the models are compiled, and no shutdown has
+ * begun. `check` lists the reasons it should not; none means ready.
+ */
+export interface Readiness {
+  check(): Promise<string[]>;
+  /** From now on every check says the service is shutting down. */
+  markShuttingDown(): void;
+}
+
+export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeService, 'compile'>; warehouseTimeoutMs?: number }): Readiness {
+  const { warehouse, cube, warehouseTimeoutMs = 1000 } = deps;
+  let shuttingDown = false;
+  // Compiling takes seconds, so it starts now rather than on the first probe.
+  let models: 'compiling' | 'compiled' | 'failed' = 'compiling';
+  cube.compile().then(
+    () => (models = 'compiled'),
+    () => (models = 'failed'),
+  );
+
+  return {
+    check: async () => {
+      const reasons: string[] = [];
+      if (shuttingDown) reasons.push('the service is shutting down');
+      if (models === 'compiling') reasons.push('the models are still compiling');
+      // The answer is public: the compiler's and the warehouse's own words
+      // (paths, SQL, hosts) stay out of it.
+      if (models === 'failed') reasons.push('the models failed to compile');
+      try {
+        await warehouse.ping(warehouseTimeoutMs);
+      } catch {
+        reasons.push(`the warehouse did not answer a probe within ${warehouseTimeoutMs / 1000} s`);
+      }
+      return reasons;
+    },
+    markShuttingDown: () => {
+      shuttingDown = true;
+    },
+  };
+}
