@@ -2,9 +2,13 @@ import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
+import { memoryStores, redisStores } from './http/limit-stores';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
 import { createLogger, type Logger } from './log';
+import { createMetrics } from './metrics/registry';
+import { serveMetrics } from './metrics/server';
+import { connectRedis } from './redis/link';
 import { openWarehouse } from './warehouse/connection';
 import { applyDdl, isEmpty, loadDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
@@ -18,7 +22,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const warehouse = await openWarehouse(config.warehouse);
+  const metrics = createMetrics();
+  const warehouse = await openWarehouse(config.warehouse, {
+    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
+    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
+  });
 
   // The embedded engine is ours to set up; a ClickHouse server is set up by
   // its operator (npm run warehouse -- init), and the service only reads it.
@@ -38,10 +46,17 @@ async function main(): Promise<void> {
     }
   }
 
-  const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
+  const ring = await openKeyRing({
+    file: config.keys.file,
+    reloadIntervalMs: config.keys.reloadIntervalMs,
+    logger,
+    onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
+  });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger });
-  const app = createApp({ config, cube, authenticator, logger });
+  const cube = createCubeService({ warehouse, query: config.query, logger, metrics });
+  const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
+  const app = createApp({ config, cube, authenticator, logger, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+  const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
   const server = app.listen(config.port, config.host, () => {
     const url = `http://localhost:${config.port}`;
     logger.info('listening', { url, warehouse: config.warehouse.kind });
@@ -59,6 +74,8 @@ async function main(): Promise<void> {
   });
   onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
     ring.close();
+    metricsServer?.close();
+    await redis?.close();
     await cube.close();
     await warehouse.close();
   });

@@ -9,7 +9,12 @@ import type { QueryLimits, Warehouse } from '../warehouse/connection';
  * server, whichever the warehouse is. Its clients are the warehouse's query
  * clients: read-only and held to the query limits.
  */
-export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): () => ClickHouseDriver {
+export function createDriverFactory(
+  warehouse: Warehouse,
+  limits: QueryLimits,
+  /** Told how long each statement took, with the id of the request that queued it in Cube. */
+  onStatement: (requestId: unknown, ms: number) => void = () => {},
+): () => ClickHouseDriver {
   // A closure rather than a field: ClickHouseDriver's constructor calls
   // createClient before a subclass's fields exist.
   class WarehouseDriver extends ClickHouseDriver {
@@ -21,6 +26,16 @@ export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): 
         max_open_connections: maxPoolSize,
         application: 'analytics-data-query-service',
       });
+    }
+
+    // Cube's queue passes the queued request (with its requestId) as the options.
+    override async query<R = unknown>(query: string, values: unknown[], options?: Parameters<ClickHouseDriver['query']>[2]): Promise<R[]> {
+      const started = performance.now();
+      try {
+        return await super.query<R>(query, values, options);
+      } finally {
+        onStatement((options as { requestId?: unknown } | undefined)?.requestId, performance.now() - started);
+      }
     }
   }
   return () =>

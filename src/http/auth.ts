@@ -9,9 +9,11 @@ import { ApiError } from './errors';
  * requireApiKey, so that the limit on requests without a valid key can sit
  * between the two.
  */
-export function identifyApiKey(authenticator: Authenticator): RequestHandler {
+export function identifyApiKey(authenticator: Authenticator, onFailure: (reason: 'missing' | 'invalid') => void = () => {}): RequestHandler {
   return (req, res, next) => {
-    res.locals.principal = authenticator.authenticate(req.get('x-api-key') ?? '');
+    const presented = req.get('x-api-key') ?? '';
+    res.locals.principal = authenticator.authenticate(presented);
+    if (res.locals.principal === undefined) onFailure(presented === '' ? 'missing' : 'invalid');
     next();
   };
 }

@@ -47,8 +47,14 @@ function limitSettings(limits: QueryLimits): Settings {
   };
 }
 
-export async function openWarehouse(config: WarehouseConfig): Promise<Warehouse> {
-  return config.kind === 'chdb' ? openChdb(config) : openServer(config);
+/** Told about chDB's statement queue (a server has none): how many statements wait, and how long each waited. */
+export interface QueueObserver {
+  depth(waiting: number): void;
+  waited(seconds: number): void;
+}
+
+export async function openWarehouse(config: WarehouseConfig, queueObserver?: QueueObserver): Promise<Warehouse> {
+  return config.kind === 'chdb' ? openChdb(config, queueObserver) : openServer(config);
 }
 
 function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Warehouse {
@@ -72,13 +78,13 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
   };
 }
 
-async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Promise<Warehouse> {
+async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queueObserver?: QueueObserver): Promise<Warehouse> {
   mkdirSync(config.dataDir, { recursive: true });
   // libchdb binds one data directory per process, so every client shares one
   // connection, and closing a client must not close it: Cube's driver closes
   // the clients it makes, e.g. one per cancelled query.
   const connection = createChdbConnection({ path: config.dataDir });
-  const shared = serialized(connection as unknown as Connection);
+  const shared = serialized(connection as unknown as Connection, queueObserver);
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do
   // on a server.
@@ -101,8 +107,9 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
  * corrupt it or show another query's rows. A throwaway statement right after
  * every failure takes that output, before any other statement can run.
  */
-function serialized(connection: Connection): Connection {
+function serialized(connection: Connection, observer?: QueueObserver): Connection {
   let queue: Promise<unknown> = Promise.resolve();
+  let waiting = 0;
   const drain = () => connection.command({ query: 'SELECT 1 FORMAT Null' }).catch(() => undefined);
   return new Proxy(connection, {
     get(target, property) {
@@ -111,12 +118,16 @@ function serialized(connection: Connection): Connection {
       if (typeof value !== 'function') return value;
       if (property === 'query' || property === 'exec' || property === 'command' || property === 'insert') {
         return (params: unknown) => {
-          const run = queue.then(() =>
-            (value as (p: unknown) => Promise<unknown>).call(target, params).catch(async (err: unknown) => {
+          const queued = performance.now();
+          observer?.depth(++waiting);
+          const run = queue.then(() => {
+            observer?.depth(--waiting);
+            observer?.waited((performance.now() - queued) / 1000);
+            return (value as (p: unknown) => Promise<unknown>).call(target, params).catch(async (err: unknown) => {
               await drain();
               throw err;
-            }),
-          );
+            });
+          });
           queue = run.catch(() => undefined);
           return run;
         };
