@@ -85,8 +85,6 @@ class FailoverStore implements Store {
       } catch (err) {
         this.link.failed(err);
       }
-    } else {
-      this.link.failed(new Error('not connected'));
     }
     return operation(this.memory);
   }
@@ -130,10 +128,7 @@ function redisSlots(link: RedisLink, prefix: string, holdLimitMs: number): Concu
   const memory = memorySlots();
   return {
     acquire: async (key, max) => {
-      if (!link.ready()) {
-        link.failed(new Error('not connected'));
-        return memory.acquire(key, max);
-      }
+      if (!link.ready()) return memory.acquire(key, max);
       const redisKey = `${prefix}${key}`;
       const slot = randomUUID();
       let taken: unknown;
