@@ -137,6 +137,8 @@ function redisSlots(link: RedisLink, prefix: string, holdLimitMs: number): Concu
         link.succeeded();
       } catch (err) {
         link.failed(err);
+        // A script that timed out here may still run later; the slot it would take is let go behind it.
+        link.send(['ZREM', redisKey, slot]).catch(() => undefined);
         return memory.acquire(key, max);
       }
       if (taken !== 1) return undefined;

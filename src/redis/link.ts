@@ -69,7 +69,7 @@ export function connectRedis(url: string, logger: Logger, registry: Registry): R
 
   return {
     ready: () => client.isReady,
-    send: (args) => client.sendCommand(args, { timeout: COMMAND_TIMEOUT_MS }),
+    send: (args) => withTimeout(client.sendCommand(args), COMMAND_TIMEOUT_MS),
     failed,
     succeeded,
     onReady: (listener) => listeners.push(listener),
@@ -77,6 +77,28 @@ export function connectRedis(url: string, logger: Logger, registry: Registry): R
       client.destroy();
     },
   };
+}
+
+/**
+ * node-redis's own command timeout stops counting once the command is on the
+ * socket, so a Redis that accepts commands and does not answer them would
+ * hold every request; this gives up waiting (the reply, when it comes, is
+ * still read by the client and dropped).
+ */
+function withTimeout<T>(command: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis did not answer within ${ms} ms`)), ms);
+    command.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
 function redactedUrl(url: string): string {

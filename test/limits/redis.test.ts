@@ -54,7 +54,7 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
   let b: Instance;
   beforeAll(async () => {
     redis = await startRedis();
-    oracle = createClient({ url: redis.url });
+    oracle = createClient({ url: redis.url }).on('error', () => undefined);
     await oracle.connect();
     const env = { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_UNAUTHENTICATED: '3', RATE_LIMIT_CONCURRENT: '1' };
     a = await startInstance(redis.url, env);
@@ -106,6 +106,24 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
     expect((await meta(b, SECOND_KEY)).status).toBe(200);
   });
 
+  it('answers from memory, never 5xx, when Redis is slower than a rate-limit check may wait', async () => {
+    const pauser = createClient({ url: redis.url }).on('error', () => undefined);
+    await pauser.connect();
+    try {
+      // Connected, but holding every write (the counters' scripts) for 3 s.
+      await pauser.sendCommand(['CLIENT', 'PAUSE', '3000', 'WRITE']);
+      const started = Date.now();
+      const answers = await Promise.all([meta(a, SECOND_KEY), meta(b, SECOND_KEY)]);
+      const statuses = answers.map((res) => res.status);
+      expect(statuses).toEqual([200, 200]);
+      expect(Date.now() - started).toBeLessThan(3000);
+      for (const instance of [a, b]) expect(instance.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/^redis unavailable/) }));
+    } finally {
+      await pauser.sendCommand(['CLIENT', 'UNPAUSE']);
+      pauser.destroy();
+    }
+  });
+
   it('drops a slot left by an instance that died holding it, once older than any request may run', async () => {
     const slots = 'analytics:concurrent:key:operator-2';
     // Score 0: taken in 1970 by an instance long gone.
@@ -122,7 +140,7 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
   let b: Instance;
   beforeAll(async () => {
     redis = await startRedis();
-    const env = { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_CONCURRENT: '4' };
+    const env = { RATE_LIMIT_REQUESTS: String(LIMIT), RATE_LIMIT_CONCURRENT: '16' };
     a = await startInstance(redis.url, env);
     b = await startInstance(redis.url, env);
   });
@@ -135,10 +153,15 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
   const outageLines = (instance: Instance) => instance.logs.filter((line) => line.msg.startsWith('redis unavailable'));
 
   it('answers every request, never 5xx, while Redis is killed under it; each instance then counts in its own memory, logged once', async () => {
-    // Requests in flight on both instances while the server dies.
+    // Requests whose rate-limit commands are inside Redis when it dies: the
+    // server holds every client's commands (CLIENT PAUSE) until it is killed.
+    const pauser = createClient({ url: redis.url }).on('error', () => undefined);
+    await pauser.connect();
+    await pauser.sendCommand(['CLIENT', 'PAUSE', '10000', 'ALL']);
     const inFlight = Array.from({ length: 16 }, (_, i) => meta(i % 2 === 0 ? a : b, API_KEY));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     await redis.kill();
+    pauser.destroy();
     const statuses = (await Promise.all(inFlight)).map((res) => res.status);
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
@@ -161,7 +184,7 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
 
   it('counts in Redis again once it is back', async () => {
     redis = await startRedis(redis.port);
-    const oracle = createClient({ url: redis.url });
+    const oracle = createClient({ url: redis.url }).on('error', () => undefined);
     await oracle.connect();
     try {
       await waitFor(async () => (await redisUp(a.service)) === 1 && (await redisUp(b.service)) === 1);
