@@ -2,7 +2,7 @@ import path from 'node:path';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
-import { parseScrape } from '../support/prometheus';
+import { freePort, parseScrape } from '../support/prometheus';
 import { redisServerInstalled, startRedis, type RedisServer } from '../support/redis';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from './envelope';
@@ -26,13 +26,13 @@ interface Instance {
   logs: LogLine[];
 }
 
-async function startInstance(redisUrl: string, env: Record<string, string>): Promise<Instance> {
+async function startInstance(redisUrl: string, env: Record<string, string>, { connected = true } = {}): Promise<Instance> {
   const logs: LogLine[] = [];
   const service = await startService(
     { REDIS_URL: redisUrl, API_KEYS: `${API_KEY},${SECOND_KEY}`, ...env },
     { schemaPath: SLOW_SCHEMA, log: (line) => logs.push(JSON.parse(line)) },
   );
-  await waitFor(async () => (await redisUp(service)) === 1);
+  if (connected) await waitFor(async () => (await redisUp(service)) === 1);
   return { service, logs };
 }
 
@@ -95,8 +95,12 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
 
   it('shares the concurrency limit: while A runs a key\'s query, B refuses that key, then frees it', async () => {
     const slots = 'analytics:concurrent:key:operator-2';
-    const slow = request(a.service.app).post('/v1/data/load').set('x-api-key', SECOND_KEY).send({ query: { measures: ['Slow.count'] } });
-    const settled = slow.then((res) => res);
+    // supertest sends on then().
+    const settled = request(a.service.app)
+      .post('/v1/data/load')
+      .set('x-api-key', SECOND_KEY)
+      .send({ query: { measures: ['Slow.count'] } })
+      .then((res) => res);
     await waitFor(async () => (await oracle.zCard(slots)) === 1);
     const refused = await meta(b, SECOND_KEY);
     expectEnvelope(refused, 'rate_limited', /concurrent/);
@@ -158,7 +162,8 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
     const pauser = createClient({ url: redis.url }).on('error', () => undefined);
     await pauser.connect();
     await pauser.sendCommand(['CLIENT', 'PAUSE', '10000', 'ALL']);
-    const inFlight = Array.from({ length: 16 }, (_, i) => meta(i % 2 === 0 ? a : b, API_KEY));
+    // supertest sends on then(), so each request is on its way before the kill.
+    const inFlight = Array.from({ length: 16 }, (_, i) => meta(i % 2 === 0 ? a : b, API_KEY).then((res) => res));
     await new Promise((resolve) => setTimeout(resolve, 100));
     await redis.kill();
     pauser.destroy();
@@ -198,6 +203,29 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
       }
     } finally {
       oracle.destroy();
+    }
+  });
+});
+
+describeWithRedis('REDIS_URL: Redis is down when the instance starts', () => {
+  it('starts, answers from memory, and counts in Redis once Redis is up', async () => {
+    const port = await freePort();
+    const instance = await startInstance(`redis://127.0.0.1:${port}`, { RATE_LIMIT_REQUESTS: '10' }, { connected: false });
+    let redis: RedisServer | undefined;
+    const oracle = createClient({ url: `redis://127.0.0.1:${port}` }).on('error', () => undefined);
+    try {
+      for (let i = 1; i <= 3; i++) expect((await meta(instance, API_KEY)).headers.ratelimit).toMatch(new RegExp(`; r=${10 - i}; `));
+      expect(instance.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/^redis unavailable/) }));
+      redis = await startRedis(port);
+      await oracle.connect();
+      await waitFor(async () => (await redisUp(instance.service)) === 1);
+      // Redis starts from zero: its first count for the key, loaded with the scripts the instance could not load at start.
+      expect((await meta(instance, API_KEY)).headers.ratelimit).toMatch(/; r=9; /);
+      expect(await oracle.get('analytics:rate:key:operator-1')).toBe('1');
+    } finally {
+      oracle.destroy();
+      await instance.service.close();
+      await redis?.kill();
     }
   });
 });
