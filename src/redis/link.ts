@@ -74,7 +74,7 @@ export function connectRedis(url: string, logger: Logger, registry: Registry): R
     succeeded,
     onReady: (listener) => listeners.push(listener),
     close: async () => {
-      client.destroy();
+      if (client.isOpen) client.destroy();
     },
   };
 }
