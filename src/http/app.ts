@@ -33,9 +33,10 @@ const DATA_ROUTES = ['/v1/data/meta', '/v1/data/load'];
 
 /**
  * The HTTP surface, in the order a request meets it: request id, metrics
- * and log line, Server-Timing on the data routes, security headers, CORS (off unless configured), API key (with a
- * limit per address on requests without a valid one), per-key rate limits,
- * the two routes, the error envelope. Routing is non-strict, so the
+ * and log line, Server-Timing on the data routes, security headers, CORS
+ * (off unless configured), API key (with a limit per address on requests
+ * without a valid one), per-key rate limits, the two routes, the error
+ * envelope. Routing is non-strict, so the
  * trailing slash is optional.
  */
 export function createApp({ config, cube, authenticator, logger, metrics, limitStores = memoryStores }: AppDeps): Express {
