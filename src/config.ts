@@ -88,6 +88,14 @@ export interface Config {
     concurrent: number;
     /** Requests without a valid key per client address and window; valid keys never count. */
     unauthenticated: number;
+    /** Redis that holds the counters, so they hold across instances; in memory when unset. */
+    redisUrl?: string;
+  };
+  /** The Prometheus endpoint, on its own listener so it is never served on the API port. */
+  metrics: {
+    host: string;
+    /** 0 turns the endpoint off. */
+    port: number;
   };
 }
 
@@ -187,6 +195,17 @@ export function parseConfig(env: Env): Config {
     }
   }
 
+  const redisUrl = read.optional('REDIS_URL');
+  if (redisUrl !== undefined && !isRedisUrl(redisUrl)) {
+    // The URL may carry a password; the message may end up in a log.
+    const shown = redisUrl.replace(/:[^:@/]*@/, ':***@');
+    problems.push(`REDIS_URL=${JSON.stringify(shown)}: expected a redis:// or rediss:// URL such as redis://localhost:6379 or rediss://user:password@redis.example:6380/0`);
+  }
+  const metricsPort = read.integer('METRICS_PORT', 9464, 0, 65535);
+  if (metricsPort !== 0 && metricsPort === port) {
+    problems.push(`METRICS_PORT=${metricsPort}: expected a port other than PORT (${port}), so that /metrics is never served on the API port`);
+  }
+
   const config: Config = {
     env: nodeEnv,
     host,
@@ -224,10 +243,24 @@ export function parseConfig(env: Env): Config {
       windowMs: read.integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,
       concurrent: read.integer('RATE_LIMIT_CONCURRENT', 8, 1, 10_000),
       unauthenticated: read.integer('RATE_LIMIT_UNAUTHENTICATED', 60, 1, 1_000_000),
+      redisUrl,
+    },
+    metrics: {
+      host: read.string('METRICS_HOST', '127.0.0.1'),
+      port: metricsPort,
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function isRedisUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '' && /^(\/\d*)?$/.test(url.pathname);
+  } catch {
+    return false;
+  }
 }
 
 /** Typed accessors that record a problem naming the variable instead of throwing at the first one. */

@@ -1,12 +1,16 @@
 import { ConfigError, loadConfig, type Config } from './config';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
+import { memoryStores, redisStores } from './http/limit-stores';
 import { createHttpServer } from './http/server';
 import { createShutdownGate } from './http/shutdown-gate';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
 import { createLogger } from './log';
+import { createMetrics } from './metrics/registry';
+import { serveMetrics } from './metrics/server';
 import { createReadiness } from './readiness';
+import { connectRedis } from './redis/link';
 import { onShutdownSignals } from './shutdown';
 import { openWarehouse } from './warehouse/connection';
 import { WarehouseSetupError } from './warehouse/data-dir';
@@ -22,7 +26,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const warehouse = await openWarehouse(config.warehouse);
+  const metrics = createMetrics();
+  const warehouse = await openWarehouse(config.warehouse, {
+    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
+    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
+  });
 
   // The embedded engine is ours to set up; a ClickHouse server is set up by
   // its operator (npm run warehouse -- init), and the service only reads it.
@@ -39,12 +47,19 @@ async function main(): Promise<void> {
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
   }
 
-  const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
+  const ring = await openKeyRing({
+    file: config.keys.file,
+    reloadIntervalMs: config.keys.reloadIntervalMs,
+    logger,
+    onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
+  });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger });
+  const cube = createCubeService({ warehouse, query: config.query, logger, metrics });
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();
-  const app = createApp({ config, cube, authenticator, logger, readiness, gate });
+  const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
+  const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+  const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
   const server = createHttpServer(app, config.http, logger);
   server.listen(config.port, config.host, () => {
     const url = `http://localhost:${config.port}`;
@@ -70,6 +85,8 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       ring.close();
+      metricsServer?.close();
+      await redis?.close();
       await cube.close();
       await warehouse.close();
     },

@@ -108,4 +108,31 @@ describe('parseConfig', () => {
       'HTTP_REQUEST_TIMEOUT_SECONDS=10: expected at least HTTP_HEADERS_TIMEOUT_SECONDS (20)',
     ]);
   });
+
+  it('serves metrics on loopback port 9464 unless told otherwise; 0 turns them off', () => {
+    expect(parseConfig({}).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(parseConfig({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '0' }).metrics).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(problemsOf({ METRICS_PORT: '70000' })).toEqual(['METRICS_PORT="70000": expected an integer from 0 to 65535']);
+  });
+
+  it('refuses METRICS_PORT equal to PORT: /metrics is never served on the API port', () => {
+    expect(problemsOf({ PORT: '9000', METRICS_PORT: '9000' })).toEqual([
+      'METRICS_PORT=9000: expected a port other than PORT (9000), so that /metrics is never served on the API port',
+    ]);
+  });
+
+  it('counts rate limits in memory without REDIS_URL, and reads a redis:// or rediss:// URL', () => {
+    expect(parseConfig({}).rateLimit.redisUrl).toBeUndefined();
+    expect(parseConfig({ REDIS_URL: 'redis://localhost:6379' }).rateLimit.redisUrl).toBe('redis://localhost:6379');
+    expect(parseConfig({ REDIS_URL: 'rediss://user:secret@redis.example:6380/2' }).rateLimit.redisUrl).toBe('rediss://user:secret@redis.example:6380/2');
+  });
+
+  it('refuses a REDIS_URL that is not a redis URL, without printing its password', () => {
+    for (const bad of ['localhost:6379', 'http://redis.example:6379', 'redis://', 'redis://host:6379/db-one']) {
+      expect(problemsOf({ REDIS_URL: bad })).toEqual([expect.stringMatching(/^REDIS_URL=".*": expected a redis:\/\/ or rediss:\/\/ URL/)]);
+    }
+    const [problem] = problemsOf({ REDIS_URL: 'https://user:hunter2@redis.example:6379' });
+    expect(problem).toMatch(/^REDIS_URL="https:\/\/user:\*\*\*@redis.example:6379": expected/);
+    expect(problem).not.toContain('hunter2');
+  });
 });

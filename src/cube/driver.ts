@@ -17,6 +17,8 @@ export function createDriverFactory(
   warehouse: Warehouse,
   limits: QueryLimits,
   ticketOf: (requestId: string | undefined) => Ticket | undefined,
+  /** Told how long each statement took (its wait in the statement queue included), with the id of the request Cube names. */
+  onStatement: (requestId: string | undefined, ms: number) => void = () => {},
 ): () => ClickHouseDriver {
   // A closure rather than a field: ClickHouseDriver's constructor calls
   // createClient before a subclass's fields exist.
@@ -31,9 +33,15 @@ export function createDriverFactory(
       });
     }
 
-    override query<R = unknown>(query: string, values: unknown[], options?: { requestId?: string }): Promise<R[]> {
+    // Cube's queue passes the queued request, with its requestId, as the options.
+    override async query<R = unknown>(query: string, values: unknown[], options?: { requestId?: string }): Promise<R[]> {
       const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
-      return statementTicket.run(ticket, () => super.query<R>(query, values, options));
+      const started = performance.now();
+      try {
+        return await statementTicket.run(ticket, () => super.query<R>(query, values, options));
+      } finally {
+        onStatement(options?.requestId, performance.now() - started);
+      }
     }
   }
   return () =>

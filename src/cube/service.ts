@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
 import type { Config } from '../config';
 import type { Logger } from '../log';
+import type { Metrics, QueryOutcome } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
@@ -66,6 +67,7 @@ export interface CubeServiceOptions {
   warehouse: Warehouse;
   query: Config['query'];
   logger: Logger;
+  metrics: Metrics;
   /** Folder of model files; the repository's schema/ by default. */
   schemaPath?: string;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
@@ -87,7 +89,8 @@ class Core extends CubejsServerCore {
 }
 
 export function createCubeService(options: CubeServiceOptions): CubeService {
-  const { warehouse, query: limits, logger } = options;
+  const { warehouse, query: limits, logger, metrics } = options;
+  const { timings } = metrics;
   const tickets = new Tickets();
   // Cube 0.33 reads its row limits from the environment only.
   process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
@@ -99,7 +102,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
-    driverFactory: createDriverFactory(warehouse, limits, (requestId) => tickets.ticketOf(requestId)) as unknown as CreateOptions['driverFactory'],
+    driverFactory: createDriverFactory(
+      warehouse,
+      limits,
+      (requestId) => tickets.ticketOf(requestId),
+      (requestId, ms) => {
+        const timing = timings.of(requestId);
+        if (timing) timing.warehouseMs += ms;
+      },
+    ) as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
     dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
@@ -119,19 +130,44 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       // ClickHouse driver's 10) bounds the load we put on it.
       ...(warehouse.config.kind === 'chdb' ? { queryCacheOptions: { queueOptions: { concurrency: CHDB_CUBE_CONCURRENCY } } } : {}),
     } as CreateOptions['orchestratorOptions'],
-    logger: (message: string, params: Record<string, unknown>) => logger.debug(`cube: ${message}`, params),
+    logger: (message: string, params: Record<string, unknown>) => {
+      observeCache(message, params);
+      logger.debug(`cube: ${message}`, params);
+    },
   });
+
+  /**
+   * Cube says in its log events, and nowhere else, whether its result cache
+   * answered a query: "Using cache for" a hit, the others a miss. Only the
+   * request's own query counts (primaryQuery), not the refresh-key queries
+   * Cube runs to decide whether a cached result is still fresh.
+   */
+  const observeCache = (message: string, params: Record<string, unknown>) => {
+    if (params?.primaryQuery !== true) return;
+    const hit = message === 'Using cache for';
+    if (!hit && message !== 'Missing cache for' && message !== 'Waiting for renew' && message !== 'Force no cache for') return;
+    if (timings.cacheLookup(params.requestId, JSON.stringify(params.cacheKey), hit)) {
+      (hit ? metrics.resultCacheHits : metrics.resultCacheMisses).inc();
+    }
+  };
   const gateway = core.gateway();
 
-  const call = (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext) =>
-    new Promise<Reply>((resolve, reject) => {
-      const request = {
-        ...args,
-        context: { securityContext: securityContextOf(context), requestId: context.requestId },
-        res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
-      };
-      (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
-    });
+  const call = async (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext) => {
+    const started = performance.now();
+    try {
+      return await new Promise<Reply>((resolve, reject) => {
+        const request = {
+          ...args,
+          context: { securityContext: securityContextOf(context), requestId: context.requestId },
+          res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
+        };
+        (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
+      });
+    } finally {
+      const timing = timings.of(context.requestId);
+      if (timing) timing.cubeMs += performance.now() - started;
+    }
+  };
 
   const failed = (reply: Reply): CubeFailure | undefined =>
     reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
@@ -172,11 +208,18 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
   // The models are compiled once per process, so their members are read once.
   let kinds: Promise<MemberKinds> | undefined;
+  let cubeNames: ReadonlySet<string> = new Set();
   const memberKinds = (context: RequestContext) =>
-    (kinds ??= meta(context).then(memberKindsOf, (err: unknown) => {
-      kinds = undefined;
-      throw err;
-    }));
+    (kinds ??= meta(context).then(
+      (schemas) => {
+        cubeNames = new Set(schemas.map((schema) => schema.name));
+        return memberKindsOf(schemas);
+      },
+      (err: unknown) => {
+        kinds = undefined;
+        throw err;
+      },
+    ));
   const check = async (queries: Query[], context: RequestContext) => {
     const known = await memberKinds(context);
     for (const query of queries) {
@@ -200,18 +243,37 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return reply.body;
   };
 
+  /** Observes a load's duration and outcome under each cube its members name. */
+  const timed = async <T>(queries: Query[], run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let outcome: QueryOutcome = 'failure';
+    try {
+      const result = await run();
+      outcome = 'ok';
+      return result;
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw err;
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      for (const cube of cubesOf(queries, cubeNames)) metrics.queryDuration.observe({ cube, outcome }, seconds);
+    }
+  };
+
   return {
     meta,
 
-    load: async (query, context) => {
-      await check([query], context);
-      return toLoadResult(await loadUntilDone({ query }, context), query);
-    },
+    load: (query, context) =>
+      timed([query], async () => {
+        await check([query], context);
+        return toLoadResult(await loadUntilDone({ query }, context), query);
+      }),
 
-    loadMulti: async (query, context) => {
-      await checkCubeQuery(query, context);
-      return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
-    },
+    loadMulti: (query, context) =>
+      timed(Array.isArray(query) ? query : [query], async () => {
+        await checkCubeQuery(query, context);
+        return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
+      }),
 
     cubeMeta: async (context) => {
       const reply = await call('meta', {}, context);
@@ -224,8 +286,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
         throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
       }
-      await checkCubeQuery(query, context);
-      return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
+      return timed(Array.isArray(query) ? query : [query], async () => {
+        await checkCubeQuery(query, context);
+        return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
+      });
     },
 
     sql: (query, context) => generate('sql', query, context),
@@ -245,6 +309,36 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 function hasCompareDateRange(query: Query): boolean {
   const { timeDimensions } = query;
   return Array.isArray(timeDimensions) && timeDimensions.some((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+}
+
+function outcomeOf(err: unknown): QueryOutcome {
+  if (!(err instanceof CubeFailure) || err.kind === 'internal') return 'failure';
+  return err.kind === 'query_timeout' ? 'timeout' : 'client_error';
+}
+
+/**
+ * The cubes a query's members belong to, as metric label values: only names
+ * of the compiled model's cubes, so a client cannot mint new label values;
+ * anything else (a query naming no known cube) is "unknown".
+ */
+function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<string> {
+  const cubes = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const cube = value.split('.')[0];
+      if (known.has(cube)) cubes.add(cube);
+    } else if (Array.isArray(value)) {
+      value.forEach(visit);
+    } else if (typeof value === 'object' && value !== null) {
+      const { member, dimension, and, or } = value as Record<string, unknown>;
+      [member, dimension, and, or].forEach(visit);
+    }
+  };
+  for (const query of queries) {
+    [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters].forEach(visit);
+  }
+  if (cubes.size === 0) cubes.add('unknown');
+  return cubes;
 }
 
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {

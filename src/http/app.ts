@@ -6,9 +6,11 @@ import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
+import type { Metrics } from '../metrics/registry';
 import type { Readiness } from '../readiness';
 import { apiKeyHeader, apiKeyOrAuthorization, identifyApiKey, requireApiKey, requireScope, type KeyReader } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
+import { memoryStores, type LimitStores } from './limit-stores';
 import { concurrencyLimit, requestRateLimit, unauthenticatedRateLimit } from './rate-limit';
 import { cubeDryRunRoute } from './routes/cubejs/dry-run';
 import { cubeLoadRoute } from './routes/cubejs/load';
@@ -18,6 +20,7 @@ import { loadRoute } from './routes/load';
 import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
 import { readyzRoute } from './routes/readyz';
+import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
 
 export interface AppDeps {
@@ -27,29 +30,56 @@ export interface AppDeps {
   logger: Logger;
   readiness: Readiness;
   gate: ShutdownGate;
+  metrics: Metrics;
+  /** Where rate limits count: memory unless REDIS_URL is set. */
+  limitStores?: LimitStores;
 }
 
+/** What a client may send as x-request-id: Cube's clients send `<uuid>-span-<n>`. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The routes that carry Server-Timing. */
+const DATA_ROUTES = [
+  '/v1/data/meta',
+  '/v1/data/load',
+  '/cubejs-api/v1/meta',
+  '/cubejs-api/v1/load',
+  '/cubejs-api/v1/sql',
+  '/cubejs-api/v1/dry-run',
+];
+
+/** Routes that are their own label in the request metrics; any other path counts as "unmatched". */
+const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz'];
+
 /**
- * The HTTP surface, in the order a request meets it: request id and log
- * line, security headers, CORS (off unless configured), API key (with a
- * limit per address on requests without a valid one), per-key rate limits,
- * the routes (the documented /v1 and Cube's own /cubejs-api/v1), the error
- * envelope. Routing is non-strict, so the trailing slash is optional. The
- * health probes come before keys, limits and the shutdown gate: a probe needs
- * no key, never uses up a client's budget, and is answered while the service
- * drains.
+ * The HTTP surface, in the order a request meets it: request id, metrics
+ * and log line, Server-Timing on the data routes, security headers, CORS
+ * (off unless configured), the health probes, the shutdown gate, API key
+ * (with a limit per address on requests without a valid one), per-key rate
+ * limits, the routes (the documented /v1 and Cube's own /cubejs-api/v1), the
+ * error envelope. Routing is non-strict, so the trailing slash is optional.
+ * The health probes come before keys, limits and the shutdown gate: a probe
+ * needs no key, never uses up a client's budget, and is answered while the
+ * service drains.
  */
-export function createApp({ config, cube, authenticator, logger, readiness, gate }: AppDeps): Express {
+export function createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores = memoryStores }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // Decides req.ip, which keys the limit on requests without a valid key.
   app.set('trust proxy', config.http.trustProxyHops);
 
   app.use((req, res, next) => {
-    res.locals.requestId = randomUUID();
+    // A client's own id (one that cannot forge a log line) ties its logs to ours.
+    const incoming = req.get('x-request-id');
+    res.locals.requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', res.locals.requestId);
-    const started = process.hrtime.bigint();
+    const started = performance.now();
+    res.locals.startedAt = started;
     res.on('finish', () => {
+      const ms = performance.now() - started;
+      // The route pattern, never the raw path: paths are the client's to invent.
+      const route = typeof res.locals.route === 'string' ? res.locals.route : 'unmatched';
+      metrics.httpRequestDuration.observe({ route, method: req.method, status: String(res.statusCode) }, ms / 1000);
       logger.info('request', {
         requestId: res.locals.requestId,
         // The key's id, never the key.
@@ -57,11 +87,19 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
         method: req.method,
         path: req.originalUrl.split('?')[0],
         status: res.statusCode,
-        ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+        ms: Math.round(ms),
       });
     });
     next();
   });
+  // Mounted by path, so that requests refused before routing (401, 429) count under their route too.
+  for (const route of LABELLED_ROUTES) {
+    app.use(route, (_req, res, next) => {
+      res.locals.route = route;
+      next();
+    });
+  }
+  app.use(DATA_ROUTES, serverTiming(metrics.timings));
 
   app.use(helmet());
   // Answers hold one account's figures: no shared cache may keep them.
@@ -76,7 +114,7 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
         methods: ['GET', 'POST'],
         // Cube's clients send their token in authorization and an x-request-id of their own.
         allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'x-request-id'],
-        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'],
+        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Server-Timing'],
         maxAge: 600,
       }),
     );
@@ -87,10 +125,13 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
   app.use(gate.middleware);
 
   // One set of counters for both APIs, so a key's limits hold across them.
-  const oneAtATime = concurrencyLimit(config.rateLimit.concurrent);
-  const perAddress = unauthenticatedRateLimit(config.rateLimit);
-  const perKey = requestRateLimit(config.rateLimit);
-  const authenticated = (readKey: KeyReader) => [identifyApiKey(authenticator, readKey), perAddress, requireApiKey, perKey];
+  const limits = { limits: config.rateLimit, stores: limitStores, metrics };
+  // No request outlives the query timeout by a minute; a slot older than that belongs to a dead instance.
+  const oneAtATime = concurrencyLimit(limits, config.query.timeoutMs + 60_000);
+  const perAddress = unauthenticatedRateLimit(limits);
+  const perKey = requestRateLimit(limits);
+  const onAuthFailure = (reason: 'missing' | 'invalid') => metrics.authFailures.inc({ reason });
+  const authenticated = (readKey: KeyReader) => [identifyApiKey(authenticator, readKey, onAuthFailure), perAddress, requireApiKey, perKey];
   // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
   const jsonBody = express.json({ type: () => true, limit: config.http.bodyLimitBytes });
 

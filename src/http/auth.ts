@@ -30,9 +30,15 @@ export const apiKeyOrAuthorization: KeyReader = (req) => {
  * requireApiKey, so that the limit on requests without a valid key can sit
  * between the two.
  */
-export function identifyApiKey(authenticator: Authenticator, readKey: KeyReader): RequestHandler {
+export function identifyApiKey(
+  authenticator: Authenticator,
+  readKey: KeyReader,
+  onFailure: (reason: 'missing' | 'invalid') => void = () => {},
+): RequestHandler {
   return (req, res, next) => {
-    res.locals.principal = authenticator.authenticate(readKey(req));
+    const presented = readKey(req);
+    res.locals.principal = authenticator.authenticate(presented);
+    if (res.locals.principal === undefined) onFailure(presented === '' ? 'missing' : 'invalid');
     next();
   };
 }

@@ -1,23 +1,33 @@
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Config } from '../config';
+import type { Metrics } from '../metrics/registry';
 import { hasPrincipal, principalOf } from './auth';
 import { ApiError } from './errors';
+import type { LimitStores } from './limit-stores';
+
+export interface RateLimitDeps {
+  limits: Config['rateLimit'];
+  /** In memory, or in Redis with REDIS_URL so that instances share the counts. */
+  stores: LimitStores;
+  metrics: Metrics;
+}
 
 /**
  * At most `requests` per window per API key, with RateLimit and
  * RateLimit-Policy headers (IETF draft 8) on every answer and 429 with
- * Retry-After beyond. Counters live in this process: behind a load balancer
- * each instance counts its own share.
+ * Retry-After beyond.
  */
-export function requestRateLimit(limits: Config['rateLimit']): RequestHandler {
+export function requestRateLimit({ limits, stores, metrics }: RateLimitDeps): RequestHandler {
   return rateLimit({
     windowMs: limits.windowMs,
     limit: limits.requests,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
+    store: stores.counter('analytics:rate:key:'),
     keyGenerator: (_req, res) => principalOf(res).keyId,
     handler: (_req, _res, next) => {
+      metrics.rateLimitRefusals.inc({ reason: 'rate' });
       next(new ApiError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`));
     },
   });
@@ -30,15 +40,17 @@ export function requestRateLimit(limits: Config['rateLimit']): RequestHandler {
  * address shared with real clients (a NAT, a proxy) does not lock them out.
  * Keyed by express-rate-limit's default, the address (IPv6 by /56 subnet).
  */
-export function unauthenticatedRateLimit(limits: Config['rateLimit']): RequestHandler {
+export function unauthenticatedRateLimit({ limits, stores, metrics }: RateLimitDeps): RequestHandler {
   return rateLimit({
     windowMs: limits.windowMs,
     limit: limits.unauthenticated,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     identifier: 'unauthenticated',
+    store: stores.counter('analytics:rate:unauthenticated:'),
     skip: (_req, res) => hasPrincipal(res),
     handler: (_req, _res, next) => {
+      metrics.rateLimitRefusals.inc({ reason: 'unauthenticated' });
       next(
         new ApiError(
           'rate_limited',
@@ -50,27 +62,27 @@ export function unauthenticatedRateLimit(limits: Config['rateLimit']): RequestHa
 }
 
 /**
- * Wraps a route so that one API key runs at most `max` of them at a time;
- * beyond that, 429 with Retry-After. The slot is held until the handler
+ * Wraps a route so that one API key runs at most `concurrent` of them at a
+ * time; beyond that, 429 with Retry-After. The slot is held until the handler
  * settles, not until the client hangs up, so abandoned queries still count.
+ * `holdLimitMs` bounds how long a slot in Redis outlives an instance that
+ * died holding it.
  */
-export function concurrencyLimit(max: number): (handler: RequestHandler) => RequestHandler {
-  const inFlight = new Map<string, number>();
+export function concurrencyLimit({ limits, stores, metrics }: RateLimitDeps, holdLimitMs: number): (handler: RequestHandler) => RequestHandler {
+  const max = limits.concurrent;
+  const slots = stores.concurrency('analytics:concurrent:key:', holdLimitMs);
   return (handler) => async (req, res, next) => {
-    const { keyId } = principalOf(res);
-    const current = inFlight.get(keyId) ?? 0;
-    if (current >= max) {
+    const release = await slots.acquire(principalOf(res).keyId, max);
+    if (release === undefined) {
+      metrics.rateLimitRefusals.inc({ reason: 'concurrency' });
       // Queries take seconds at most; a second is a fair first wait.
       res.setHeader('Retry-After', '1');
       throw new ApiError('rate_limited', `Too many concurrent requests for this API key: at most ${max} at a time.`);
     }
-    inFlight.set(keyId, current + 1);
     try {
       await handler(req, res, next);
     } finally {
-      const remaining = (inFlight.get(keyId) ?? 1) - 1;
-      if (remaining === 0) inFlight.delete(keyId);
-      else inFlight.set(keyId, remaining);
+      await release();
     }
   };
 }

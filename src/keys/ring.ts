@@ -19,6 +19,8 @@ export interface KeyRingOptions {
   file: string;
   reloadIntervalMs: number;
   logger: Logger;
+  /** Called each time a change to the file does not read cleanly (for the metrics). */
+  onReloadFailure?: () => void;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface KeyRingOptions {
  * not lock every account out. Rejects when the first read fails, so the service
  * does not start on a key file it cannot read.
  */
-export async function openKeyRing({ file, reloadIntervalMs, logger }: KeyRingOptions): Promise<KeyRing> {
+export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFailure }: KeyRingOptions): Promise<KeyRing> {
   let current: readonly RingKey[] = [];
   let closed = false;
   let started = 0;
@@ -58,6 +60,7 @@ export async function openKeyRing({ file, reloadIntervalMs, logger }: KeyRingOpt
       },
       (err: unknown) => {
         if (closed) return;
+        onReloadFailure?.();
         logger.error('key file not reloaded; keeping the previous keys', {
           file,
           error: err instanceof Error ? err.message : String(err),

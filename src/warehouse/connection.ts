@@ -7,7 +7,7 @@ import { createChdbConnection } from 'chdb/connection';
 type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 import type { WarehouseConfig } from '../config';
 import { checkDataDir, WarehouseSetupError } from './data-dir';
-import { StatementQueue, statementTicket } from './statement-queue';
+import { StatementQueue, statementTicket, type QueueObserver } from './statement-queue';
 
 /**
  * Where queries go: the chDB engine inside this process, or a ClickHouse
@@ -53,8 +53,8 @@ function limitSettings(limits: QueryLimits): Settings {
   };
 }
 
-export async function openWarehouse(config: WarehouseConfig): Promise<Warehouse> {
-  return config.kind === 'chdb' ? openChdb(config) : openServer(config);
+export async function openWarehouse(config: WarehouseConfig, queueObserver?: QueueObserver): Promise<Warehouse> {
+  return config.kind === 'chdb' ? openChdb(config, queueObserver) : openServer(config);
 }
 
 function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Warehouse {
@@ -80,7 +80,7 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
   };
 }
 
-async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Promise<Warehouse> {
+async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queueObserver?: QueueObserver): Promise<Warehouse> {
   checkDataDir(config.dataDir);
   // libchdb binds one data directory per process, so every client shares one
   // connection, and closing a client must not close it: Cube's driver closes
@@ -91,7 +91,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>): Pro
   } catch (err) {
     throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`);
   }
-  const queue = new StatementQueue();
+  const queue = new StatementQueue(queueObserver);
   const shared = serialized(connection as unknown as Connection, queue);
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do

@@ -32,6 +32,12 @@ interface Waiting {
   start(): void;
 }
 
+/** Told how many statements wait, whenever that changes, and how long each waited once it starts. */
+export interface QueueObserver {
+  depth(waiting: number): void;
+  waited(seconds: number): void;
+}
+
 /**
  * Runs one statement at a time, taking them round-robin across lanes and
  * FIFO within a lane, so a burst from one lane waits behind itself, not in
@@ -41,6 +47,8 @@ export class StatementQueue {
   private readonly lanes = new Map<string, Waiting[]>();
   private readonly urgent: Waiting[] = [];
   private running = false;
+
+  constructor(private readonly observer?: QueueObserver) {}
 
   /** Statements waiting to start. */
   get depth(): number {
@@ -53,14 +61,18 @@ export class StatementQueue {
     const ticket = statementTicket.getStore() ?? { lane: DEFAULT_LANE };
     if (ticket.signal?.aborted) return Promise.reject(ticket.signal.reason);
     return new Promise<T>((resolve, reject) => {
+      const queued = performance.now();
       const onAbort = () => {
         this.remove(entry);
+        this.observer?.depth(this.depth);
         reject(ticket.signal?.reason);
       };
       const entry: Waiting = {
         ticket,
         start: () => {
           ticket.signal?.removeEventListener('abort', onAbort);
+          this.observer?.depth(this.depth);
+          this.observer?.waited((performance.now() - queued) / 1000);
           ticket.onStart?.();
           statement()
             .then(resolve, reject)
@@ -77,6 +89,7 @@ export class StatementQueue {
         if (lane) lane.push(entry);
         else this.lanes.set(ticket.lane, [entry]);
       }
+      this.observer?.depth(this.depth);
       this.next();
     });
   }

@@ -7,12 +7,15 @@ import { createChdbConnection } from 'chdb/connection';
 import { parseConfig, type Config } from '../../src/config';
 import { createCubeService, type CubeService, type CubeServiceOptions } from '../../src/cube/service';
 import { createApp } from '../../src/http/app';
+import { memoryStores, redisStores } from '../../src/http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from '../../src/http/shutdown-gate';
 import { createAuthenticator } from '../../src/keys/authenticator';
 import { openKeyRing } from '../../src/keys/ring';
 import { createKey } from '../../src/keys/store';
 import { createLogger, type Logger } from '../../src/log';
+import { createMetrics, type Metrics } from '../../src/metrics/registry';
 import { createReadiness, type Readiness } from '../../src/readiness';
+import { connectRedis } from '../../src/redis/link';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
 
@@ -25,6 +28,8 @@ export function testDataDir(): string {
 export interface TestService {
   app: Express;
   config: Config;
+  /** The service's own registry and instruments (GET /metrics serves metrics.registry). */
+  metrics: Metrics;
   /** A key of each account asked for in `accounts`, by account id. */
   accountKeys: Record<string, string>;
   cube: CubeService;
@@ -64,15 +69,26 @@ export async function startService(env: Record<string, string> = {}, options: Te
     ...env,
   });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});
-  const warehouse = await openWarehouse(config.warehouse);
-  const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
+  const metrics = createMetrics();
+  const warehouse = await openWarehouse(config.warehouse, {
+    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
+    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
+  });
+  const ring = await openKeyRing({
+    file: config.keys.file,
+    reloadIntervalMs: config.keys.reloadIntervalMs,
+    logger,
+    onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
+  });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger, ...cubeOptions });
+  const cube = createCubeService({ warehouse, query: config.query, logger, metrics, ...cubeOptions });
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();
+  const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
   return {
-    app: createApp({ config, cube, authenticator, logger, readiness, gate }),
+    app: createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores }),
     config,
+    metrics,
     accountKeys,
     cube,
     warehouse,
@@ -81,6 +97,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
     logger,
     close: async () => {
       ring.close();
+      await redis?.close();
       await cube.close();
       await warehouse.close();
     },

@@ -1,0 +1,42 @@
+import type { RequestHandler, Response } from 'express';
+import { cacheStatus, type RequestTiming, type RequestTimings } from '../metrics/request-timing';
+
+/**
+ * Adds a Server-Timing header to every answer of the route, errors
+ * included, so that clients and browsers see where the time went without
+ * the logs: `warehouse` (statements of this request, including chDB's
+ * statement queue), `cube` (Cube's API gateway, warehouse included), `total`
+ * (from the request's arrival to the answer's headers), and `cache` (hit,
+ * miss or partial) when Cube looked up a result. The header is written at the
+ * last moment, when the status line goes out.
+ */
+export function serverTiming(timings: RequestTimings): RequestHandler {
+  return (_req, res, next) => {
+    const requestId = String(res.locals.requestId);
+    const started = typeof res.locals.startedAt === 'number' ? res.locals.startedAt : performance.now();
+    const timing = timings.begin(requestId);
+    // 'close' follows every answer and every abandoned request alike.
+    res.once('close', () => timings.end(requestId));
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      if (!this.headersSent) this.setHeader('Server-Timing', format(timing, performance.now() - started));
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as Response['writeHead'];
+    next();
+  };
+}
+
+function format(timing: RequestTiming, totalMs: number): string {
+  const entries = [
+    `warehouse;dur=${round(timing.warehouseMs)}`,
+    `cube;dur=${round(timing.cubeMs)}`,
+    `total;dur=${round(totalMs)}`,
+  ];
+  const cache = cacheStatus(timing);
+  if (cache !== undefined) entries.push(`cache;desc="${cache}"`);
+  return entries.join(', ');
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
