@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
+import { ModelsInvalid } from './cube/models/problems';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
 import { createAuthenticator } from './keys/authenticator';
@@ -40,7 +41,14 @@ async function main(): Promise<void> {
 
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger });
+  const cube = createCubeService({ warehouse, query: config.query, logger, schemaPath: config.models.dir, watchModels: config.env !== 'production' });
+  try {
+    await cube.models.ready();
+  } catch (err) {
+    if (!(err instanceof ModelsInvalid)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   const app = createApp({ config, cube, authenticator, logger });
   const server = app.listen(config.port, config.host, () => {
     const url = `http://localhost:${config.port}`;

@@ -7,6 +7,9 @@ import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { createModelEngine } from './models/engine';
+import { createModels, type ModelContext } from './models/models';
+import type { GeneratedSql } from './models/validate';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -21,6 +24,17 @@ export interface CubeService {
   load(query: Query, context: RequestContext): Promise<LoadResult>;
   /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
   loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
+  models: {
+    /**
+     * Settles once the models are compiled and validated (the service is
+     * ready to answer); rejects with ModelsInvalid, whose problems say why.
+     */
+    ready(): Promise<void>;
+    /** Whether compiled, validated models are serving now. */
+    compiled(): boolean;
+    /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
+    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
+  };
   close(): Promise<void>;
 }
 
@@ -41,8 +55,10 @@ export interface CubeServiceOptions {
   warehouse: Warehouse;
   query: Config['query'];
   logger: Logger;
-  /** Folder of model files; the repository's schema/ by default. */
+  /** Folder of model files (CUBE_MODELS_DIR); the repository's schema/ by default. */
   schemaPath?: string;
+  /** Recompile when the model files change (outside production); otherwise they compile once. */
+  watchModels?: boolean;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
 }
@@ -64,13 +80,29 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
   process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
 
+  const driverFactory = createDriverFactory(warehouse, limits);
+  const validationDriver = driverFactory();
+  const models = createModels({
+    dir: path.resolve(options.schemaPath ?? SCHEMA_PATH),
+    watch: options.watchModels ?? false,
+    logger,
+    engine: createModelEngine({
+      compilerApi: (modelVersion) => core.getCompilerApi({ modelVersion, securityContext: {} } as never),
+      generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
+      query: (sql, params) => validationDriver.query(sql, params),
+    }),
+  });
+
   const core = new Core({
     dbType: 'clickhouse',
-    // Cube joins schemaPath to the working directory, whatever its form.
-    schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
+    // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
+    contextToAppId: (context) => models.appIdOf(context as ModelContext),
+    repositoryFactory: (context) => models.repositoryOf(context as ModelContext),
+    // The serving version, the one being validated, and one or two a request may still hold.
+    compilerCacheSize: 4,
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
-    driverFactory: createDriverFactory(warehouse, limits) as unknown as CreateOptions['driverFactory'],
+    driverFactory: driverFactory as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
     dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
@@ -85,15 +117,18 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   });
   const gateway = core.gateway();
 
-  const call = (method: 'meta' | 'load', args: Record<string, unknown>, context: RequestContext) =>
-    new Promise<Reply>((resolve, reject) => {
+  // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
+  const call = async (method: 'meta' | 'load' | 'sql', args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
+    const version = modelVersion ?? (await models.version());
+    return new Promise<Reply>((resolve, reject) => {
       const request = {
         ...args,
-        context: { securityContext: securityContextOf(context), requestId: context.requestId },
+        context: { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: version },
         res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
       };
       (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
     });
+  };
 
   const failed = (reply: Reply): CubeFailure | undefined =>
     reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
@@ -127,13 +162,27 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
-  // The models are compiled once per process, so their members are read once.
-  let kinds: Promise<MemberKinds> | undefined;
-  const memberKinds = (context: RequestContext) =>
-    (kinds ??= meta(context).then(memberKindsOf, (err: unknown) => {
-      kinds = undefined;
-      throw err;
-    }));
+  const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
+    const reply = await call('sql', { query }, context, modelVersion);
+    const failure = failed(reply);
+    if (failure) throw failure;
+    const [sql, params] = reply.body.sql.sql as [string, unknown[]];
+    return { sql, params };
+  };
+
+  // Members are read once per model version: a reload brings new ones.
+  let kinds: { version: string; members: Promise<MemberKinds> } | undefined;
+  const memberKinds = async (context: RequestContext) => {
+    const version = await models.version();
+    if (kinds?.version !== version) {
+      const members = meta(context).then(memberKindsOf);
+      kinds = { version, members };
+      members.catch(() => {
+        if (kinds?.members === members) kinds = undefined;
+      });
+    }
+    return kinds.members;
+  };
   const check = async (queries: Query[], context: RequestContext) => {
     const known = await memberKinds(context);
     for (const query of queries) {
@@ -156,7 +205,17 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
     },
 
-    close: () => core.shutdown(),
+    models: {
+      ready: () => models.ready(),
+      compiled: () => models.compiled(),
+      sql: (query, context) => generateSql(query, context),
+    },
+
+    close: async () => {
+      models.close();
+      await validationDriver.release();
+      await core.shutdown();
+    },
   };
 }
 

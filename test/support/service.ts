@@ -28,7 +28,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath'>> {
+export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath' | 'watchModels'>> {
   /** Accounts to make a key for, in the service's own fresh key file. */
   accounts?: readonly string[];
   /** Receives the service's log lines (info and up); silent otherwise. */
@@ -60,7 +60,9 @@ export async function startService(env: Record<string, string> = {}, options: Te
   const warehouse = await openWarehouse(config.warehouse);
   const ring = await openKeyRing({ file: config.keys.file, reloadIntervalMs: config.keys.reloadIntervalMs, logger });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger, ...cubeOptions });
+  const cube = createCubeService({ warehouse, query: config.query, logger, schemaPath: config.models.dir, ...cubeOptions });
+  // As at start-up: the models compile and pass validation before the service answers.
+  await cube.models.ready();
   return {
     app: createApp({ config, cube, authenticator, logger }),
     config,
