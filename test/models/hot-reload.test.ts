@@ -112,8 +112,18 @@ it('keeps serving the account filter after an edit that drops it', async () => {
   expect(await accountCount()).toBe(await expectedCount());
 });
 
-it('serves the next good edit', async () => {
-  await edit(original.replace('title: Plays', 'title: Plays Again'), 'models reloaded');
+it('serves the next good edit, new members included', async () => {
+  const withContinent = original.replace('title: Plays', 'title: Plays Again') + '      - name: continent\n        sql: continent\n        type: string\n';
+  await edit(withContinent, 'models reloaded');
   expect(await playsTitle()).toBe('Plays Again');
   expect(await accountCount()).toBe(await expectedCount());
+  const res = await request(service.app)
+    .post('/v1/data/load/')
+    .set('x-api-key', service.accountKeys[ACCOUNT])
+    .send({ query: { measures: ['Plays.count'], dimensions: ['Plays.continent'], order: { 'Plays.continent': 'asc' } } })
+    .expect(200);
+  const want = await oracle.rows(
+    `SELECT continent AS \`Plays.continent\`, toString(count()) AS \`Plays.count\` FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}' GROUP BY continent ORDER BY continent`,
+  );
+  expect(res.body.data).toEqual(want);
 });

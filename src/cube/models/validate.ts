@@ -50,7 +50,8 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
   try {
     compiled = await engine.compile(snapshot);
   } catch (err) {
-    const errors = (err as Error).name === 'CompileError' || (err as Error).constructor?.name === 'CompileError' ? await engine.compileErrors(snapshot) : [err];
+    // Cube's package does not export the class; a YAML or file-system error is thrown as is.
+    const errors = (err as Error)?.constructor?.name === 'CompileError' ? await engine.compileErrors(snapshot) : [err];
     return dedupe(errors.map((e) => problemOf(snapshot, e)));
   }
 
