@@ -113,14 +113,16 @@ it('keeps serving the account filter after an edit that drops it', async () => {
 });
 
 it('serves the next good edit, new members included', async () => {
-  const withContinent = original.replace('title: Plays', 'title: Plays Again') + '      - name: continent\n        sql: continent\n        type: string\n';
+  const added = '      - name: continent\n        sql: continent\n        type: string\n      - name: at\n        sql: ts\n        type: time\n';
+  const withContinent = original.replace('title: Plays', 'title: Plays Again') + added;
   await edit(withContinent, 'models reloaded');
   expect(await playsTitle()).toBe('Plays Again');
   expect(await accountCount()).toBe(await expectedCount());
   const res = await request(service.app)
     .post('/v1/data/load/')
     .set('x-api-key', service.accountKeys[ACCOUNT])
-    .send({ query: { measures: ['Plays.count'], dimensions: ['Plays.continent'], order: { 'Plays.continent': 'asc' } } })
+    // A date filter on the new time dimension: the service checks such filters against the members it knows.
+    .send({ query: { measures: ['Plays.count'], dimensions: ['Plays.continent'], filters: [{ member: 'Plays.at', operator: 'afterDate', values: ['2000-01-01'] }], order: { 'Plays.continent': 'asc' } } })
     .expect(200);
   const want = await oracle.rows(
     `SELECT continent AS \`Plays.continent\`, toString(count()) AS \`Plays.count\` FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}' GROUP BY continent ORDER BY continent`,
