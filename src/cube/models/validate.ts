@@ -55,6 +55,13 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     return dedupe(errors.map((e) => problemOf(snapshot, e)));
   }
 
+  // A warehouse that cannot be reached is not a problem of the models: say so once, not once per member.
+  try {
+    await engine.tablesRead({ sql: 'SELECT 1', params: [] });
+  } catch (err) {
+    throw new Error(`the warehouse cannot be reached to check the models: ${firstLine(err)}`);
+  }
+
   const problems: ModelProblem[] = [];
   for (const file of snapshot.files) {
     const { problem } = accessDeclaredIn(file.content);
