@@ -1,6 +1,7 @@
 // Podcast listeners who go on to visit the podcast's website and convert
 // there, matched by IPv4 address. Cube's own funnel extension builds the
 // cube; a JS file because YAML cannot call it.
+// access: account (a key reads its own account's rows only)
 const Funnels = require('Funnels');
 
 // Every step reads the caller's account only, like the cubes over these tables
@@ -50,11 +51,24 @@ const definition = {
   // whole fix; the funnel tests compare every step with hand-written SQL.
   sql: () => funnel.sql().replace(/\bpodcast_download_events\.t\n/, 'podcast_download_events.t AS t\n'),
 
+  // The extension's measures, as it defines them, with the descriptions it lacks.
   measures: {
     conversions: {
       description: 'Number of listener addresses (ip4, per account) that reached the step.',
       sql: () => 'user_id',
       type: 'count',
+    },
+    firstStepConversions: {
+      description: 'Number of listener addresses (ip4, per account) that downloaded: the first step, which conversionsPercent divides by.',
+      sql: () => 'first_step_user_id',
+      type: 'countDistinct',
+      shown: false,
+    },
+    conversionsPercent: {
+      description: 'conversions of the step ÷ conversions of the first step × 100.',
+      sql: (conversions, firstStepConversions) => `CASE WHEN ${firstStepConversions} > 0 THEN 100.0 * ${conversions} / ${firstStepConversions} ELSE NULL END`,
+      type: 'number',
+      format: 'percent',
     },
   },
 };

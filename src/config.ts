@@ -46,6 +46,10 @@ export interface Config {
   };
   warehouse: WarehouseConfig;
   demo: DemoConfig;
+  models: {
+    /** Folder of Cube model files; watched for changes outside production. */
+    dir: string;
+  };
   query: {
     /** How long a load request may take before it answers query_timeout. */
     timeoutMs: number;
@@ -219,6 +223,7 @@ export function parseConfig(env: Env): Config {
     },
     warehouse,
     demo,
+    models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config';
+import { ModelsInvalid } from './cube/models/problems';
 import { createCubeService } from './cube/service';
 import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
@@ -54,7 +55,21 @@ async function main(): Promise<void> {
     onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
   });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger, metrics });
+  const cube = createCubeService({
+    warehouse,
+    query: config.query,
+    logger,
+    metrics,
+    schemaPath: config.models.dir,
+    watchModels: config.env !== 'production',
+  });
+  try {
+    await cube.models.ready();
+  } catch (err) {
+    if (!(err instanceof ModelsInvalid)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();
   const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);

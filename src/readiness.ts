@@ -12,12 +12,11 @@ export interface Readiness {
   markShuttingDown(): void;
 }
 
-export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeService, 'compile'>; warehouseTimeoutMs?: number }): Readiness {
+export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeService, 'models'>; warehouseTimeoutMs?: number }): Readiness {
   const { warehouse, cube, warehouseTimeoutMs = 1000 } = deps;
   let shuttingDown = false;
-  // Compiling takes seconds, so it starts now rather than on the first probe.
   let models: 'compiling' | 'compiled' | 'failed' = 'compiling';
-  cube.compile().then(
+  cube.models.ready().then(
     () => (models = 'compiled'),
     () => (models = 'failed'),
   );

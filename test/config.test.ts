@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError, DEMO_API_KEY, parseConfig } from '../src/config';
 
 const problemsOf = (env: Record<string, string>): string[] => {
@@ -18,6 +19,12 @@ describe('parseConfig', () => {
     expect(config.usingDemoKey).toBe(true);
     expect(config.warehouse.kind).toBe('chdb');
     expect(config.demo.enabled).toBe(true);
+  });
+
+  it('reads models from schema/ by default, or from CUBE_MODELS_DIR, as an absolute path', () => {
+    expect(parseConfig({}).models.dir).toBe(path.resolve('schema'));
+    expect(parseConfig({ CUBE_MODELS_DIR: 'their/models' }).models.dir).toBe(path.resolve('their/models'));
+    expect(parseConfig({ CUBE_MODELS_DIR: '/srv/models' }).models.dir).toBe('/srv/models');
   });
 
   it('reads a comma-separated API_KEYS list', () => {

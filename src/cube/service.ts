@@ -9,6 +9,9 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { createModelEngine } from './models/engine';
+import { createModels, type ModelContext } from './models/models';
+import type { GeneratedSql } from './models/validate';
 import { Tickets } from './tickets';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
@@ -35,13 +38,22 @@ export interface CubeService {
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
   dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
-  /** Resolves once the models are compiled; rejects with the compiler's error. */
-  compile(): Promise<void>;
   /**
    * Shutdown: loads not yet running in the warehouse answer `shutting_down`
    * now, new ones at once; loads with a statement running go on.
    */
   refuseNotStarted(): void;
+  models: {
+    /**
+     * Settles once the models are compiled and validated (the service is
+     * ready to answer); rejects with ModelsInvalid, whose problems say why.
+     */
+    ready(): Promise<void>;
+    /** Whether compiled, validated models are serving now. */
+    compiled(): boolean;
+    /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
+    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
+  };
   close(): Promise<void>;
 }
 
@@ -68,8 +80,10 @@ export interface CubeServiceOptions {
   query: Config['query'];
   logger: Logger;
   metrics: Metrics;
-  /** Folder of model files; the repository's schema/ by default. */
+  /** Folder of model files (CUBE_MODELS_DIR); the repository's schema/ by default. */
   schemaPath?: string;
+  /** Recompile when the model files change (outside production); otherwise they compile once. */
+  watchModels?: boolean;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
 }
@@ -96,21 +110,37 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
   process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
 
+  const driverFactory = createDriverFactory(
+    warehouse,
+    limits,
+    (requestId) => tickets.ticketOf(requestId),
+    (requestId, ms) => {
+      const timing = timings.of(requestId);
+      if (timing) timing.warehouseMs += ms;
+    },
+  );
+  const validationDriver = driverFactory();
+  const models = createModels({
+    dir: path.resolve(options.schemaPath ?? SCHEMA_PATH),
+    watch: options.watchModels ?? false,
+    logger,
+    engine: createModelEngine({
+      compilerApi: (modelVersion) => core.getCompilerApi({ modelVersion, securityContext: {} } as never),
+      generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
+      query: (sql, params) => validationDriver.query(sql, params),
+    }),
+  });
+
   const core = new Core({
     dbType: 'clickhouse',
-    // Cube joins schemaPath to the working directory, whatever its form.
-    schemaPath: path.relative(process.cwd(), options.schemaPath ?? SCHEMA_PATH),
+    // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
+    contextToAppId: (context) => models.appIdOf(context as ModelContext),
+    repositoryFactory: (context) => models.repositoryOf(context as ModelContext),
+    // The serving version, the one being validated, and one or two a request may still hold.
+    compilerCacheSize: 4,
     // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
     // typings know; the two agree at run time.
-    driverFactory: createDriverFactory(
-      warehouse,
-      limits,
-      (requestId) => tickets.ticketOf(requestId),
-      (requestId, ms) => {
-        const timing = timings.of(requestId);
-        if (timing) timing.warehouseMs += ms;
-      },
-    ) as unknown as CreateOptions['driverFactory'],
+    driverFactory: driverFactory as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
     dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
@@ -152,13 +182,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
   const gateway = core.gateway();
 
-  const call = async (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext) => {
+  // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
+  const call = async (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
+    const version = modelVersion ?? (await models.version());
     const started = performance.now();
     try {
       return await new Promise<Reply>((resolve, reject) => {
         const request = {
           ...args,
-          context: { securityContext: securityContextOf(context), requestId: context.requestId },
+          context: { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: version },
           res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
         };
         (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
@@ -206,20 +238,32 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
-  // The models are compiled once per process, so their members are read once.
-  let kinds: Promise<MemberKinds> | undefined;
+  const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
+    const reply = await call('sql', { query }, context, modelVersion);
+    const failure = failed(reply);
+    if (failure) throw failure;
+    const [sql, params] = reply.body.sql.sql as [string, unknown[]];
+    return { sql, params };
+  };
+
+  // Members are read once per model version: a reload brings new ones.
+  let kinds: { version: string; members: Promise<MemberKinds> } | undefined;
+  // The serving models' cubes, the only values the query metrics' cube label takes.
   let cubeNames: ReadonlySet<string> = new Set();
-  const memberKinds = (context: RequestContext) =>
-    (kinds ??= meta(context).then(
-      (schemas) => {
+  const memberKinds = async (context: RequestContext) => {
+    const version = await models.version();
+    if (kinds?.version !== version) {
+      const members = meta(context).then((schemas) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
         return memberKindsOf(schemas);
-      },
-      (err: unknown) => {
-        kinds = undefined;
-        throw err;
-      },
-    ));
+      });
+      kinds = { version, members };
+      members.catch(() => {
+        if (kinds?.members === members) kinds = undefined;
+      });
+    }
+    return kinds.members;
+  };
   const check = async (queries: Query[], context: RequestContext) => {
     const known = await memberKinds(context);
     for (const query of queries) {
@@ -296,13 +340,19 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     dryRun: (query, context) => generate('dryRun', query, context),
 
-    compile: async () => {
-      await memberKinds({ requestId: 'compile', accountId: null });
-    },
-
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
-    close: () => core.shutdown(),
+    models: {
+      ready: () => models.ready(),
+      compiled: () => models.compiled(),
+      sql: (query, context) => generateSql(query, context),
+    },
+
+    close: async () => {
+      models.close();
+      await validationDriver.release();
+      await core.shutdown();
+    },
   };
 }
 

@@ -6,13 +6,11 @@
  * never served to another.
  */
 import request from 'supertest';
-import { CUBES, funnelStepsSql, type CubeSpec } from '../support/catalog';
+import { CUBES, declaredAccess, funnelStepsSql, PUBLIC_CUBES, type CubeSpec } from '../support/catalog';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
 const db = DATABASE;
-/** The spec's public chart cubes: every key reads all of their rows. */
-const PUBLIC_CUBES = ['ChannelRanks', 'EpisodeRanks'];
 /**
  * Per account-owned cube, a dimension whose values belong to one account
  * each, and the primary key an ungrouped query needs (only WebEvents shows
@@ -72,11 +70,16 @@ describe('the dataset', () => {
 });
 
 describe('every cube is either public or isolated by account', () => {
-  it('leaves no cube of /meta unaccounted for', async () => {
+  it("leaves no cube of /meta without its file's declaration, or untested", async () => {
     const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
     const names: string[] = res.body.schemas.map((s: { name: string }) => s.name).sort();
+    expect(names.map((name) => [name, declaredAccess(name)])).toEqual(names.map((name) => [name, expect.stringMatching(/^(public|account)$/)]));
     const isolated = CUBES.filter((c) => c.accountOwned).map((c) => c.cube);
     expect([...PUBLIC_CUBES, ...isolated].sort()).toEqual(names);
+  });
+
+  it('declares the spec\'s chart cubes public and no other', () => {
+    expect(PUBLIC_CUBES).toEqual(['ChannelRanks', 'EpisodeRanks']);
   });
 });
 

@@ -21,7 +21,7 @@ describe('the statement queue takes keys in turn', () => {
   let service: TestService;
   beforeAll(async () => {
     service = await startService({ RATE_LIMIT_CONCURRENT: String(BURST) }, { schemaPath: SLOW_SCHEMA, accounts: [A, B] });
-    await service.cube.compile();
+    await service.cube.models.ready();
   });
   afterAll(() => service.close());
 
@@ -50,7 +50,7 @@ describe('a statement that cannot start within the query timeout', () => {
   let service: TestService;
   beforeAll(async () => {
     service = await startService({ QUERY_TIMEOUT_SECONDS: '3' }, { schemaPath: SLOW_SCHEMA, accounts: [A, B] });
-    await service.cube.compile();
+    await service.cube.models.ready();
   });
   afterAll(() => service.close());
 

@@ -13,7 +13,7 @@ describe('/healthz and /readyz', () => {
   beforeAll(async () => {
     // Two requests without a key per window: the probes must never count.
     service = await startService({ RATE_LIMIT_UNAUTHENTICATED: '2', RATE_LIMIT_REQUESTS: '2' }, { schemaPath: SLOW_SCHEMA });
-    await service.cube.compile();
+    await service.cube.models.ready();
   });
   afterAll(() => service.close());
 
@@ -64,8 +64,8 @@ describe('/readyz with models that do not compile', () => {
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'broken-models-'));
     writeFileSync(path.join(dir, 'Broken.yml'), 'cubes:\n  - name: Broken\n    sql: SELECT 1\n    measures:\n      - name: count\n        type: no_such_type\n');
-    service = await startService({}, { schemaPath: dir });
-    await service.cube.compile().catch(() => undefined);
+    service = await startService({}, { schemaPath: dir, waitForModels: false });
+    await service.cube.models.ready().catch(() => undefined);
   });
   afterAll(() => service.close());
 

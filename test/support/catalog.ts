@@ -1,10 +1,24 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { accessDeclaredIn, type Access } from '../../src/cube/models/access';
+
 /**
  * The cubes as the tests see them, transcribed from the spec and the table
  * layout (src/warehouse/ddl.ts), not read from the models: their count
  * measures with the same count as direct SQL, dimensions with the column
- * expression behind them (to read candidate values and write oracles), time
- * dimensions, and whether their rows belong to accounts.
+ * expression behind them (to read candidate values and write oracles), and
+ * time dimensions. Whether their rows belong to accounts is what each cube's
+ * own model file declares ("# access: …"); the isolation tests hold every
+ * cube to it against SQL.
  */
+
+const SCHEMA_DIR = path.resolve(__dirname, '..', '..', 'schema');
+
+/** The access declared in the cube's model file (schema/<cube>.yml or .js), if any. */
+export function declaredAccess(cube: string): Access | undefined {
+  const file = readdirSync(SCHEMA_DIR).find((name) => name.replace(/\.(ya?ml|js)$/, '') === cube);
+  return file === undefined ? undefined : accessDeclaredIn(readFileSync(path.join(SCHEMA_DIR, file), 'utf8')).access;
+}
 
 export type DimType = 'string' | 'number' | 'boolean';
 export interface Dim {
@@ -19,7 +33,7 @@ export interface CubeSpec {
   counts: string[];
   /** Each count measure as an aggregate over `table`. */
   countSql: Record<string, string>;
-  /** Rows belong to an account (the table has account_id); chart ranks are public. */
+  /** The cube's file declares "access: account": a key reads its own account's rows only. */
   accountOwned: boolean;
   dims: Dim[];
   /** Time dimensions; the first is the one random queries group or filter by. */
@@ -51,13 +65,12 @@ const LINK_COUNT_SQL = {
 export const LINK_COUNTS = Object.keys(LINK_COUNT_SQL);
 const COUNT = { count: 'count()' };
 
-export const CUBES: CubeSpec[] = [
+const TRANSCRIBED: Omit<CubeSpec, 'accountOwned'>[] = [
   {
     cube: 'ChannelRanks',
     table: 'channel_ranks',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: false,
     dims: [
       { name: 'rank', sql: 'rank', type: 'number' },
       s('countryCode', 'country_code'),
@@ -75,7 +88,6 @@ export const CUBES: CubeSpec[] = [
     table: 'episode_ranks',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: false,
     dims: [
       { name: 'rank', sql: 'rank', type: 'number' },
       s('countryCode', 'country_code'),
@@ -92,7 +104,6 @@ export const CUBES: CubeSpec[] = [
     table: 'downloads',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: true,
     dims: [s('ip4', 'toString(ip4)'), s('token')],
     times: ['ts'],
   },
@@ -101,7 +112,6 @@ export const CUBES: CubeSpec[] = [
     table: 'downloads',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: true,
     dims: ['city', 'country', 'referer', 'parsed_ua', 'token', 'continent', 'os_name', 'device_type', 'org', 'timezone'].map((n) => s(n)),
     times: ['ts'],
   },
@@ -110,7 +120,6 @@ export const CUBES: CubeSpec[] = [
     table: 'podcast_events',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: true,
     dims: [
       s('ipBlacklisted', 'toString(ip_blacklisted)'),
       s('parsedUa', 'parsed_ua'),
@@ -129,7 +138,6 @@ export const CUBES: CubeSpec[] = [
     table: 'web_events',
     counts: ['count'],
     countSql: COUNT,
-    accountOwned: true,
     dims: [
       s('se_category'),
       s('se_action'),
@@ -148,7 +156,6 @@ export const CUBES: CubeSpec[] = [
     table: 'link_views',
     counts: LINK_COUNTS,
     countSql: LINK_COUNT_SQL,
-    accountOwned: true,
     dims: LINK_DIMS,
     times: ['timestamp'],
   })),
@@ -157,13 +164,16 @@ export const CUBES: CubeSpec[] = [
     table: 'link_views',
     counts: ['linkViewCount', 'uniqueLinkViewCount'],
     countSql: { linkViewCount: LINK_COUNT_SQL.linkViewCount, uniqueLinkViewCount: LINK_COUNT_SQL.uniqueLinkViewCount },
-    accountOwned: true,
     dims: [s('link')],
     times: ['timestamp'],
   },
   // Built from two tables by a funnel: its oracle is funnelStepsSql.
-  { cube: 'WebEventsFromPodcastFunnel', counts: ['conversions'], countSql: {}, accountOwned: true, dims: [s('step')], times: [] },
+  { cube: 'WebEventsFromPodcastFunnel', counts: ['conversions'], countSql: {}, dims: [s('step')], times: [] },
 ];
+
+export const CUBES: CubeSpec[] = TRANSCRIBED.map((spec) => ({ ...spec, accountOwned: declaredAccess(spec.cube) === 'account' }));
+/** Cubes whose file declares "access: public": every key reads every row. */
+export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) => declaredAccess(cube) === 'public');
 
 /**
  * The funnel written by hand: addresses that downloaded (step 1), of those

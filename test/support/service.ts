@@ -40,11 +40,13 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath'>> {
+export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath' | 'watchModels'>> {
   /** Accounts to make a key for, in the service's own fresh key file. */
   accounts?: readonly string[];
   /** Receives the service's log lines (info and up); silent otherwise. */
   log?: (line: string) => void;
+  /** Start only once the models compile and validate, as the service does (default); false to test broken models. */
+  waitForModels?: boolean;
 }
 
 /**
@@ -52,7 +54,7 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
  * listening socket. API_KEY is its operator key (every account).
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
-  const { accounts = [], log, ...cubeOptions } = options;
+  const { accounts = [], log, waitForModels = true, ...cubeOptions } = options;
   const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
   const accountKeys: Record<string, string> = {};
   for (const account of accounts) {
@@ -81,7 +83,9 @@ export async function startService(env: Record<string, string> = {}, options: Te
     onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
   });
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger, metrics, ...cubeOptions });
+  const cube = createCubeService({ warehouse, query: config.query, logger, metrics, schemaPath: config.models.dir, ...cubeOptions });
+  // As at start-up: the models compile and pass validation before the service answers.
+  if (waitForModels) await cube.models.ready();
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();
   const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);

@@ -1,0 +1,131 @@
+import { parseArgs } from 'node:util';
+import { drainPending } from 'chdb';
+import { ConfigError, loadConfig, type Config } from '../../config';
+import { createLogger } from '../../log';
+import { createMetrics } from '../../metrics/registry';
+import { openWarehouse } from '../../warehouse/connection';
+import { CubeFailure } from '../errors';
+import { createCubeService } from '../service';
+import { formatProblems, ModelsInvalid } from './problems';
+
+const USAGE = `Usage: npm run models -- <command>
+
+Commands (on the warehouse the service is configured with: CHDB_DATA_DIR or CLICKHOUSE_URL):
+  validate [--dir <dir>]
+        compile the models as the service does and check them: Cube's own errors,
+        a description on every measure, and the account rule (a cube reading a
+        table with an account_id column restricts by account unless its file
+        declares "# access: public"); prints each problem, exits 1 on any
+  sql '<query JSON>' [--account <id>] [--dir <dir>]
+        print the SQL and parameters Cube generates for the query, for the
+        account's key (default: an operator key, which reads every account)
+  help  show this text
+
+--dir defaults to CUBE_MODELS_DIR (schema/).
+`;
+
+export interface ModelsCliIo {
+  config: Config;
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+class UsageError extends Error {}
+
+/** `npm run models -- …`, returning the exit code: 0 done, 1 problems found or failed, 2 bad usage. */
+export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<number> {
+  let command: string | undefined;
+  let dir: string;
+  let account: string | undefined;
+  let query: Record<string, unknown> | undefined;
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { dir: { type: 'string' }, account: { type: 'string' } },
+      allowPositionals: true,
+    });
+    [command] = positionals;
+    dir = values.dir ?? io.config.models.dir;
+    account = values.account;
+    if (command === undefined || command === 'help') {
+      io.stdout(USAGE);
+      return 0;
+    }
+    if (command === 'validate') {
+      if (positionals.length > 1 || account !== undefined) throw new UsageError('validate takes only --dir');
+    } else if (command === 'sql') {
+      if (positionals.length !== 2) throw new UsageError("sql needs one query, as JSON in quotes: sql '{\"measures\":[\"Downloads.count\"]}'");
+      query = parseQuery(positionals[1]);
+      if (account === '') throw new UsageError('--account needs an account id');
+    } else {
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (err) {
+    const parseError = typeof err === 'object' && err !== null && String((err as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+    if (err instanceof UsageError || parseError) {
+      io.stderr(`error: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+
+  const logger = createLogger('error', (line) => io.stderr(line));
+  const warehouse = await openWarehouse(io.config.warehouse);
+  // A registry of its own: the CLI serves no /metrics.
+  const cube = createCubeService({ warehouse, query: io.config.query, logger, metrics: createMetrics(), schemaPath: dir });
+  try {
+    await cube.models.ready();
+    if (query === undefined) {
+      io.stdout(`${dir}: the models compile and pass every check.\n`);
+      return 0;
+    }
+    const { sql, params } = await cube.models.sql(query, { requestId: 'models-cli', accountId: account ?? null });
+    io.stdout(`${sql}\n\n-- parameters: ${JSON.stringify(params)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ModelsInvalid) {
+      io.stdout(`${dir}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${formatProblems(err.problems)}\n`);
+      return 1;
+    }
+    if (err instanceof CubeFailure) {
+      io.stderr(`error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await cube.close();
+    await warehouse.close();
+  }
+}
+
+function parseQuery(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`the query is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('the query must be a JSON object, e.g. {"measures":["Downloads.count"]}');
+  return value as Record<string, unknown>;
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  const io = { config, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
+  runModelsCli(process.argv.slice(2), io)
+    .then(async (code) => {
+      if (config.warehouse.kind === 'chdb') await drainPending();
+      // Cube's core keeps the process alive after shutdown.
+      process.exit(code);
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}

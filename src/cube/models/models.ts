@@ -1,0 +1,134 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { Logger } from '../../log';
+import { formatProblem, ModelsInvalid } from './problems';
+import { readSnapshot, type ModelSnapshot } from './snapshot';
+import { validateSnapshot, type ModelEngine } from './validate';
+
+/**
+ * The models the service serves. They are read from the directory into a
+ * snapshot, compiled and validated; only a snapshot without problems is
+ * served. With `watch`, an edit is compiled and validated in the background
+ * and served from the next request on; an edit with problems is logged in the
+ * validate format and the last good snapshot keeps serving.
+ *
+ * Cube compiles one model set per app id (its documented multitenancy:
+ * `contextToAppId` with `repositoryFactory`); the app id here is the
+ * snapshot's version, so a new snapshot is a new compile and a request in
+ * flight keeps the version it started with.
+ */
+export interface Models {
+  /** Settles once the first snapshot is compiled and validated; rejects with ModelsInvalid. */
+  ready(): Promise<void>;
+  /** True while a compiled, validated snapshot is being served. */
+  compiled(): boolean;
+  /** Version of the snapshot serving now, once there is one. */
+  version(): Promise<string>;
+  /** For Cube's core: the app id and the model files of a request's context. */
+  appIdOf(context: ModelContext): string;
+  repositoryOf(context: ModelContext): ModelSnapshot['repository'];
+  close(): void;
+}
+
+export interface ModelContext {
+  modelVersion?: string;
+}
+
+export interface ModelsOptions {
+  dir: string;
+  watch: boolean;
+  logger: Logger;
+  engine: ModelEngine;
+  /** How long the directory must stay quiet after a change before it is read (editors write in several steps). */
+  debounceMs?: number;
+}
+
+/** Snapshots kept for requests in flight when a newer one starts serving. */
+const KEEP = 4;
+
+export function createModels(options: ModelsOptions): Models {
+  const { dir, logger, engine } = options;
+  const snapshots = new Map<string, ModelSnapshot>();
+  let current: ModelSnapshot | undefined;
+
+  const remember = (snapshot: ModelSnapshot) => {
+    snapshots.delete(snapshot.version);
+    snapshots.set(snapshot.version, snapshot);
+    while (snapshots.size > KEEP) {
+      const oldest = [...snapshots.keys()].find((v) => v !== current?.version && v !== snapshot.version);
+      if (oldest === undefined) break;
+      snapshots.delete(oldest);
+    }
+  };
+
+  const check = async (snapshot: ModelSnapshot) => {
+    remember(snapshot);
+    const problems = await validateSnapshot(snapshot, engine);
+    if (problems.length > 0) throw new ModelsInvalid(dir, problems);
+  };
+
+  const first = (async () => {
+    const snapshot = await readSnapshot(dir);
+    await check(snapshot);
+    current = snapshot;
+    logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length });
+  })();
+  // Callers that never ask (a request arriving first) still see the failure through version().
+  first.catch(() => {});
+
+  let reloading = Promise.resolve();
+  const reload = () => {
+    reloading = reloading.then(async () => {
+      try {
+        const snapshot = await readSnapshot(dir);
+        if (snapshot.version === current?.version) return;
+        await check(snapshot);
+        current = snapshot;
+        logger.info('models reloaded', { dir, version: snapshot.version });
+      } catch (err) {
+        if (!(err instanceof ModelsInvalid)) throw err;
+        logger.error('models not reloaded: the last good models keep serving', {
+          dir,
+          serving: current?.version,
+          problems: err.problems.map(formatProblem),
+        });
+      }
+    }).catch((err: unknown) => logger.error('models reload failed', { dir, error: String(err) }));
+  };
+
+  let watcher: FSWatcher | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  // Watched from the first good snapshot on: before it there is nothing to keep serving.
+  if (options.watch) {
+    first.then(() => {
+      if (closed) return;
+      watcher = watch(dir, { recursive: true }, () => {
+        clearTimeout(timer);
+        timer = setTimeout(reload, options.debounceMs ?? 200);
+      });
+      watcher.on('error', (err) => logger.error('models directory no longer watched', { dir, error: err.message }));
+    }, () => {});
+  }
+
+  const versionOf = (context: ModelContext) => {
+    const version = context.modelVersion ?? current?.version;
+    if (version === undefined || !snapshots.has(version)) throw new Error(`no compiled models for version ${String(version)}`);
+    return version;
+  };
+
+  return {
+    ready: () => first,
+    compiled: () => current !== undefined,
+    version: async () => {
+      await first;
+      return current!.version;
+    },
+    appIdOf: (context) => `models-${versionOf(context)}`,
+    repositoryOf: (context) => snapshots.get(versionOf(context))!.repository,
+    close: () => {
+      closed = true;
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}
