@@ -131,6 +131,21 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }),
   });
 
+  /**
+   * Cube says in its log events, and nowhere else, whether its result cache
+   * answered a query: "Using cache for" a hit, the others a miss. Only the
+   * request's own query counts (primaryQuery), not the refresh-key queries
+   * Cube runs to decide whether a cached result is still fresh.
+   */
+  const observeCache = (message: string, params: Record<string, unknown>) => {
+    if (params?.primaryQuery !== true) return;
+    const hit = message === 'Using cache for';
+    if (!hit && message !== 'Missing cache for' && message !== 'Waiting for renew' && message !== 'Force no cache for') return;
+    if (timings.cacheLookup(params.requestId, JSON.stringify(params.cacheKey), hit)) {
+      (hit ? metrics.resultCacheHits : metrics.resultCacheMisses).inc();
+    }
+  };
+
   const core = new Core({
     dbType: 'clickhouse',
     // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
@@ -166,20 +181,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
   });
 
-  /**
-   * Cube says in its log events, and nowhere else, whether its result cache
-   * answered a query: "Using cache for" a hit, the others a miss. Only the
-   * request's own query counts (primaryQuery), not the refresh-key queries
-   * Cube runs to decide whether a cached result is still fresh.
-   */
-  const observeCache = (message: string, params: Record<string, unknown>) => {
-    if (params?.primaryQuery !== true) return;
-    const hit = message === 'Using cache for';
-    if (!hit && message !== 'Missing cache for' && message !== 'Waiting for renew' && message !== 'Force no cache for') return;
-    if (timings.cacheLookup(params.requestId, JSON.stringify(params.cacheKey), hit)) {
-      (hit ? metrics.resultCacheHits : metrics.resultCacheMisses).inc();
-    }
-  };
   const gateway = core.gateway();
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
