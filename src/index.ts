@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createCubeService } from './cube/service';
+import { monitorEventLoop } from './event-loop';
 import { createApp } from './http/app';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
   const warehouse = await openWarehouse(config.warehouse);
 
   // The embedded engine is ours to set up; a ClickHouse server is set up by
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
+    eventLoop.stop();
     ring.close();
     await cube.close();
     await warehouse.close();
