@@ -87,9 +87,19 @@ describe('the worst shapes', () => {
   });
 
   it('answers 413 to a body one byte over the limit, and takes one at the limit', async () => {
-    const head = '{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.city","operator":"notEquals","values":["';
-    const tail = '"]}]}}';
-    const sized = (bytes: number) => head + 'y'.repeat(bytes - head.length - tail.length) + tail;
+    const head = '{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.city","operator":"notEquals","values":[';
+    const tail = ']}]}}';
+    // Values of at most 1,000 characters (QUERY_MAX_VALUE_LENGTH), the last one taking up the rest.
+    const sized = (bytes: number) => {
+      const values: string[] = [];
+      let room = bytes - head.length - tail.length;
+      while (room > 1004) {
+        values.push(`"${'y'.repeat(1000)}"`);
+        room -= 1003;
+      }
+      values.push(`"${'z'.repeat(room - 2)}"`);
+      return head + values.join(',') + tail;
+    };
     expectClientError(await post(sized(BODY_LIMIT_BYTES + 1)), 413, 'payload_too_large');
     expect((await post(sized(BODY_LIMIT_BYTES))).status).toBe(200);
   });
