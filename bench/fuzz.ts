@@ -15,9 +15,11 @@ import { startService } from '../test/support/service';
  * Abuse fuzzing at scale: `npm run fuzz -- [cases] [seed]` (defaults 10000
  * and FUZZ_SEED or a fixed seed). Builds the test suite's small dataset in a
  * fresh chDB directory, serves the real service on a free port and sends it
- * generated hostile requests (test/abuse/cases.ts). Exits 1 when any answer
- * was a 5xx, leaked internals, broke the error envelope or never came, or
- * when a valid query stopped working.
+ * generated hostile requests (test/abuse/cases.ts), amplification shapes
+ * among them. Exits 1 when any answer was a 5xx, leaked internals, broke the
+ * error envelope or never came, when a valid query stopped working, or when
+ * one request held the event loop for more than 1 s (the service runs in
+ * this process, so the harness times its loop).
  */
 
 const DEFAULT_CASES = 10_000;
@@ -67,7 +69,7 @@ async function main(numRuns: number, seed: number): Promise<number> {
 }
 
 function progressLine(s: AbuseSummary): string {
-  return `${String(s.cases).padStart(7)} cases  ${seconds(s.elapsedMs).padStart(7)} s  5xx ${s.serverErrors}  leaks ${s.leaks}  non-envelope ${s.nonEnvelope}  request errors ${s.requestErrors}`;
+  return `${String(s.cases).padStart(7)} cases  ${seconds(s.elapsedMs).padStart(7)} s  5xx ${s.serverErrors}  leaks ${s.leaks}  non-envelope ${s.nonEnvelope}  request errors ${s.requestErrors}  worst loop delay ${s.worstDelay.ms} ms`;
 }
 
 function report(s: AbuseSummary): void {
@@ -82,6 +84,8 @@ function report(s: AbuseSummary): void {
     ['non-envelope errors', s.nonEnvelope],
     ['request errors', s.requestErrors],
     ['valid-query checks passed', `${s.validChecks.passed} of ${s.validChecks.passed + s.validChecks.failed}`],
+    ['worst event-loop delay', `${s.worstDelay.ms} ms (case ${s.worstDelay.index})`],
+    ['cases blocking the loop > 1 s', s.blocked],
     ['elapsed seconds', seconds(s.elapsedMs)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -61,6 +61,18 @@ export interface Config {
     maxMembers: number;
     /** Filter conditions in one query, counting those inside and/or. */
     maxFilters: number;
+    /**
+     * Queries one request makes Cube run: each query of an array and each
+     * range of a compareDateRange is one. Cube copies the whole query once per
+     * range, so its work grows with the square of the ranges.
+     */
+    maxQueries: number;
+    /** Filter values over every filter of every query the request runs. */
+    maxFilterValues: number;
+    /** Characters of one filter value or date range string. */
+    maxValueLength: number;
+    /** Time buckets (date range ÷ granularity) over every time dimension and range of the request. */
+    maxTimeBuckets: number;
     /** Rows ClickHouse may return for one statement (max_result_rows). */
     maxResultRows: number;
     /** Memory one statement may use in ClickHouse (max_memory_usage). */
@@ -86,6 +98,8 @@ export interface Config {
     trustProxyHops: number;
   };
   /** Per key; a key over either limit is answered 429. */
+  /** Event-loop delay above this is logged as a warning: one piece of work held every request up. */
+  eventLoopWarnMs: number;
   rateLimit: {
     requests: number;
     windowMs: number;
@@ -230,6 +244,10 @@ export function parseConfig(env: Env): Config {
       defaultLimit,
       maxMembers: read.integer('QUERY_MAX_MEMBERS', 50, 1, 1000),
       maxFilters: read.integer('QUERY_MAX_FILTERS', 100, 1, 10_000),
+      maxQueries: read.integer('QUERY_MAX_QUERIES', 20, 1, 1000),
+      maxFilterValues: read.integer('QUERY_MAX_FILTER_VALUES', 1000, 1, 100_000),
+      maxValueLength: read.integer('QUERY_MAX_VALUE_LENGTH', 1000, 1, 1_000_000),
+      maxTimeBuckets: read.integer('QUERY_MAX_TIME_BUCKETS', 20_000, 1, 100_000_000),
       maxResultRows: read.integer('QUERY_MAX_RESULT_ROWS', 1_000_000, 1, 1_000_000_000),
       maxMemoryBytes: read.integer('QUERY_MAX_MEMORY_MB', 4096, 1, 1_048_576) * 1024 * 1024,
     },
@@ -243,6 +261,7 @@ export function parseConfig(env: Env): Config {
       corsOrigins,
       trustProxyHops: read.integer('TRUST_PROXY_HOPS', 0, 0, 10),
     },
+    eventLoopWarnMs: read.integer('EVENT_LOOP_WARN_MS', 500, 10, 600_000),
     rateLimit: {
       requests: read.integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000),
       windowMs: read.integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config';
 import { ModelsInvalid } from './cube/models/problems';
 import { createCubeService } from './cube/service';
+import { monitorEventLoop } from './event-loop';
 import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createHttpServer } from './http/server';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const metrics = createMetrics();
+  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
   const warehouse = await openWarehouse(config.warehouse, {
     depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
     waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
     cube,
     logger,
     release: async () => {
+      eventLoop.stop();
       ring.close();
       metricsServer?.close();
       await redis?.close();

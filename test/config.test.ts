@@ -68,6 +68,17 @@ describe('parseConfig', () => {
     expect(parseConfig({}).http.corsOrigins).toEqual([]);
   });
 
+  it('reads the amplification limits and the event-loop threshold, refusing zero', () => {
+    const config = parseConfig({ QUERY_MAX_QUERIES: '5', QUERY_MAX_FILTER_VALUES: '50', QUERY_MAX_VALUE_LENGTH: '200', QUERY_MAX_TIME_BUCKETS: '1000', EVENT_LOOP_WARN_MS: '100' });
+    expect(config.query).toMatchObject({ maxQueries: 5, maxFilterValues: 50, maxValueLength: 200, maxTimeBuckets: 1000 });
+    expect(config.eventLoopWarnMs).toBe(100);
+    expect(parseConfig({}).eventLoopWarnMs).toBe(500);
+    const maxima = { QUERY_MAX_QUERIES: 1000, QUERY_MAX_FILTER_VALUES: 100_000, QUERY_MAX_VALUE_LENGTH: 1_000_000, QUERY_MAX_TIME_BUCKETS: 100_000_000 };
+    for (const [name, max] of Object.entries(maxima)) {
+      expect(problemsOf({ [name]: '0' })).toEqual([`${name}="0": expected an integer from 1 to ${max}`]);
+    }
+  });
+
   it('refuses a CORS origin with a path, naming it', () => {
     expect(problemsOf({ CORS_ORIGINS: 'https://a.example/app' })[0]).toMatch(/^CORS_ORIGINS="https:\/\/a.example\/app": expected \* or comma-separated origins/);
   });

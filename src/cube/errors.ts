@@ -3,7 +3,7 @@
  * layer turns `kind` into a status; `message` is safe to show a client;
  * `detail` is for the log only.
  */
-export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'shutting_down' | 'internal';
+export type CubeFailureKind = 'invalid_query' | 'query_too_large' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'shutting_down' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(
@@ -47,6 +47,13 @@ const CLIENT_VALUE_ERRORS = new Set([
  * their wording, and by code too where there is one (chDB drops it).
  */
 const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailure }[] = [
+  {
+    // SYNTAX_ERROR, worded "Max query size exceeded" (max_query_size): values
+    // within QUERY_MAX_VALUE_LENGTH can still add up, escaped, past it.
+    codes: [62],
+    wording: /Max query size exceeded/i,
+    failure: () => new CubeFailure('query_too_large', 'The query is too large for the database once its filter values are written out; use fewer or shorter values.'),
+  },
   {
     codes: [159], // TIMEOUT_EXCEEDED (max_execution_time)
     wording: /Timeout exceeded: elapsed/i,

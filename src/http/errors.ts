@@ -13,7 +13,7 @@ export const STATUS_BY_CODE = {
   invalid_json: 400,
   invalid_request: 400,
   invalid_query: 400,
-  /** More members or filter conditions than QUERY_MAX_MEMBERS / QUERY_MAX_FILTERS. */
+  /** Over a QUERY_MAX_* size limit (members, filters, queries, values, time buckets), or SQL longer than the database accepts. */
   query_too_large: 400,
   /** The answer would exceed QUERY_MAX_RESULT_ROWS. */
   result_too_large: 400,

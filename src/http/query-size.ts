@@ -1,40 +1,117 @@
 import type { Config } from '../config';
+import { dateRangeSpanMs, GRANULARITY_MS } from '../cube/date-range';
 import type { Query } from '../cube/service';
 import { ApiError } from './errors';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
 
+export type QuerySizeLimits = Pick<
+  Config['query'],
+  'maxMembers' | 'maxFilters' | 'maxQueries' | 'maxFilterValues' | 'maxValueLength' | 'maxTimeBuckets'
+>;
+
 /**
- * Caps the work one request can ask for before Cube sees it: members
- * (measures, dimensions, segments, time dimensions) and filter conditions,
- * counted over every query of a multi request. Nested and/or filters count
- * every node, so deep nesting is refused here rather than recursed into.
+ * Caps the work one request can ask for before Cube sees it. Cube's work
+ * grows with each of these, synchronously, on the one event loop every
+ * request shares, and neither the query timeout nor SIGTERM can interrupt
+ * it: queries (each query of an array and each compareDateRange range, which
+ * Cube copies the whole query for), members, order entries, filter
+ * conditions, filter values and their length, and time buckets (a
+ * granularity over a date range, which Cube builds as a series in
+ * JavaScript for rolling windows). Counted over every query the request
+ * runs, so a compareDateRange multiplies its query's filters and buckets.
+ * Walks are iterative, so a body nested thousands deep cannot exhaust the
+ * stack, and stop at the first limit passed.
  */
-export function checkQuerySize(queries: Query[], limits: Pick<Config['query'], 'maxMembers' | 'maxFilters'>): void {
+export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void {
+  const ranges = queries.map(rangeCount);
+  const runs = ranges.reduce((sum, n) => sum + n, 0);
+  if (runs > limits.maxQueries) {
+    refuse(`The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`);
+  }
+
   let members = 0;
-  let filters = 0;
+  let orders = 0;
   for (const query of queries) {
     for (const list of MEMBER_LISTS) {
       const value = query[list];
       if (Array.isArray(value)) members += value.length;
     }
-    // Iterative, so a body nested thousands deep cannot exhaust the stack.
+    const { order } = query;
+    if (Array.isArray(order)) orders += order.length;
+    else if (typeof order === 'object' && order !== null) orders += Object.keys(order).length;
+  }
+  if (members > limits.maxMembers) {
+    refuse(`The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers} (QUERY_MAX_MEMBERS).`);
+  }
+  if (orders > limits.maxMembers) {
+    refuse(`The query has ${orders} order entries; the maximum is ${limits.maxMembers}, as for members (QUERY_MAX_MEMBERS).`);
+  }
+
+  let filters = 0;
+  let values = 0;
+  let buckets = 0;
+  for (const [i, query] of queries.entries()) {
     const pending: unknown[] = Array.isArray(query.filters) ? [...query.filters] : [];
-    while (pending.length > 0 && filters <= limits.maxFilters) {
+    while (pending.length > 0) {
       const filter = pending.pop();
-      filters++;
-      if (typeof filter === 'object' && filter !== null) {
-        for (const key of ['and', 'or'] as const) {
-          const nested = (filter as Record<string, unknown>)[key];
-          if (Array.isArray(nested)) for (const item of nested) pending.push(item);
+      if (++filters > limits.maxFilters) {
+        refuse(`The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`);
+      }
+      if (typeof filter !== 'object' || filter === null) continue;
+      const { and, or, values: list } = filter as Record<string, unknown>;
+      for (const nested of [and, or]) if (Array.isArray(nested)) for (const item of nested) pending.push(item);
+      if (!Array.isArray(list)) continue;
+      values += list.length * ranges[i];
+      if (values > limits.maxFilterValues) {
+        refuse(`The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`);
+      }
+      for (const value of list) checkLength(value, 'A filter value', limits);
+    }
+
+    const timeDimensions = Array.isArray(query.timeDimensions) ? query.timeDimensions : [];
+    for (const td of timeDimensions) {
+      if (typeof td !== 'object' || td === null) continue;
+      const { granularity, dateRange, compareDateRange } = td as Record<string, unknown>;
+      const dateRanges = Array.isArray(compareDateRange) ? compareDateRange : [dateRange];
+      for (const range of dateRanges) {
+        for (const text of Array.isArray(range) ? range : [range]) checkLength(text, 'A date range', limits);
+      }
+      const bucketMs = typeof granularity === 'string' ? GRANULARITY_MS[granularity] : undefined;
+      if (bucketMs === undefined) continue;
+      // Every range of the query's compareDateRange runs this time dimension again.
+      const repeats = Array.isArray(compareDateRange) ? 1 : ranges[i];
+      for (const range of dateRanges) {
+        const span = dateRangeSpanMs(range, query.timezone);
+        if (span === undefined) continue;
+        // The buckets at both ends may be partial.
+        buckets += (Math.ceil(span / bucketMs) + 1) * repeats;
+        if (buckets > limits.maxTimeBuckets) {
+          refuse(`The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`);
         }
       }
     }
   }
-  if (members > limits.maxMembers) {
-    throw new ApiError('query_too_large', `The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers}.`);
+}
+
+/** How many queries Cube makes of one: one per range of its compareDateRange. */
+function rangeCount(query: Query): number {
+  let ranges = 0;
+  if (Array.isArray(query.timeDimensions)) {
+    for (const td of query.timeDimensions) {
+      const compare = typeof td === 'object' && td !== null ? (td as Record<string, unknown>).compareDateRange : undefined;
+      if (Array.isArray(compare)) ranges += compare.length;
+    }
   }
-  if (filters > limits.maxFilters) {
-    throw new ApiError('query_too_large', `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum.`);
+  return Math.max(ranges, 1);
+}
+
+function checkLength(value: unknown, what: string, limits: QuerySizeLimits): void {
+  if (typeof value === 'string' && value.length > limits.maxValueLength) {
+    refuse(`${what} is ${value.length} characters long; the maximum is ${limits.maxValueLength} (QUERY_MAX_VALUE_LENGTH).`);
   }
+}
+
+function refuse(message: string): never {
+  throw new ApiError('query_too_large', message);
 }

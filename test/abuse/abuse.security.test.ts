@@ -3,12 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
-import { LOAD_PATH } from './cases';
+import { amplificationRequest, LOAD_PATH } from './cases';
 import { clean, runAbuse, send, type Exchange } from './harness';
 
 /** Fixed so CI is reproducible; FUZZ_SEED replays or explores another sequence. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = 300;
+const AMPLIFICATION_RUNS = 200;
 const BODY_LIMIT_BYTES = 100 * 1024;
 
 let service: TestService;
@@ -36,6 +37,18 @@ describe(`${RUNS} generated hostile requests (seed ${SEED})`, () => {
     // Most cases must get past authentication and body parsing, or the run proves little about Cube and the database.
     expect(summary.byStatus['200'] ?? 0).toBeGreaterThan(RUNS / 20);
     expect(summary.byStatus['400'] ?? 0).toBeGreaterThan(RUNS / 3);
+  }, 300_000);
+});
+
+describe(`${AMPLIFICATION_RUNS} amplification requests (seed ${SEED})`, () => {
+  it('are answered without holding the event loop for more than 1 s, never 5xx, always the envelope', async () => {
+    const summary = await runAbuse({ baseUrl: target.href, apiKey: API_KEY, numRuns: AMPLIFICATION_RUNS, seed: SEED, checkEvery: 50, requests: amplificationRequest(API_KEY) });
+    expect(clean(summary) ? [] : summary.samples).toEqual([]);
+    expect(summary).toMatchObject({ cases: AMPLIFICATION_RUNS, blocked: 0, serverErrors: 0, requestErrors: 0, validChecks: { failed: 0 } });
+    expect(summary.worstDelay.ms).toBeLessThanOrEqual(1000);
+    // Sizes straddle the limits: most are refused, some run as queries at or under them.
+    expect(summary.byStatus['400'] ?? 0).toBeGreaterThan(AMPLIFICATION_RUNS / 2);
+    expect(summary.byStatus['200'] ?? 0).toBeGreaterThan(AMPLIFICATION_RUNS / 20);
   }, 300_000);
 });
 
@@ -74,9 +87,19 @@ describe('the worst shapes', () => {
   });
 
   it('answers 413 to a body one byte over the limit, and takes one at the limit', async () => {
-    const head = '{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.city","operator":"notEquals","values":["';
-    const tail = '"]}]}}';
-    const sized = (bytes: number) => head + 'y'.repeat(bytes - head.length - tail.length) + tail;
+    const head = '{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.city","operator":"notEquals","values":[';
+    const tail = ']}]}}';
+    // Values of at most 1,000 characters (QUERY_MAX_VALUE_LENGTH), the last one taking up the rest.
+    const sized = (bytes: number) => {
+      const values: string[] = [];
+      let room = bytes - head.length - tail.length;
+      while (room > 1004) {
+        values.push(`"${'y'.repeat(1000)}"`);
+        room -= 1003;
+      }
+      values.push(`"${'z'.repeat(room - 2)}"`);
+      return head + values.join(',') + tail;
+    };
     expectClientError(await post(sized(BODY_LIMIT_BYTES + 1)), 413, 'payload_too_large');
     expect((await post(sized(BODY_LIMIT_BYTES))).status).toBe(200);
   });

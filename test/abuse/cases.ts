@@ -520,6 +520,63 @@ const hugeBody = fc.oneof(
   }),
 );
 
+/**
+ * Requests whose cost inside Cube grows with a size the client picks (issue 8):
+ * compareDateRange ranges, queries in an array, filter values, value length,
+ * time buckets (granularity over a date range), order entries. Sizes fall on
+ * both sides of the service's default limits, so some run as real queries at
+ * the limit and most are refused; none may hold the event loop for long.
+ */
+const DAY_MS = 86_400_000;
+const isoDay = (i: number) => new Date(Date.UTC(2020, 0, 1) + i * DAY_MS).toISOString().slice(0, 10);
+/** Mostly over `limit`, sometimes at or under it. */
+const size = (limit: number, max: number) =>
+  fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 1, max: limit }) }, { weight: 3, arbitrary: fc.integer({ min: limit + 1, max }) });
+const TEXT_DIMENSIONS = ['Downloads.city', 'Downloads.country', 'PodcastEvents.url', 'WebEvents.pageUrl', 'LinksDashboard.link', 'WebEventsFromPodcastFunnel.step'];
+const measureOf = (member: string) => (member.startsWith('WebEventsFromPodcastFunnel.') ? 'WebEventsFromPodcastFunnel.conversions' : `${member.split('.')[0]}.count`);
+/** Characters the SQL escapes (and so lengthens) or that take several bytes. */
+const VALUE_CHARS = ['x', '%', '_', '\\', "'", 'é', '😀'];
+
+const amplificationQuery = fc.oneof(
+  fc.tuple(size(20, 3_000), fc.constantFrom<string | undefined>(undefined, 'day', 'hour', 'second'), fc.constantFrom(...TIME_DIMENSIONS), fc.boolean()).map(([n, granularity, dimension, multi]) => ({
+    queryType: multi ? 'multi' : undefined,
+    query: {
+      measures: [measureOf(dimension)],
+      timeDimensions: [{ dimension, granularity, compareDateRange: Array.from({ length: n }, (_, i) => [isoDay(i), isoDay(i + 1)]) }],
+    },
+  })),
+  fc.integer({ min: 1, max: 600 }).map((n) => ({
+    queryType: 'multi',
+    query: Array.from({ length: n }, (_, i) => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [isoDay(i), isoDay(i + 7)] }] })),
+  })),
+  fc.tuple(size(1_000, 20_000), fc.constantFrom('equals', 'notEquals', 'in', 'contains', 'notStartsWith'), fc.constantFrom(...TEXT_DIMENSIONS)).map(([n, operator, member]) => ({
+    query: { measures: [measureOf(member)], filters: [{ member, operator, values: Array.from({ length: n }, (_, i) => `v${i}`) }] },
+  })),
+  fc.tuple(size(1_000, 95_000), fc.constantFrom(...VALUE_CHARS), fc.constantFrom('contains', 'equals', 'startsWith', 'notEndsWith'), fc.constantFrom(...TEXT_DIMENSIONS)).map(([n, char, operator, member]) => ({
+    query: { measures: [measureOf(member)], filters: [{ member, operator, values: [char.repeat(n)] }] },
+  })),
+  fc.tuple(fc.constantFrom('second', 'minute', 'hour', 'day'), fc.integer({ min: 1, max: 20_000 }), fc.constantFrom('days', 'years', 'abs'), fc.constantFrom(...TIME_DIMENSIONS)).map(([granularity, n, unit, dimension]) => ({
+    query: {
+      measures: [measureOf(dimension)],
+      timeDimensions: [{ dimension, granularity, dateRange: unit === 'abs' ? [isoDay(0), isoDay(n)] : `last ${unit === 'years' ? n % 200 : n} ${unit}` }],
+    },
+  })),
+  size(50, 3_000).map((n) => ({ query: { measures: ['Downloads.count'], order: Array.from({ length: n }, (_, i) => [i % 2 ? 'Downloads.count' : 'Downloads.country', i % 3 ? 'asc' : 'desc']) } })),
+  fc.tuple(size(1_000, 90_000), fc.constantFrom('last 7 days ', 'from 7 days ago to now ', 'x')).map(([n, phrase]) => ({
+    query: { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: phrase.repeat(Math.ceil(n / phrase.length)).slice(0, n) }] },
+  })),
+  fc.tuple(size(20, 200), size(50, 2_000)).map(([ranges, values]) => ({
+    queryType: 'multi',
+    query: {
+      measures: ['Downloads.count'],
+      filters: [{ member: 'Downloads.city', operator: 'notEquals', values: Array.from({ length: values }, (_, i) => `c${i}`) }],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', compareDateRange: Array.from({ length: ranges }, (_, i) => [isoDay(i), isoDay(i + 1)]) }],
+    },
+  })),
+);
+
+const amplificationBody = amplificationQuery.map((value) => JSON.stringify(value));
+
 const body = fc.oneof(
   { weight: 12, arbitrary: wellFormedBody },
   { weight: 3, arbitrary: brokenBody },
@@ -527,6 +584,7 @@ const body = fc.oneof(
   { weight: 1, arbitrary: wrongEncodingBody },
   { weight: 2, arbitrary: deepBody },
   { weight: 2, arbitrary: hugeBody },
+  { weight: 2, arbitrary: amplificationBody },
 );
 
 // ---------------------------------------------------------------------------
@@ -694,4 +752,9 @@ export function abuseRequest(validKey: string): fc.Arbitrary<AbuseRequest> {
 
 function headerBytes(request: AbuseRequest): number {
   return Object.entries(request.headers).reduce((sum, [name, value]) => sum + name.length + value.length + 4, request.path.length + 32);
+}
+
+/** POST /v1/data/load/ with an amplification body and the valid key: the CI's few hundred and part of every fuzz run. */
+export function amplificationRequest(validKey: string): fc.Arbitrary<AbuseRequest> {
+  return amplificationBody.map((text) => ({ method: 'POST', path: LOAD_PATH, headers: { 'x-api-key': validKey, 'content-type': 'application/json' }, body: text }));
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as fc from 'fast-check';
 import { abuseRequest, LOAD_PATH, type AbuseRequest } from './cases';
 
@@ -7,6 +8,10 @@ import { abuseRequest, LOAD_PATH, type AbuseRequest } from './cases';
  * judges every answer: never a 5xx, every 4xx/5xx the `{ error, code,
  * requestId }` envelope, never a stack trace, SQL or internal path, never a
  * dropped connection. Between cases it checks that a valid query still works.
+ * It also times the event loop of its own process, which must be the one
+ * serving the requests (the fuzzer and the tests run the service in
+ * process): a case that held the loop longer than `maxBlockMs` blocked every
+ * other request of the service, and fails the run.
  *
  * node's http module rather than fetch: it sends invalid UTF-8 bytes, Latin-1
  * header values and odd request targets as they are.
@@ -24,9 +29,13 @@ export interface AbuseOptions {
   /** Failing cases kept in the summary, with their request and response excerpts. */
   maxSamples?: number;
   onCase?: (outcome: CaseOutcome, summary: AbuseSummary) => void;
+  /** The requests to send; every kind of hostile request by default. */
+  requests?: fc.Arbitrary<AbuseRequest>;
+  /** Longest event-loop delay one case may cause. */
+  maxBlockMs?: number;
 }
 
-export type Problem = 'server_error' | 'leak' | 'non_envelope' | 'request_error' | 'valid_query_failed';
+export type Problem = 'server_error' | 'leak' | 'non_envelope' | 'request_error' | 'valid_query_failed' | 'event_loop_blocked';
 
 export interface CaseOutcome {
   /** 0-based position in the run; with the seed, enough to regenerate the request. */
@@ -36,12 +45,15 @@ export interface CaseOutcome {
   body: string;
   problems: Problem[];
   detail?: string;
+  /** Event-loop delay while the case was in flight, when it was the worst so far. */
+  delayMs?: number;
 }
 
 export interface FailureSample {
   index: number;
   problems: Problem[];
   detail?: string;
+  delayMs?: number;
   request: { method: string; path: string; headers: Record<string, string>; bodyBytes: number; body: string; chunked: boolean };
   response: { status?: number; body: string };
 }
@@ -55,6 +67,10 @@ export interface AbuseSummary {
   nonEnvelope: number;
   requestErrors: number;
   validChecks: { passed: number; failed: number };
+  /** Cases that held the event loop longer than maxBlockMs and than any case before them. */
+  blocked: number;
+  /** Longest event-loop delay one case caused, and that case's index. */
+  worstDelay: { ms: number; index: number };
   samples: FailureSample[];
   elapsedMs: number;
 }
@@ -74,7 +90,7 @@ const LEAKS: [string, RegExp][] = [
 const EXCERPT_CHARS = 600;
 
 export async function runAbuse(options: AbuseOptions): Promise<AbuseSummary> {
-  const { baseUrl, apiKey, numRuns, seed, checkEvery = 100, timeoutMs = 30_000, maxSamples = 10, onCase } = options;
+  const { baseUrl, apiKey, numRuns, seed, checkEvery = 100, timeoutMs = 30_000, maxSamples = 10, onCase, maxBlockMs = 1000 } = options;
   const target = new URL(baseUrl);
   const started = Date.now();
   const summary: AbuseSummary = {
@@ -86,9 +102,12 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseSummary> {
     nonEnvelope: 0,
     requestErrors: 0,
     validChecks: { passed: 0, failed: 0 },
+    blocked: 0,
+    worstDelay: { ms: 0, index: -1 },
     samples: [],
     elapsedMs: 0,
   };
+  const delay = monitorEventLoopDelay({ resolution: 10 });
   const keep = (outcome: CaseOutcome) => {
     if (outcome.problems.length > 0 && summary.samples.length < maxSamples) summary.samples.push(sample(outcome));
   };
@@ -100,12 +119,33 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseSummary> {
     keep(outcome);
   };
 
+  // The first query also has Cube compile the models, once per process; only the cases are timed.
   await checkValidQuery(-1);
+  delay.enable();
+  // The histogram drops its first sample: let it take one before the first case.
+  await new Promise((resolve) => setTimeout(resolve, 20));
   // fast-check only generates here: a bad answer is counted, never thrown, so one seed always gives one sequence of requests.
   await fc.assert(
-    fc.asyncProperty(abuseRequest(apiKey), async (request) => {
+    fc.asyncProperty(options.requests ?? abuseRequest(apiKey), async (request) => {
       const index = summary.cases;
-      const outcome = judge(index, request, await send(target, request, timeoutMs));
+      // Never reset: a reset drops the next sample, which would hide a block
+      // starting right after it. So a case is timed when it raises the worst
+      // delay so far; the worst and the failure are exact, smaller ones unseen.
+      const before = delay.max;
+      const exchange = await send(target, request, timeoutMs);
+      // One turn of the loop, so a delay that ended with the answer is recorded.
+      await new Promise((resolve) => setImmediate(resolve));
+      const outcome = judge(index, request, exchange);
+      const delayMs = Math.round(delay.max / 1e6);
+      if (delay.max > before) {
+        outcome.delayMs = delayMs;
+        summary.worstDelay = { ms: delayMs, index };
+      }
+      if (delay.max > before && delayMs > maxBlockMs) {
+        outcome.problems.push('event_loop_blocked');
+        outcome.detail = [outcome.detail, `held the event loop for ${delayMs} ms`].filter(Boolean).join('; ');
+        summary.blocked += 1;
+      }
       summary.cases += 1;
       const status = outcome.status === undefined ? 'no answer' : String(outcome.status);
       summary.byStatus[status] = (summary.byStatus[status] ?? 0) + 1;
@@ -121,6 +161,7 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseSummary> {
     // A throw here is a harness bug: stop rather than shrink by sending more requests.
     { seed, numRuns, endOnFailure: true },
   );
+  delay.disable();
   await checkValidQuery(summary.cases);
   summary.elapsedMs = Date.now() - started;
   return summary;
@@ -128,7 +169,7 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseSummary> {
 
 /** True when the run found nothing wrong. */
 export function clean(summary: AbuseSummary): boolean {
-  return summary.serverErrors + summary.leaks + summary.nonEnvelope + summary.requestErrors + summary.validChecks.failed === 0;
+  return summary.serverErrors + summary.leaks + summary.nonEnvelope + summary.requestErrors + summary.blocked + summary.validChecks.failed === 0;
 }
 
 export interface Exchange {
@@ -309,6 +350,7 @@ function sample(outcome: CaseOutcome): FailureSample {
     index: outcome.index,
     problems: outcome.problems,
     detail: outcome.detail,
+    delayMs: outcome.delayMs,
     request: {
       method: request.method,
       path: excerpt(request.path),
