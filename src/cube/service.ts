@@ -119,7 +119,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       if (timing) timing.warehouseMs += ms;
     },
   );
-  const validationDriver = driverFactory();
+  // Validation reads the catalog (system.columns, EXPLAIN), which clients'
+  // row limit has nothing to do with: read-only still, but no row cap (0).
+  const validationDriver = createDriverFactory(warehouse, { ...limits, maxResultRows: 0 }, () => undefined)();
   const models = createModels({
     dir: path.resolve(options.schemaPath ?? SCHEMA_PATH),
     watch: options.watchModels ?? false,
@@ -374,19 +376,19 @@ function outcomeOf(err: unknown): QueryOutcome {
  */
 function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<string> {
   const cubes = new Set<string>();
-  const visit = (value: unknown): void => {
+  // Iterative: a client may nest arrays thousands deep before validation refuses them.
+  const pending: unknown[] = queries.flatMap((query) => [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters]);
+  while (pending.length > 0) {
+    const value = pending.pop();
     if (typeof value === 'string') {
       const cube = value.split('.')[0];
       if (known.has(cube)) cubes.add(cube);
     } else if (Array.isArray(value)) {
-      value.forEach(visit);
+      for (const item of value) pending.push(item);
     } else if (typeof value === 'object' && value !== null) {
       const { member, dimension, and, or } = value as Record<string, unknown>;
-      [member, dimension, and, or].forEach(visit);
+      pending.push(member, dimension, and, or);
     }
-  };
-  for (const query of queries) {
-    [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters].forEach(visit);
   }
   if (cubes.size === 0) cubes.add('unknown');
   return cubes;
