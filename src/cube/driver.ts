@@ -1,6 +1,7 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
+import { markUnreachable } from './errors';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
@@ -21,6 +22,15 @@ export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): 
         max_open_connections: maxPoolSize,
         application: 'analytics-data-query-service',
       });
+    }
+
+    // Every statement (the connection test Cube runs first included) goes through here.
+    protected override async queryResponse(...args: Parameters<ClickHouseDriver['queryResponse']>) {
+      try {
+        return await super.queryResponse(...args);
+      } catch (err) {
+        throw markUnreachable(err);
+      }
     }
   }
   return () =>

@@ -3,7 +3,7 @@
  * layer turns `kind` into a status; `message` is safe to show a client;
  * `detail` is for the log only.
  */
-export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'internal';
+export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'warehouse_unavailable' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(
@@ -14,6 +14,57 @@ export class CubeFailure extends Error {
     super(message);
     this.name = 'CubeFailure';
   }
+}
+
+/**
+ * Node's codes for a server that cannot be reached or talked to: refused,
+ * reset (also "socket hang up"), timed out, no route, no DNS answer, and a
+ * TLS handshake that failed (OpenSSL's certificate codes, ERR_TLS_*, ERR_SSL_*).
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EPROTO',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+]);
+
+/**
+ * Cube's query queue hands a driver's error on as its message alone, so the
+ * error code is read where it still exists (src/cube/driver.ts) and carried
+ * across as this opening of the message.
+ */
+const UNREACHABLE_PREFIX = 'ClickHouse server unreachable';
+const UNREACHABLE_MESSAGE = new RegExp(`^(?:Error: )?${UNREACHABLE_PREFIX} \\(`);
+
+/** The network error code somewhere in `err`'s cause chain, if the warehouse could not be reached. */
+function unreachableCode(err: unknown): string | undefined {
+  // Duck-typed: errors from Node's sockets need not share this realm's Error.
+  for (let cause = err, depth = 0; typeof cause === 'object' && cause !== null && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const { code } = cause as { code?: unknown };
+    if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || /^ERR_(TLS|SSL)_/.test(code))) return code;
+  }
+  return undefined;
+}
+
+/** `err`, or for a network failure an error whose message says so in a form classifyGatewayError knows. */
+export function markUnreachable(err: unknown): unknown {
+  const code = unreachableCode(err);
+  if (code === undefined) return err;
+  return new Error(`${UNREACHABLE_PREFIX} (${code}): ${String((err as { message?: unknown }).message)}`, { cause: err });
 }
 
 /** The body Cube's API gateway hands its `res` callback on failure. */
@@ -73,6 +124,9 @@ export function classifyGatewayError(status: number, body: GatewayError): CubeFa
   const message = String(body.error ?? 'Unknown error');
   if (status === 400 && body.type === 'UserError') {
     return new CubeFailure('invalid_query', message);
+  }
+  if (UNREACHABLE_MESSAGE.test(message)) {
+    return new CubeFailure('warehouse_unavailable', 'The database is unavailable at the moment; try again shortly.', body);
   }
   const clickhouseCode = /Code: (\d+)\./.exec(message);
   const code = clickhouseCode ? Number(clickhouseCode[1]) : undefined;

@@ -27,8 +27,17 @@ export const STATUS_BY_CODE = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
+  /** The ClickHouse server cannot be reached (refused, reset, timed out, DNS, TLS). */
+  warehouse_unavailable: 503,
   query_timeout: 504,
 } as const;
+
+/**
+ * Seconds a client should wait before asking again, for failures that pass
+ * on their own: long enough for a restarting ClickHouse server, short enough
+ * for a dashboard to recover by itself.
+ */
+const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = { warehouse_unavailable: 5 };
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
@@ -60,6 +69,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (STATUS_BY_CODE[code] >= 500) {
       logger.error('request failed', { requestId, method: req.method, path: req.originalUrl.split('?')[0], code, error: describe(err) });
     }
+    const retryAfter = RETRY_AFTER_SECONDS[code];
+    if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
     res.status(STATUS_BY_CODE[code]).json({ error: message, code, requestId });
   };
 }
