@@ -7,7 +7,8 @@ import type { Warehouse } from '../warehouse/connection';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
+import { checkMembers, modelMembersOf, type ModelMembers } from './members';
+import { guardBlending, guardQuery } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -128,15 +129,16 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   // The models are compiled once per process, so their members are read once.
-  let kinds: Promise<MemberKinds> | undefined;
-  const memberKinds = (context: RequestContext) =>
-    (kinds ??= meta(context).then(memberKindsOf, (err: unknown) => {
-      kinds = undefined;
+  let members: Promise<ModelMembers> | undefined;
+  const modelMembers = (context: RequestContext) =>
+    (members ??= meta(context).then(modelMembersOf, (err: unknown) => {
+      members = undefined;
       throw err;
     }));
   const check = async (queries: Query[], context: RequestContext) => {
-    const known = await memberKinds(context);
+    const known = await modelMembers(context);
     for (const query of queries) {
+      checkMembers(query, known);
       checkTimezone(query);
       guardQuery(query, known);
     }
