@@ -8,6 +8,7 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from './members';
+import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -147,12 +148,14 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   return {
     meta,
 
-    load: async (query, context) => {
+    load: async (sent, context) => {
+      const query = withNumericPaging(sent);
       await check([query], context);
       return toLoadResult(await loadUntilDone({ query }, context), query);
     },
 
-    loadMulti: async (query, context) => {
+    loadMulti: async (sent, context) => {
+      const query = Array.isArray(sent) ? sent.map(withNumericPaging) : withNumericPaging(sent);
       await check(Array.isArray(query) ? query : [query], context);
       if (Array.isArray(query)) guardBlending(query);
       return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
