@@ -42,7 +42,12 @@ async function main(): Promise<void> {
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger });
   const app = createApp({ config, cube, authenticator, logger });
-  const server = app.listen(config.port, config.host, () => {
+  // Express 5 calls the listen callback with the error too; "listening" is logged only without one.
+  const server = app.listen(config.port, config.host, (err?: Error) => {
+    if (err) {
+      process.stderr.write(`${listenFailure(err, config)}\n`);
+      process.exit(1);
+    }
     const url = `http://localhost:${config.port}`;
     logger.info('listening', { url, warehouse: config.warehouse.kind });
     if (config.usingDemoKey) {
@@ -52,16 +57,27 @@ async function main(): Promise<void> {
           `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
       );
     }
-  });
-  server.on('error', (err) => {
-    logger.error('server error', { error: err.message });
-    process.exit(1);
+    server.on('error', (error) => logger.error('server error', { error: error.message }));
   });
   onShutdown(server, logger, config.http.shutdownTimeoutMs, async () => {
     ring.close();
     await cube.close();
     await warehouse.close();
   });
+}
+
+/** Why the server could not listen, in one line naming the variables to change. */
+function listenFailure(err: Error, { port, host }: Config): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return `Port ${port} on ${host} is already in use (PORT)`;
+    case 'EACCES':
+      return `Port ${port} on ${host} needs more privileges than this process has; choose a port above 1023 (PORT)`;
+    case 'EADDRNOTAVAIL':
+      return `Address ${host} is not an address of this machine (HOST)`;
+    default:
+      return `Cannot listen on ${host}:${port} (PORT, HOST): ${err.message}`;
+  }
 }
 
 /** SIGTERM/SIGINT: stop accepting connections, let requests in flight finish, then release the engine. */
