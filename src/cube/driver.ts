@@ -1,7 +1,7 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
-import { markUnreachable } from './errors';
+import { markDriverError } from './errors';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
@@ -24,12 +24,13 @@ export function createDriverFactory(warehouse: Warehouse, limits: QueryLimits): 
       });
     }
 
-    // Every statement (the connection test Cube runs first included) goes through here.
+    // Every statement (the connection test Cube runs first included) goes
+    // through here, where the error object still has its codes.
     protected override async queryResponse(...args: Parameters<ClickHouseDriver['queryResponse']>) {
       try {
         return await super.queryResponse(...args);
       } catch (err) {
-        throw markUnreachable(err);
+        throw markDriverError(err);
       }
     }
   }

@@ -43,28 +43,45 @@ const UNREACHABLE_CODES = new Set([
 ]);
 
 /**
- * Cube's query queue hands a driver's error on as its message alone, so the
- * error code is read where it still exists (src/cube/driver.ts) and carried
- * across as this opening of the message.
+ * Cube's query queue hands a driver's error on as its message alone, so what
+ * the error object says is read where it still exists (src/cube/driver.ts)
+ * and carried across in the message: a network failure as this opening, a
+ * ClickHouse error code (which the client and chDB keep apart from the
+ * message) as ClickHouse's own "Code: N." opening.
  */
 const UNREACHABLE_PREFIX = 'ClickHouse server unreachable';
 const UNREACHABLE_MESSAGE = new RegExp(`^(?:Error: )?${UNREACHABLE_PREFIX} \\(`);
 
 /** The network error code somewhere in `err`'s cause chain, if the warehouse could not be reached. */
 function unreachableCode(err: unknown): string | undefined {
-  // Duck-typed: errors from Node's sockets need not share this realm's Error.
-  for (let cause = err, depth = 0; typeof cause === 'object' && cause !== null && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const { code } = cause as { code?: unknown };
-    if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || /^ERR_(TLS|SSL)_/.test(code))) return code;
-  }
-  return undefined;
+  return causes(err)
+    .map((cause) => cause.code)
+    .find((code): code is string => typeof code === 'string' && (UNREACHABLE_CODES.has(code) || /^ERR_(TLS|SSL)_/.test(code)));
 }
 
-/** `err`, or for a network failure an error whose message says so in a form classifyGatewayError knows. */
-export function markUnreachable(err: unknown): unknown {
-  const code = unreachableCode(err);
-  if (code === undefined) return err;
-  return new Error(`${UNREACHABLE_PREFIX} (${code}): ${String((err as { message?: unknown }).message)}`, { cause: err });
+/** The ClickHouse error code (a number, with its name in `type`) somewhere in `err`'s cause chain. */
+function clickhouseErrorCode(err: unknown): number | undefined {
+  const found = causes(err).find((cause) => typeof cause.type === 'string' && /^\d+$/.test(String(cause.code)));
+  return found ? Number(found.code) : undefined;
+}
+
+// Duck-typed: errors from Node's sockets need not share this realm's Error.
+function causes(err: unknown): { code?: unknown; type?: unknown }[] {
+  const chain: { code?: unknown; type?: unknown; cause?: unknown }[] = [];
+  for (let cause = err; typeof cause === 'object' && cause !== null && chain.length < 10; cause = (cause as { cause?: unknown }).cause) {
+    chain.push(cause as { code?: unknown; type?: unknown; cause?: unknown });
+  }
+  return chain;
+}
+
+/** `err` with what its cause chain knows (network failure, ClickHouse code) written into its message, for classifyGatewayError. */
+export function markDriverError(err: unknown): unknown {
+  const message = String((err as { message?: unknown } | null)?.message ?? err);
+  const unreachable = unreachableCode(err);
+  if (unreachable !== undefined) return new Error(`${UNREACHABLE_PREFIX} (${unreachable}): ${message}`, { cause: err });
+  const code = clickhouseErrorCode(err);
+  if (code !== undefined && !/Code: \d+\./.test(message)) return new Error(`Code: ${code}. ${message}`, { cause: err });
+  return err;
 }
 
 /** The body Cube's API gateway hands its `res` callback on failure. */
@@ -95,7 +112,7 @@ const CLIENT_VALUE_ERRORS = new Set([
 
 /**
  * The query limits ClickHouse enforces for us (see QueryLimits), known by
- * their wording, and by code too where there is one (chDB drops it).
+ * their wording and their code.
  */
 const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailure }[] = [
   {
@@ -122,7 +139,10 @@ const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/];
 
 export function classifyGatewayError(status: number, body: GatewayError): CubeFailure {
   const message = String(body.error ?? 'Unknown error');
-  if (status === 400 && body.type === 'UserError') {
+  // Cube's own verdicts on the query (UserError): the gateway answers them
+  // 400 with their stack, or with their type; errors of its query queue (the
+  // database's, the driver's) come 400 too, with neither.
+  if (status >= 400 && status < 500 && (body.type === 'UserError' || body.stack !== undefined)) {
     return new CubeFailure('invalid_query', message);
   }
   if (UNREACHABLE_MESSAGE.test(message)) {
@@ -144,21 +164,20 @@ export function classifyGatewayError(status: number, body: GatewayError): CubeFa
   if (CUBE_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) {
     return new CubeFailure('invalid_query', message.replace(/^Error: /, ''), body);
   }
-  // A database error without a ClickHouse code (chDB words some that way):
-  // Cube's gateway counts it as the query's fault; keep its first sentence,
-  // never the SQL that follows it.
-  const databaseError = /Query failed: (?:Error: )?(.*?)(?:[.:]? In scope|; query id|$)/s.exec(message);
-  if (databaseError && status >= 400 && status < 500) {
-    return new CubeFailure('invalid_query', `The database could not use a value of the query: ${databaseError[1].slice(0, 300)}`, body);
-  }
-  if (status >= 400 && status < 500) {
-    return new CubeFailure('invalid_query', message, body);
-  }
+  // Anything else of the query queue, and every 500, is the service's failure.
   return new CubeFailure('internal', 'Internal error', body);
 }
 
-/** The "DB::Exception: …" sentence of a ClickHouse error, without query text or stack. */
+/**
+ * The first sentence of a ClickHouse error (as a server words it after
+ * "DB::Exception:", or as the client and chDB hand it on), without our
+ * markers, the query text or the stack.
+ */
 function clickhouseSummary(message: string): string {
-  const match = /DB::Exception: ([^\n]*?)(?:: While processing| \(version |\. \(|$)/.exec(message);
-  return (match?.[1] ?? 'invalid value').slice(0, 300);
+  const text = message
+    .replace(/^(?:Error: )?Code: \d+\. /, '')
+    .replace(/^(?:Error: )?Query failed: (?:Error: )?/, '')
+    .replace(/^[^\n]*?DB::Exception: /, '');
+  const [sentence] = text.split(/[.:]? In scope |: [Ww]hile (?:processing|executing)|; query id: |\. Note: | \(version |\. \(|\n/);
+  return sentence.trim().slice(0, 300) || 'invalid value';
 }

@@ -17,8 +17,9 @@ export interface ModelMembers {
 }
 
 /**
- * The members of /meta. Cube also refuses hidden members (primary keys), with
- * a message that shows their SQL alias; here they are unknown like any other.
+ * The members of /meta. Cube refuses hidden members (primary keys) too, but
+ * only once the query has run, with a message showing their SQL alias; here
+ * they are unknown like any other, before any work.
  */
 export function modelMembersOf(schemas: Schema[]): ModelMembers {
   const dimensions = schemas.flatMap((schema) => schema.dimensions);

@@ -1,0 +1,47 @@
+import path from 'node:path';
+import request from 'supertest';
+import { expectEnvelope } from '../limits/envelope';
+import { API_KEY } from '../support/constants';
+import { startService, type TestService } from '../support/service';
+
+/**
+ * A database error is the client's only when the query's own values caused
+ * it (400, with ClickHouse's sentence); a mistake of the model or the engine
+ * is the service's failure: 500 with a generic sentence, the detail in the
+ * log only. The model mistakes are real: a cube over a table that does not
+ * exist, a dimension over a column that does not exist.
+ */
+
+const BROKEN_SCHEMA = path.join(__dirname, '..', 'fixtures', 'broken-schema');
+
+let service: TestService;
+const lines: Record<string, unknown>[] = [];
+beforeAll(async () => {
+  service = await startService({}, { schemaPath: BROKEN_SCHEMA, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+});
+afterAll(() => service.close());
+
+const load = (query: object) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+
+it.each([
+  ['a table that does not exist', { measures: ['Broken.count'] }, /no_such_table/],
+  ['a column that does not exist', { measures: ['Numbers.count'], dimensions: ['Numbers.missing'] }, /no_such_column/],
+])('%s in the model: 500 internal, the detail in the log only', async (_label, query, detail) => {
+  const res = await load(query);
+  expectEnvelope(res, 'internal');
+  expect(res.body.error).not.toMatch(detail);
+  const logged = lines.filter((line) => line.level === 'error' && line.requestId === res.body.requestId);
+  expect(logged).toHaveLength(1);
+  expect(JSON.stringify(logged[0])).toMatch(detail);
+});
+
+it('a filter value the column cannot take: 400 with ClickHouse\'s sentence, no SQL', async () => {
+  const res = await load({ measures: ['Numbers.count'], filters: [{ member: 'Numbers.number', operator: 'equals', values: ['abc'] }] });
+  expectEnvelope(res, 'invalid_query', /could not use a value of the query: .*abc/);
+  expect(res.body.error).not.toMatch(/In scope|query id|numbers\(10\)/);
+});
+
+it('the same model answers a sound query', async () => {
+  const res = await load({ measures: ['Numbers.count'] }).expect(200);
+  expect(res.body.data).toEqual([{ 'Numbers.count': '10' }]);
+});
