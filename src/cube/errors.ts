@@ -3,7 +3,7 @@
  * layer turns `kind` into a status; `message` is safe to show a client;
  * `detail` is for the log only.
  */
-export type CubeFailureKind = 'invalid_query' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'warehouse_unavailable' | 'internal';
+export type CubeFailureKind = 'invalid_query' | 'query_too_large' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'warehouse_unavailable' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(
@@ -93,8 +93,9 @@ export interface GatewayError {
 
 /**
  * ClickHouse error codes that mean the query's own values were wrong (a
- * filter value that is not a number or a date, say), not that our model or
- * the engine failed.
+ * filter value that is not a number or a date, a text operator such as
+ * `contains` on a number or a boolean), not that our model or the engine
+ * failed.
  * https://github.com/ClickHouse/ClickHouse/blob/master/src/Common/ErrorCodes.cpp
  */
 const CLIENT_VALUE_ERRORS = new Set([
@@ -102,12 +103,14 @@ const CLIENT_VALUE_ERRORS = new Set([
   27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
   38, // CANNOT_PARSE_DATE
   41, // CANNOT_PARSE_DATETIME
+  43, // ILLEGAL_TYPE_OF_ARGUMENT
   53, // TYPE_MISMATCH
   70, // CANNOT_CONVERT_TYPE
   72, // CANNOT_PARSE_NUMBER
   321, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
   386, // NO_COMMON_TYPE
   457, // BAD_QUERY_PARAMETER
+  467, // CANNOT_PARSE_BOOL
 ]);
 
 /**
@@ -131,6 +134,13 @@ const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailu
     codes: [241],
     wording: /^(?!.*\(total\)).*memory limit (\(for query\) )?exceeded/is,
     failure: () => new CubeFailure('query_too_expensive', 'The query needs more memory than the service allows one query; narrow its time range or members.'),
+  },
+  {
+    // SYNTAX_ERROR is otherwise ours (Cube wrote bad SQL); this one is the
+    // length of the SQL, which filter values make (max_query_size).
+    codes: [62],
+    wording: /Max query size exceeded/i,
+    failure: () => new CubeFailure('query_too_large', 'The query is longer than the database accepts; use fewer or shorter filter values.'),
   },
 ];
 

@@ -14,7 +14,12 @@ export interface ModelMembers {
   dimensions: ReadonlySet<string>;
   timeDimensions: ReadonlySet<string>;
   segments: ReadonlySet<string>;
+  /** Each measure's and dimension's type: string, number, time, boolean, … */
+  types: ReadonlyMap<string, string>;
 }
+
+/** Filter operators that compare text; on a number or a boolean ClickHouse fails the whole statement. */
+const TEXT_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
 
 /**
  * The members of /meta. Cube refuses hidden members (primary keys) too, but
@@ -28,6 +33,7 @@ export function modelMembersOf(schemas: Schema[]): ModelMembers {
     dimensions: new Set(dimensions.map((dimension) => dimension.name)),
     timeDimensions: new Set(dimensions.filter((dimension) => dimension.type === 'time').map((dimension) => dimension.name)),
     segments: new Set(schemas.flatMap((schema) => schema.segments.map((segment) => segment.name))),
+    types: new Map(schemas.flatMap((schema) => [...schema.measures, ...schema.dimensions].map((member) => [member.name, member.type] as const))),
   };
 }
 
@@ -84,12 +90,17 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
   while (pending.length > 0) {
     const { filter, where } = pending.pop()!;
     if (typeof filter !== 'object' || filter === null) continue;
-    const { member, dimension, and, or } = filter as Record<string, unknown>;
+    const { member, dimension, operator, and, or } = filter as Record<string, unknown>;
     for (const [key, nested] of [['and', and], ['or', or]] as const) {
       if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
     }
     for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
-      if (typeof name === 'string' && !isMember(name)) refuse(`${where}.${key}`, name);
+      if (typeof name !== 'string') continue;
+      if (!isMember(name)) refuse(`${where}.${key}`, name);
+      const type = model.types.get(name);
+      if (typeof operator === 'string' && TEXT_OPERATORS.has(operator) && type !== 'string') {
+        throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
+      }
     }
   }
 }

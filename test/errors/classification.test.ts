@@ -15,13 +15,18 @@ import { startService, type TestService } from '../support/service';
 const BROKEN_SCHEMA = path.join(__dirname, '..', 'fixtures', 'broken-schema');
 
 let service: TestService;
+let demo: TestService;
 const lines: Record<string, unknown>[] = [];
 beforeAll(async () => {
   service = await startService({}, { schemaPath: BROKEN_SCHEMA, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  demo = await startService();
 });
-afterAll(() => service.close());
+afterAll(async () => {
+  await service.close();
+  await demo.close();
+});
 
-const load = (query: object) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (query: object, on = service) => request(on.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 it.each([
   ['a table that does not exist', { measures: ['Broken.count'] }, /no_such_table/],
@@ -44,4 +49,25 @@ it('a filter value the column cannot take: 400 with ClickHouse\'s sentence, no S
 it('the same model answers a sound query', async () => {
   const res = await load({ measures: ['Numbers.count'] }).expect(200);
   expect(res.body.data).toEqual([{ 'Numbers.count': '10' }]);
+});
+
+describe('query mistakes that only the database would find: 400', () => {
+  it.each([
+    ['contains on a number measure', 'Downloads.count', 'contains', /filters\[0\]: the contains filter compares text; Downloads\.count is of type number/],
+    ['startsWith on a boolean dimension', 'LinksDashboard.isUniqueLinkView', 'startsWith', /startsWith filter compares text; LinksDashboard\.isUniqueLinkView is of type boolean/],
+    ['notEndsWith on a time dimension', 'Downloads.ts', 'notEndsWith', /Downloads\.ts is of type time/],
+  ])('%s', async (_label, member, operator, message) => {
+    expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member, operator, values: ['1'] }] }, demo), 'invalid_query', message);
+  });
+
+  it('a boolean filter value that is not a boolean', async () => {
+    const res = await load({ measures: ['LinksDashboard.count'], filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }] }, demo);
+    expectEnvelope(res, 'invalid_query', /could not use a value of the query: Cannot parse boolean value/);
+  });
+
+  // A bound on filter values before Cube may answer this first, with the same code.
+  it('filter values that make the SQL longer than ClickHouse accepts (max_query_size): 400 query_too_large', async () => {
+    const values = Array.from({ length: 4000 }, (_, i) => String(i));
+    expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values }] }, demo), 'query_too_large');
+  });
 });
