@@ -18,7 +18,11 @@ export interface ModelMembers {
   types: ReadonlyMap<string, string>;
 }
 
-/** Filter operators that compare text; on a number or a boolean ClickHouse fails the whole statement. */
+/**
+ * Filter operators that compare text: on a number or a boolean ClickHouse
+ * fails the whole statement, and a null value makes Cube write SQL that does
+ * not parse.
+ */
 const TEXT_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
 
 /**
@@ -90,7 +94,7 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
   while (pending.length > 0) {
     const { filter, where } = pending.pop()!;
     if (typeof filter !== 'object' || filter === null) continue;
-    const { member, dimension, operator, and, or } = filter as Record<string, unknown>;
+    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
     for (const [key, nested] of [['and', and], ['or', or]] as const) {
       if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
     }
@@ -98,9 +102,9 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
       if (typeof name !== 'string') continue;
       if (!isMember(name)) refuse(`${where}.${key}`, name);
       const type = model.types.get(name);
-      if (typeof operator === 'string' && TEXT_OPERATORS.has(operator) && type !== 'string') {
-        throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
-      }
+      if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;
+      if (type !== 'string') throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
+      if (Array.isArray(values) && values.includes(null)) throw new CubeFailure('invalid_query', `${where}: the ${operator} filter needs text values, not null.`);
     }
   }
 }

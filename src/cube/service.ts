@@ -180,9 +180,14 @@ function securityContextOf({ accountId }: RequestContext): { accountId?: string 
 function checkTimezone(query: Query): void {
   const { timezone } = query;
   if (typeof timezone !== 'string') return;
+  let known: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    known = new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: expected an IANA name such as "America/New_York".`);
+  }
+  // Intl ignores case; ClickHouse does not ("utc" fails the query).
+  if (known !== timezone && known.toLowerCase() === timezone.toLowerCase()) {
+    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: time zone names are case-sensitive; did you mean ${JSON.stringify(known)}?`);
   }
 }

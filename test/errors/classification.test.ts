@@ -60,6 +60,16 @@ describe('query mistakes that only the database would find: 400', () => {
     expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member, operator, values: ['1'] }] }, demo), 'invalid_query', message);
   });
 
+  it.each(['contains', 'notStartsWith'])('%s with a null value (Cube would write SQL that does not parse)', async (operator) => {
+    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters: [{ member: 'Downloads.country', operator, values: [null] }] }, demo);
+    expectEnvelope(res, 'invalid_query', new RegExp(`filters\\[0\\]: the ${operator} filter needs text values, not null`));
+  });
+
+  it('a time zone in the wrong case, which Intl accepts and ClickHouse does not', async () => {
+    const query = { measures: ['WebEventsFromPodcastFunnel.conversionsPercent'], filters: [{ member: 'WebEventsFromPodcastFunnel.step', operator: 'in', values: ['x'] }], timezone: 'utc', total: true };
+    expectEnvelope(await load(query, demo), 'invalid_query', /"utc".*case-sensitive.*"UTC"/);
+  });
+
   it('a boolean filter value that is not a boolean', async () => {
     const res = await load({ measures: ['LinksDashboard.count'], filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }] }, demo);
     expectEnvelope(res, 'invalid_query', /could not use a value of the query: Cannot parse boolean value/);
