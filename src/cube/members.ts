@@ -2,8 +2,8 @@ import { CubeFailure } from './errors';
 import type { Schema } from './shapes';
 
 /**
- * Every member reference of a query is checked against the compiled model
- * before Cube sees it. Cube 0.33 looks members up in plain objects, so a name
+ * Every member reference of a query is checked against the model's members
+ * (as /meta lists them) before Cube sees it. Cube 0.33 looks members up in plain objects, so a name
  * like `Downloads.__proto__` or `Downloads.constructor` finds an inherited
  * property and crashes while building SQL (500), and it never looks at
  * `order` keys that name no member of the query: it answers 200 and echoes
@@ -101,8 +101,8 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
       if (typeof name !== 'string') continue;
       if (!isMember(name)) refuse(`${where}.${key}`, name);
-      const type = model.types.get(name);
       if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;
+      const type = model.types.get(name);
       if (type !== 'string') throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
       if (Array.isArray(values) && values.includes(null)) throw new CubeFailure('invalid_query', `${where}: the ${operator} filter needs text values, not null.`);
     }
