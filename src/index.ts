@@ -78,7 +78,14 @@ async function main(): Promise<void> {
   const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
   const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
   const server = createHttpServer(app, config.http, logger);
+  // Until it listens, an error (the port in use) means it never will: one line, exit 1.
+  const listenFailed = (err: Error) => {
+    process.stderr.write(`${listenFailure(err, config)}\n`);
+    process.exit(1);
+  };
+  server.once('error', listenFailed);
   server.listen(config.port, config.host, () => {
+    server.off('error', listenFailed);
     const url = `http://localhost:${config.port}`;
     logger.info('listening', { url, warehouse: config.warehouse.kind });
     if (config.usingDemoKey) {
@@ -88,10 +95,7 @@ async function main(): Promise<void> {
           `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
       );
     }
-  });
-  server.on('error', (err) => {
-    logger.error('server error', { error: err.message });
-    process.exit(1);
+    server.on('error', (error) => logger.error('server error', { error: error.message }));
   });
   onShutdownSignals({
     server,
@@ -109,6 +113,20 @@ async function main(): Promise<void> {
       await warehouse.close();
     },
   });
+}
+
+/** Why the server could not listen, in one line naming the variables to change. */
+function listenFailure(err: Error, { port, host }: Config): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return `Port ${port} on ${host} is already in use (PORT)`;
+    case 'EACCES':
+      return `Port ${port} on ${host} needs more privileges than this process has; choose a port above 1023 (PORT)`;
+    case 'EADDRNOTAVAIL':
+      return `Address ${host} is not an address of this machine (HOST)`;
+    default:
+      return `Cannot listen on ${host}:${port} (PORT, HOST): ${err.message}`;
+  }
 }
 
 // Known failures (a full disk, an unusable data directory) are one line the

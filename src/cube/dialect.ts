@@ -1,7 +1,7 @@
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 
 /**
- * Cube 0.33's ClickHouse dialect with five of its mistakes corrected, each
+ * Cube 0.33's ClickHouse dialect with six of its mistakes corrected, each
  * proven by a case in test/query-language/filters.test.ts or time.test.ts:
  * - a date-only value of `beforeOrOnDate` / `afterDate` is read as that
  *   day's first instant, which leaves the day out of the former and in the
@@ -11,6 +11,9 @@ import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapte
  * - bounds are parsed to whole seconds, so millisecond columns (WebEvents)
  *   miss events inside the bounding second;
  * - contains/startsWith/endsWith fold case for ASCII letters only;
+ * - their LIKE patterns escape `%` and `_` for contains only and a backslash
+ *   never: startsWith "%" matched every row, and a value ending in a
+ *   backslash failed the query;
  * - `order` on a time member is dropped when a range-only entry for that
  *   member (no column of its own) comes before the grouped one.
  */
@@ -39,6 +42,9 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
 type Filter = ReturnType<ClickHouseQuery['newFilter']>;
 type FilterClass = new (query: unknown, filter: unknown) => Filter;
 
+/** The operators Cube writes as LIKE patterns. */
+const LIKE_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
+
 // Cube does not export its ClickHouse filter class; the first filter built
 // reveals it, and the fixes extend it.
 let fixedFilterClass: FilterClass | undefined;
@@ -61,6 +67,14 @@ function withFixes(ClickHouseFilter: FilterClass): FilterClass {
         default:
           return super.filterParams();
       }
+    }
+
+    isWildcardOperator(): boolean {
+      return LIKE_OPERATORS.has(this.camelizeOperator);
+    }
+
+    escapeWildcardChars(param: unknown): unknown {
+      return typeof param === 'string' ? param.replace(/[\\%_]/g, '\\$&') : param;
     }
 
     likeIgnoreCase(column: string, not: boolean, param: unknown, type?: string): string {

@@ -2,6 +2,7 @@ import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
 import { statementTicket, type Ticket } from '../warehouse/statement-queue';
+import { markDriverError } from './errors';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
@@ -41,6 +42,16 @@ export function createDriverFactory(
         return await statementTicket.run(ticket, () => super.query<R>(query, values, options));
       } finally {
         onStatement(options?.requestId, performance.now() - started);
+      }
+    }
+
+    // Every statement (the connection test Cube runs first included) goes
+    // through here, where the error object still has its codes.
+    protected override async queryResponse(...args: Parameters<ClickHouseDriver['queryResponse']>) {
+      try {
+        return await super.queryResponse(...args);
+      } catch (err) {
+        throw markDriverError(err);
       }
     }
   }

@@ -1,5 +1,4 @@
 import { CubeFailure } from './errors';
-import type { Schema } from './shapes';
 
 /**
  * Query shapes that Cube 0.33 accepts from its validator and then crashes on
@@ -14,13 +13,6 @@ const COMPARISON_OPERATORS = new Set(['gt', 'gte', 'lt', 'lte']);
 export interface MemberKinds {
   measures: ReadonlySet<string>;
   timeDimensions: ReadonlySet<string>;
-}
-
-export function memberKindsOf(schemas: Schema[]): MemberKinds {
-  return {
-    measures: new Set(schemas.flatMap((s) => s.measures.map((m) => m.name))),
-    timeDimensions: new Set(schemas.flatMap((s) => s.dimensions.filter((d) => d.type === 'time').map((d) => d.name))),
-  };
 }
 
 export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): void {

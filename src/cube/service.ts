@@ -9,11 +9,13 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { checkMembers, modelMembersOf, type ModelMembers } from './members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
+import { withNumericPaging } from './paging';
+import { guardBlending, guardQuery } from './query-guard';
 import { Tickets } from './tickets';
-import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -250,26 +252,27 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   // Members are read once per model version: a reload brings new ones.
-  let kinds: { version: string; members: Promise<MemberKinds> } | undefined;
+  let members: { version: string; members: Promise<ModelMembers> } | undefined;
   // The serving models' cubes, the only values the query metrics' cube label takes.
   let cubeNames: ReadonlySet<string> = new Set();
-  const memberKinds = async (context: RequestContext) => {
+  const modelMembers = async (context: RequestContext) => {
     const version = await models.version();
-    if (kinds?.version !== version) {
-      const members = meta(context).then((schemas) => {
+    if (members?.version !== version) {
+      const read = meta(context).then((schemas) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
-        return memberKindsOf(schemas);
+        return modelMembersOf(schemas);
       });
-      kinds = { version, members };
-      members.catch(() => {
-        if (kinds?.members === members) kinds = undefined;
+      members = { version, members: read };
+      read.catch(() => {
+        if (members?.members === read) members = undefined;
       });
     }
-    return kinds.members;
+    return members.members;
   };
   const check = async (queries: Query[], context: RequestContext) => {
-    const known = await memberKinds(context);
+    const known = await modelMembers(context);
     for (const query of queries) {
+      checkMembers(query, known);
       checkTimezone(query);
       guardQuery(query, known);
     }
@@ -282,7 +285,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
-  const generate = async (method: 'sql' | 'dryRun', query: Query | Query[], context: RequestContext): Promise<unknown> => {
+  const generate = async (method: 'sql' | 'dryRun', sent: Query | Query[], context: RequestContext): Promise<unknown> => {
+    const query = pagingOf(sent);
     await checkCubeQuery(query, context);
     const reply = await call(method, { query }, context);
     const failure = failed(reply);
@@ -310,17 +314,21 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   return {
     meta,
 
-    load: (query, context) =>
-      timed([query], async () => {
+    load: (sent, context) => {
+      const query = withNumericPaging(sent);
+      return timed([query], async () => {
         await check([query], context);
         return toLoadResult(await loadUntilDone({ query }, context), query);
-      }),
+      });
+    },
 
-    loadMulti: (query, context) =>
-      timed(Array.isArray(query) ? query : [query], async () => {
+    loadMulti: (sent, context) => {
+      const query = pagingOf(sent);
+      return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
         return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
-      }),
+      });
+    },
 
     cubeMeta: async (context) => {
       const reply = await call('meta', {}, context);
@@ -329,7 +337,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return cubeMetaWithoutDescriptions(reply.body);
     },
 
-    cubeLoad: async (query, multi, context) => {
+    cubeLoad: async (sent, multi, context) => {
+      const query = pagingOf(sent);
       if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
         throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
       }
@@ -357,6 +366,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       await core.shutdown();
     },
   };
+}
+
+/** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */
+function pagingOf<Q extends Query | Query[]>(query: Q): Q {
+  return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
 }
 
 function hasCompareDateRange(query: Query): boolean {
@@ -409,9 +423,14 @@ function securityContextOf({ accountId }: RequestContext): { accountId?: string 
 function checkTimezone(query: Query): void {
   const { timezone } = query;
   if (typeof timezone !== 'string') return;
+  let known: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    known = new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: expected an IANA name such as "America/New_York".`);
+  }
+  // Intl ignores case; ClickHouse does not ("utc" fails the query).
+  if (known !== timezone && known.toLowerCase() === timezone.toLowerCase()) {
+    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: time zone names are case-sensitive; did you mean ${JSON.stringify(known)}?`);
   }
 }

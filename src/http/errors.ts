@@ -27,6 +27,8 @@ export const STATUS_BY_CODE = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
+  /** The ClickHouse server cannot be reached (refused, reset, timed out, DNS, TLS). */
+  warehouse_unavailable: 503,
   /** /readyz: the service cannot answer queries now; the envelope's error lists why. */
   not_ready: 503,
   /** The service is shutting down and took no new work: retry (another instance), see Retry-After. */
@@ -34,8 +36,13 @@ export const STATUS_BY_CODE = {
   query_timeout: 504,
 } as const;
 
-/** Seconds a client is asked to wait before retrying a request refused at shutdown (a load balancer has moved on by then). */
-export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
+/**
+ * Seconds a client should wait before asking again, for failures that pass
+ * on their own: long enough for a restarting ClickHouse server, or for a load
+ * balancer to have moved on from an instance that is shutting down, short
+ * enough for a dashboard to recover by itself.
+ */
+const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = { warehouse_unavailable: 5, shutting_down: 5 };
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
@@ -68,10 +75,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (STATUS_BY_CODE[code] >= 500 && code !== 'not_ready') {
       logger.error('request failed', { requestId, method: req.method, path: req.originalUrl.split('?')[0], code, error: describe(err) });
     }
-    if (code === 'shutting_down') {
-      res.setHeader('Retry-After', String(SHUTDOWN_RETRY_AFTER_SECONDS));
-      res.setHeader('Connection', 'close');
-    }
+    const retryAfter = RETRY_AFTER_SECONDS[code];
+    if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+    // An instance shutting down closes the connection, so the retry reaches another one.
+    if (code === 'shutting_down') res.setHeader('Connection', 'close');
     res.status(STATUS_BY_CODE[code]).json({ error: message, code, requestId });
   };
 }

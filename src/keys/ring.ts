@@ -1,6 +1,6 @@
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import type { Logger } from '../log';
-import { readKeyFile, type KeyRecord } from './store';
+import { readKeyFileIfPresent, type KeyRecord } from './store';
 
 /** A stored key with its digest decoded once per load rather than once per request. */
 export interface RingKey {
@@ -29,25 +29,36 @@ export interface KeyRingOptions {
  * (rather than fs.watch) sees the CLI's atomic rename as a new inode and works
  * the same on every file system, network and container mounts included. A file
  * that stops reading cleanly leaves the previous keys in place: a bad edit must
- * not lock every account out. Rejects when the first read fails, so the service
- * does not start on a key file it cannot read.
+ * not lock every account out, and neither must a file that disappears (a
+ * wrong deploy, a volume that is not mounted): the CLI never deletes it, so a
+ * missing file is logged as an error and the last good keys stay. A file that
+ * never existed holds no keys; a file that lists none is applied, with a
+ * warning. Rejects when the first read fails, so the service does not start
+ * on a key file it cannot read.
  */
 export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFailure }: KeyRingOptions): Promise<KeyRing> {
   let current: readonly RingKey[] = [];
+  let everRead = false;
   let closed = false;
   let started = 0;
   let applied = 0;
 
   // Reads can finish out of order; a read that began later saw a file at least
   // as new, so an older read never overwrites its result.
-  const load = async (): Promise<number> => {
+  const load = async (): Promise<Outcome> => {
     const seq = ++started;
-    const records = await readKeyFile(file);
+    const records = await readKeyFileIfPresent(file);
+    if (records === undefined && everRead) return { kind: 'kept' };
     if (!closed && seq > applied) {
       applied = seq;
-      current = records.map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
+      everRead ||= records !== undefined;
+      current = (records ?? []).map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
     }
-    return records.length;
+    return records === undefined ? { kind: 'absent' } : { kind: 'read', keys: records.length };
+  };
+
+  const warnIfEmpty = (outcome: Outcome) => {
+    if (outcome.kind === 'read' && outcome.keys === 0) logger.warn('key file holds no keys; every account key is refused', { file });
   };
 
   const onChange = (curr: Stats, prev: Stats) => {
@@ -55,8 +66,14 @@ export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFail
     // (all stat fields zero). Nothing changed, so there is nothing to reload or report.
     if (isMissing(curr) && isMissing(prev)) return;
     load().then(
-      (count) => {
-        if (!closed) logger.info('key file reloaded', { file, keys: count });
+      (outcome) => {
+        if (closed) return;
+        if (outcome.kind === 'kept') {
+          logger.error('key file missing; keeping the last good keys', { file, keys: current.length });
+        } else if (outcome.kind === 'read' && outcome.keys > 0) {
+          logger.info('key file reloaded', { file, keys: outcome.keys });
+        }
+        warnIfEmpty(outcome);
       },
       (err: unknown) => {
         if (closed) return;
@@ -73,7 +90,7 @@ export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFail
   // Watch before the first read: a change between the two is then reloaded, not missed.
   watchFile(file, { interval: reloadIntervalMs, persistent: false }, onChange);
   try {
-    await load();
+    warnIfEmpty(await load());
   } catch (err) {
     unwatchFile(file, onChange);
     throw err;
@@ -86,6 +103,9 @@ export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFail
     },
   };
 }
+
+/** A file read (with its number of keys), a file missing after one was read (keys kept), or no file yet. */
+type Outcome = { kind: 'read'; keys: number } | { kind: 'kept' } | { kind: 'absent' };
 
 function isMissing(stats: Stats): boolean {
   return stats.ino === 0 && stats.mtimeMs === 0;

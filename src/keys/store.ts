@@ -66,11 +66,16 @@ export function keyStatus(record: KeyRecord, now: Date): KeyStatus {
 
 /** All records, in creation order; a missing file holds none. */
 export async function readKeyFile(file: string): Promise<KeyRecord[]> {
+  return (await readKeyFileIfPresent(file)) ?? [];
+}
+
+/** All records, in creation order, or undefined when there is no file. */
+export async function readKeyFileIfPresent(file: string): Promise<KeyRecord[] | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if (errorCode(err) === 'ENOENT') return [];
+    if (errorCode(err) === 'ENOENT') return undefined;
     throw new KeyFileError(file, `cannot be read (${describe(err)})`);
   }
   let data: unknown;

@@ -56,13 +56,43 @@ describe('openKeyRing', () => {
     await eventually('the fixed file is loaded', () => auth.authenticate(key) === undefined);
   });
 
-  it('holds no keys once the file is deleted', async () => {
+  it('keeps the last good keys and logs an error when the file is deleted, and loads it again when it comes back', async () => {
+    const file = tempKeyFile();
+    const { key, record } = await createKey(file, { account: 'acme', name: 'kept' });
+    const { auth, logger } = await open(file);
+    expect(auth.authenticate(key)?.accountId).toBe('acme');
+
+    rmSync(file);
+    await eventually('the missing file is reported', () => logger.error.mock.calls.length > 0);
+    expect(logger.error).toHaveBeenCalledWith('key file missing; keeping the last good keys', { file, keys: 1 });
+    // Several reload intervals later the key still works.
+    await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 5));
+    expect(auth.authenticate(key)?.accountId).toBe('acme');
+    expect(logger.error).toHaveBeenCalledTimes(1);
+
+    writeFileSync(file, JSON.stringify({ version: 1, keys: [{ ...record, revokedAt: new Date().toISOString() }] }));
+    await eventually('the file that came back is loaded', () => auth.authenticate(key) === undefined);
+  });
+
+  it('applies a file that lists no keys, with a warning', async () => {
     const file = tempKeyFile();
     const { key } = await createKey(file, { account: 'acme', name: 'n' });
-    const { auth } = await open(file);
+    const { auth, logger } = await open(file);
     expect(auth.authenticate(key)).toBeDefined();
-    rmSync(file);
+    writeFileSync(file, JSON.stringify({ version: 1, keys: [] }));
     await eventually('the key is refused', () => auth.authenticate(key) === undefined);
+    await eventually('the empty file is reported', () => logger.warn.mock.calls.length > 0);
+    expect(logger.warn).toHaveBeenCalledWith('key file holds no keys; every account key is refused', { file });
+    expect(logger.error).not.toHaveBeenCalled();
+  });
+
+  it('warns at start about a file that lists no keys', async () => {
+    const file = tempKeyFile();
+    await createKey(file, { account: 'acme', name: 'n' });
+    writeFileSync(file, JSON.stringify({ version: 1, keys: [] }));
+    const { ring, logger } = await open(file);
+    expect(ring.keys()).toEqual([]);
+    expect(logger.warn).toHaveBeenCalledWith('key file holds no keys; every account key is refused', { file });
   });
 
   it('refuses to open on a file it cannot read', async () => {
@@ -79,6 +109,7 @@ describe('openKeyRing', () => {
     await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 4));
     expect(ring.keys()).toEqual([]);
     expect(logger.info).not.toHaveBeenCalled();
+    expect(logger.warn).not.toHaveBeenCalled();
     expect(logger.error).not.toHaveBeenCalled();
   });
 

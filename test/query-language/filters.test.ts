@@ -172,6 +172,25 @@ const STRING_CASES: Case[] = [
       FROM analytics.web_events WHERE position(se_action, '_') > 0 GROUP BY se_action`,
   },
   {
+    name: 'startsWith matches % and _ literally, not as LIKE wildcards',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'startsWith', ['%', 'Un_ted', 'spa'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads
+      WHERE startsWith(upper(country), '%') OR startsWith(upper(country), 'UN_TED') OR startsWith(upper(country), 'SPA') GROUP BY country`,
+  },
+  {
+    name: 'notEndsWith matches % literally: it keeps every row without a trailing %',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'notEndsWith', ['%'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE NOT endsWith(country, '%') GROUP BY country`,
+  },
+  {
+    name: 'endsWith and notContains match a backslash literally (a trailing one too)',
+    query: by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'endsWith', ['\\', 'many']), f('Downloads.country', 'notContains', ['y\\'])]),
+    sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
+      FROM analytics.downloads WHERE (endsWith(country, '\\\\') OR endsWith(upper(country), 'MANY')) AND position(country, 'y\\\\') = 0 GROUP BY country`,
+  },
+  {
     name: 'notContains, several values: none of them',
     query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.parsedUa', 'notContains', ['pod', 'CAST'])]),
     sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"

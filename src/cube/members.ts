@@ -1,0 +1,110 @@
+import { CubeFailure } from './errors';
+import type { Schema } from './shapes';
+
+/**
+ * Every member reference of a query is checked against the model's members
+ * (as /meta lists them) before Cube sees it. Cube 0.33 looks members up in plain objects, so a name
+ * like `Downloads.__proto__` or `Downloads.constructor` finds an inherited
+ * property and crashes while building SQL (500), and it never looks at
+ * `order` keys that name no member of the query: it answers 200 and echoes
+ * them back. Sets hold only what the model declares.
+ */
+export interface ModelMembers {
+  measures: ReadonlySet<string>;
+  dimensions: ReadonlySet<string>;
+  timeDimensions: ReadonlySet<string>;
+  segments: ReadonlySet<string>;
+  /** Each measure's and dimension's type: string, number, time, boolean, … */
+  types: ReadonlyMap<string, string>;
+}
+
+/**
+ * Filter operators that compare text: on a number or a boolean ClickHouse
+ * fails the whole statement, and a null value makes Cube write SQL that does
+ * not parse.
+ */
+const TEXT_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
+
+/**
+ * The members of /meta. Cube refuses hidden members (primary keys) too, but
+ * only once the query has run, with a message showing their SQL alias; here
+ * they are unknown like any other, before any work.
+ */
+export function modelMembersOf(schemas: Schema[]): ModelMembers {
+  const dimensions = schemas.flatMap((schema) => schema.dimensions);
+  return {
+    measures: new Set(schemas.flatMap((schema) => schema.measures.map((measure) => measure.name))),
+    dimensions: new Set(dimensions.map((dimension) => dimension.name)),
+    timeDimensions: new Set(dimensions.filter((dimension) => dimension.type === 'time').map((dimension) => dimension.name)),
+    segments: new Set(schemas.flatMap((schema) => schema.segments.map((segment) => segment.name))),
+    types: new Map(schemas.flatMap((schema) => [...schema.measures, ...schema.dimensions].map((member) => [member.name, member.type] as const))),
+  };
+}
+
+const MAX_NAME_SHOWN = 100;
+
+export function checkMembers(query: Record<string, unknown>, model: ModelMembers): void {
+  const isMember = (name: string) => model.measures.has(name) || model.dimensions.has(name);
+  const refuse = (where: string, name: string, what = 'a member of the model'): never => {
+    const shown = name.length > MAX_NAME_SHOWN ? `${name.slice(0, MAX_NAME_SHOWN)}…` : name;
+    throw new CubeFailure('invalid_query', `${where}: ${JSON.stringify(shown)} is not ${what} (see GET /v1/data/meta/).`);
+  };
+  // Values that are not strings are left to Cube's own validation, which names them.
+  const each = (field: string, check: (name: string, where: string) => void) => {
+    const list = query[field];
+    if (!Array.isArray(list)) return;
+    list.forEach((name, i) => {
+      if (typeof name === 'string') check(name, `${field}[${i}]`);
+    });
+  };
+
+  each('measures', (name, where) => isMember(name) || refuse(where, name));
+  each('dimensions', (name, where) => {
+    // `<Cube>.<time dimension>.<granularity>` is Cube's shorthand for a time dimension.
+    const parts = name.split('.');
+    if (parts.length === 3) {
+      const dimension = parts.slice(0, 2).join('.');
+      if (!model.timeDimensions.has(dimension)) refuse(where, dimension, 'a time dimension of the model');
+    } else if (!isMember(name)) {
+      refuse(where, name);
+    }
+  });
+  each('segments', (name, where) => model.segments.has(name) || refuse(where, name, 'a segment of the model'));
+
+  const { timeDimensions, order, filters } = query;
+  if (Array.isArray(timeDimensions)) {
+    timeDimensions.forEach((td, i) => {
+      const dimension = typeof td === 'object' && td !== null ? (td as Record<string, unknown>).dimension : undefined;
+      if (typeof dimension === 'string' && !isMember(dimension)) refuse(`timeDimensions[${i}].dimension`, dimension);
+    });
+  }
+
+  if (Array.isArray(order)) {
+    order.forEach((pair, i) => {
+      const name = Array.isArray(pair) ? pair[0] : undefined;
+      if (typeof name === 'string' && !isMember(name)) refuse(`order[${i}]`, name);
+    });
+  } else if (typeof order === 'object' && order !== null) {
+    for (const name of Object.keys(order)) if (!isMember(name)) refuse('order', name);
+  }
+
+  if (!Array.isArray(filters)) return;
+  // Iterative: the HTTP layer caps the number of filters, not their depth.
+  const pending: { filter: unknown; where: string }[] = filters.map((filter, i) => ({ filter, where: `filters[${i}]` }));
+  while (pending.length > 0) {
+    const { filter, where } = pending.pop()!;
+    if (typeof filter !== 'object' || filter === null) continue;
+    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
+    for (const [key, nested] of [['and', and], ['or', or]] as const) {
+      if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
+    }
+    for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
+      if (typeof name !== 'string') continue;
+      if (!isMember(name)) refuse(`${where}.${key}`, name);
+      if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;
+      const type = model.types.get(name);
+      if (type !== 'string') throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
+      if (Array.isArray(values) && values.includes(null)) throw new CubeFailure('invalid_query', `${where}: the ${operator} filter needs text values, not null.`);
+    }
+  }
+}
