@@ -11,6 +11,7 @@ import { errorHandler, methodNotAllowed, notFound } from './errors';
 import { concurrencyLimit, requestRateLimit, unauthenticatedRateLimit } from './rate-limit';
 import { loadRoute } from './routes/load';
 import { metaRoute } from './routes/meta';
+import { openApiRoute } from './routes/openapi';
 
 export interface AppDeps {
   config: Pick<Config, 'http' | 'query' | 'rateLimit'>;
@@ -88,6 +89,8 @@ export function createApp({ config, cube, authenticator, logger }: AppDeps): Exp
       oneAtATime(loadRoute(cube, config.query)),
     )
     .all(methodNotAllowed('GET, POST'));
+  // Public, like any API description: before the v1 router's key check and rate limits.
+  app.route('/v1/openapi.json').get(openApiRoute()).all(methodNotAllowed('GET'));
   app.use('/v1', v1);
 
   app.use(notFound);

@@ -13,6 +13,7 @@ import { createKey } from '../../src/keys/store';
 import { createLogger } from '../../src/log';
 import { openWarehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
+import { withContractChecks } from './contract';
 
 export function testDataDir(): string {
   const dir = process.env.TEST_CHDB_DATA_DIR;
@@ -37,7 +38,9 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
 
 /**
  * The real service (real Cube, real chDB) on the suite's dataset, without a
- * listening socket. API_KEY is its operator key (every account).
+ * listening socket. API_KEY is its operator key (every account). Under jest
+ * its answers of the data routes are checked against the OpenAPI document
+ * (see contract.ts).
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const { accounts = [], log, ...cubeOptions } = options;
@@ -62,7 +65,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger, ...cubeOptions });
   return {
-    app: createApp({ config, cube, authenticator, logger }),
+    app: await withContractChecks(createApp({ config, cube, authenticator, logger })),
     config,
     accountKeys,
     close: async () => {

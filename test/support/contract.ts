@@ -1,0 +1,122 @@
+import express, { type Express, type RequestHandler, type Response } from 'express';
+import OpenAPIBackend, { SetMatchType, type Operation } from 'openapi-backend';
+import { openApiDocument } from '../../src/http/openapi';
+
+/**
+ * Checks every answer a test receives from a documented operation (GET
+ * /v1/data/meta/, GET and POST /v1/data/load/) against the served OpenAPI
+ * document, with openapi-backend: the status is listed for the operation,
+ * the Content-Type is one it documents, the body is JSON valid against that
+ * response's schema, present documented headers match their schema and the
+ * required ones are there. Violations wait here until contract-hooks.ts
+ * fails the test that received them; nothing is checked unless it enabled
+ * the checks, so services started outside jest (bench) are left alone.
+ *
+ * openapi-backend compiles schemas with Ajv's draft-07 dialect; the
+ * document uses only keywords that mean the same in OpenAPI 3.1's 2020-12.
+ */
+
+let enabled = false;
+let backend: Promise<OpenAPIBackend> | undefined;
+const violations: string[] = [];
+
+export function enableContractChecks(): void {
+  enabled = true;
+}
+
+/** The violations seen since the last call. */
+export function takeContractViolations(): string[] {
+  return violations.splice(0);
+}
+
+export function contractBackend(): Promise<OpenAPIBackend> {
+  backend ??= new OpenAPIBackend({ definition: openApiDocument() as never, strict: true }).init();
+  return backend;
+}
+
+/** `app` behind a middleware that checks its answers, when the checks are enabled. */
+export async function withContractChecks(app: Express): Promise<Express> {
+  if (!enabled) return app;
+  const api = await contractBackend();
+  const checked = express();
+  checked.disable('x-powered-by');
+  checked.use(checkAnswers(api));
+  checked.use(app);
+  return checked;
+}
+
+function checkAnswers(api: OpenAPIBackend): RequestHandler {
+  return (req, res, next) => {
+    const operation = api.matchOperation({ method: req.method, path: req.path, headers: req.headers as Record<string, string> });
+    if (operation === undefined) {
+      next();
+      return;
+    }
+    const body = captureBody(res);
+    res.on('finish', () => {
+      const where = `${req.method} ${req.originalUrl} → ${res.statusCode} (${operation.operationId})`;
+      violations.push(...check(api, operation, res, body()).map((problem) => `${where}: ${problem}`));
+    });
+    next();
+  };
+}
+
+/** The bytes the app writes, as sent: whatever of res.json, res.send or res.end it used. */
+function captureBody(res: Response): () => string {
+  const chunks: Buffer[] = [];
+  const keep = (chunk: unknown, encoding: unknown) => {
+    if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+    else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+  };
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    keep(chunk, rest[0]);
+    return write(chunk, ...rest);
+  }) as Response['write'];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    keep(chunk, rest[0]);
+    return end(chunk, ...rest);
+  }) as Response['end'];
+  return () => Buffer.concat(chunks).toString('utf8');
+}
+
+type Documented = { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> };
+
+function check(api: OpenAPIBackend, operation: Operation, res: Response, text: string): string[] {
+  const status = res.statusCode;
+  const responses = operation.responses as Record<string, Documented>;
+  const documented = responses[String(status)] ?? responses[`${Math.floor(status / 100)}XX`] ?? responses.default;
+  if (documented === undefined) return [`status ${status} is not documented for this operation`];
+
+  const contentType = String(res.getHeader('content-type') ?? '');
+  const mediaType = contentType.split(';')[0].trim();
+  if (documented.content?.[mediaType] === undefined) {
+    return [`Content-Type "${contentType}" is not documented (expected ${Object.keys(documented.content ?? {}).join(', ') || 'no body'})`];
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return [`the body is not JSON: ${text.slice(0, 200)}`];
+  }
+
+  const problems: string[] = [];
+  const bodyResult = api.validateResponse(body, operation, status);
+  problems.push(...describe('body', bodyResult.errors));
+  const headerResult = api.validateResponseHeaders(res.getHeaders(), operation, { statusCode: status, setMatchType: SetMatchType.Any });
+  problems.push(...describe('headers', headerResult.errors));
+  for (const [name, header] of Object.entries(documented.headers ?? {})) {
+    if (header.required && !res.hasHeader(name)) problems.push(`header ${name} is required but missing`);
+  }
+  return problems;
+}
+
+type ValidationErrors = ReturnType<OpenAPIBackend['validateResponse']>['errors'];
+
+function describe(part: string, errors: ValidationErrors): string[] {
+  return (errors ?? []).map((e) => {
+    const detail = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+    return `${part} ${e.instancePath || '/'} ${e.message}${detail}`;
+  });
+}
