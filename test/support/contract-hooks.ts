@@ -10,7 +10,7 @@ enableContractChecks();
 function failOnViolations(): void {
   const violations = takeContractViolations();
   if (violations.length > 0) {
-    throw new Error(`${violations.length} answer(s) drifted from the OpenAPI document (openapi/openapi.json):\n${violations.join('\n')}`);
+    throw new Error(`Answers drifted from the OpenAPI document (openapi/openapi.json), ${violations.length} problem(s):\n${violations.join('\n')}`);
   }
 }
 
