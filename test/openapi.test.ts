@@ -7,6 +7,7 @@ import express from 'express';
 import OpenAPIBackend from 'openapi-backend';
 import request from 'supertest';
 import { STATUS_BY_CODE } from '../src/http/errors';
+import { openApiDocument } from '../src/http/openapi';
 import { takeContractViolations, withContractChecks } from './support/contract';
 import { startService, type TestService } from './support/service';
 
@@ -76,6 +77,23 @@ describe('GET /v1/openapi.json', () => {
       }
       expect({ operation: `${method} ${p}`, codes: listed }).toEqual({ operation: `${method} ${p}`, codes: expected });
     }
+  });
+});
+
+describe('the error responses, generated from a code→status table', () => {
+  it('gain a status the file does not describe yet, and lose one no code uses', () => {
+    const { not_found: _gone, ...table } = { ...STATUS_BY_CODE, shutting_down: 503, not_ready: 503 };
+    const doc = openApiDocument(table);
+    for (const [p, method] of OPERATIONS) {
+      const responses = doc.paths[p][method].responses;
+      expect(responses['503']).toEqual({ $ref: '#/components/responses/Error503' });
+      expect(responses['404']).toBeUndefined();
+    }
+    const error503 = doc.components.responses.Error503;
+    expect(error503.description).toBe('Service Unavailable.');
+    expect(error503.headers['x-request-id']).toEqual({ $ref: '#/components/headers/RequestId' });
+    expect(error503.content['application/json'].schema.allOf[1].properties.code.enum).toEqual(['shutting_down', 'not_ready']);
+    expect(doc.components.responses.Error404).toBeUndefined();
   });
 });
 

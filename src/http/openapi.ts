@@ -19,10 +19,10 @@ const ERROR_RESPONSE = /^#\/components\/responses\/Error\d{3}$/;
  * The file's own ErrorNNN responses keep their descriptions and headers; a
  * status the file does not know yet gets its HTTP reason phrase.
  */
-export function openApiDocument(file = OPENAPI_FILE): Json {
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as Json;
+export function openApiDocument(statusByCode: Record<string, number> = STATUS_BY_CODE): Json {
+  const doc = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Json;
   const codesByStatus = new Map<number, string[]>();
-  for (const [code, status] of Object.entries(STATUS_BY_CODE)) {
+  for (const [code, status] of Object.entries(statusByCode)) {
     codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code]);
   }
   const statuses = [...codesByStatus.keys()].sort((a, b) => a - b);

@@ -8,9 +8,10 @@ import { openApiDocument } from '../../src/http/openapi';
  * document, with openapi-backend: the status is listed for the operation,
  * the Content-Type is one it documents, the body is JSON valid against that
  * response's schema, present documented headers match their schema and the
- * required ones are there. Violations wait here until contract-hooks.ts
- * fails the test that received them; nothing is checked unless it enabled
- * the checks, so services started outside jest (bench) are left alone.
+ * required ones are there; and a request answered 2xx is one the document
+ * allows. Violations wait here until contract-hooks.ts fails the test that
+ * received them. Nothing is checked unless contract-hooks.ts enabled the
+ * checks, so services started outside jest (bench, fuzz) are left alone.
  *
  * openapi-backend compiles schemas with Ajv's draft-07 dialect; the
  * document uses only keywords that mean the same in OpenAPI 3.1's 2020-12.
@@ -59,7 +60,15 @@ function checkAnswers(api: OpenAPIBackend): RequestHandler {
     res.on('finish', () => {
       const url = req.originalUrl.length > 120 ? `${req.originalUrl.slice(0, 120)}…` : req.originalUrl;
       const where = `${req.method} ${url} → ${res.statusCode} (${operation.operationId})`;
-      violations.push(...check(api, operation, res, body()).map((problem) => `${where}: ${problem}`));
+      const problems = check(api, operation, res, body());
+      // A request the service answered must be one the document allows, or
+      // the document describes the query language too narrowly.
+      if (res.statusCode < 300) {
+        const headers = req.headers as Record<string, string>;
+        const accepted = api.validateRequest({ method: req.method, path, headers, query: req.query as Record<string, string>, body: req.body }, operation);
+        problems.push(...describe('request', accepted.errors));
+      }
+      violations.push(...problems.map((problem) => `${where}: ${problem}`));
     });
     next();
   };
