@@ -56,11 +56,11 @@ function checkAnswers(api: OpenAPIBackend): RequestHandler {
       next();
       return;
     }
-    const body = captureBody(res);
-    res.on('finish', () => {
+    // Checked as the answer ends, before a byte of it can reach the test.
+    beforeEnd(res, (body) => {
       const url = req.originalUrl.length > 120 ? `${req.originalUrl.slice(0, 120)}…` : req.originalUrl;
       const where = `${req.method} ${url} → ${res.statusCode} (${operation.operationId})`;
-      const problems = check(api, operation, res, body());
+      const problems = check(api, operation, res, body);
       // A request the service answered must be one the document allows, or
       // the document describes the query language too narrowly. URL
       // parameters the operation does not know are ignored by the service,
@@ -69,7 +69,7 @@ function checkAnswers(api: OpenAPIBackend): RequestHandler {
         const known = new Set((operation.parameters ?? []).map((p) => (p as { name: string }).name));
         const query = Object.fromEntries(Object.entries(req.query as Record<string, string>).filter(([name]) => known.has(name)));
         const accepted = api.validateRequest({ method: req.method, path, headers: req.headers as Record<string, string>, query, body: req.body }, operation);
-        const sent = req.method === 'POST' ? ` (body ${JSON.stringify(req.body).slice(0, 300)})` : '';
+        const sent = req.method === 'POST' ? ` (body ${String(JSON.stringify(req.body)).slice(0, 300)})` : '';
         problems.push(...describe('request', accepted.errors).map((problem) => problem + sent));
       }
       violations.push(...problems.map((problem) => `${where}: ${problem}`));
@@ -78,8 +78,8 @@ function checkAnswers(api: OpenAPIBackend): RequestHandler {
   };
 }
 
-/** The bytes the app writes, as sent: whatever of res.json, res.send or res.end it used. */
-function captureBody(res: Response): () => string {
+/** Calls `inspect` with the body the app wrote (through res.json, res.send or res.write), just before res.end sends it. */
+function beforeEnd(res: Response, inspect: (body: string) => void): void {
   const chunks: Buffer[] = [];
   const keep = (chunk: unknown, encoding: unknown) => {
     if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
@@ -93,9 +93,13 @@ function captureBody(res: Response): () => string {
   }) as Response['write'];
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     keep(chunk, rest[0]);
+    try {
+      inspect(Buffer.concat(chunks).toString('utf8'));
+    } catch (err) {
+      violations.push(`the contract check itself failed: ${(err as Error).stack}`);
+    }
     return end(chunk, ...rest);
   }) as Response['end'];
-  return () => Buffer.concat(chunks).toString('utf8');
 }
 
 type Documented = { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> };
