@@ -19,6 +19,7 @@ import { cubeSqlRoute } from './routes/cubejs/sql';
 import { loadRoute } from './routes/load';
 import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
+import { openApiRoute } from './routes/openapi';
 import { readyzRoute } from './routes/readyz';
 import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
@@ -49,7 +50,7 @@ const DATA_ROUTES = [
 ];
 
 /** Routes that are their own label in the request metrics; any other path counts as "unmatched". */
-const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz'];
+const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
 
 /**
  * The HTTP surface, in the order a request meets it: request id, metrics
@@ -144,6 +145,8 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
     .get(requireScope('data:load'), oneAtATime(loadRoute(cube, config.query)))
     .post(requireScope('data:load'), jsonBody, oneAtATime(loadRoute(cube, config.query)))
     .all(methodNotAllowed('GET, POST'));
+  // Public, like any API description: before the v1 router's key check and rate limits.
+  app.route('/v1/openapi.json').get(openApiRoute()).all(methodNotAllowed('GET'));
   app.use('/v1', v1);
 
   // Cube's own REST API, for Cube's clients: Cube's shapes, through the same gateway methods.

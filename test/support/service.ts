@@ -18,6 +18,7 @@ import { createReadiness, type Readiness } from '../../src/readiness';
 import { connectRedis } from '../../src/redis/link';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
+import { withContractChecks } from './contract';
 
 export function testDataDir(): string {
   const dir = process.env.TEST_CHDB_DATA_DIR;
@@ -51,7 +52,9 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
 
 /**
  * The real service (real Cube, real chDB) on the suite's dataset, without a
- * listening socket. API_KEY is its operator key (every account).
+ * listening socket. API_KEY is its operator key (every account). Under jest
+ * its answers of the data routes are checked against the OpenAPI document
+ * (see contract.ts).
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const { accounts = [], log, waitForModels = true, ...cubeOptions } = options;
@@ -90,7 +93,9 @@ export async function startService(env: Record<string, string> = {}, options: Te
   const gate = createShutdownGate();
   const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
   return {
-    app: createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores }),
+    app: await withContractChecks(
+      createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores }),
+    ),
     config,
     metrics,
     accountKeys,
