@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config';
+import { CubeFailure } from './cube/errors';
 import { ModelsInvalid } from './cube/models/problems';
 import { createCubeService } from './cube/service';
 import { monitorEventLoop } from './event-loop';
@@ -68,9 +69,14 @@ async function main(): Promise<void> {
   try {
     await cube.models.ready();
   } catch (err) {
-    if (!(err instanceof ModelsInvalid)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+    if (err instanceof ModelsInvalid) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    // A ClickHouse server that is down is no reason not to start: /readyz
+    // says not ready and queries answer 503 until the models can be checked.
+    if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
+    logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
   }
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();

@@ -1,3 +1,4 @@
+import { ModelsInvalid } from './cube/models/problems';
 import type { CubeService } from './cube/service';
 import type { Warehouse } from './warehouse/connection';
 
@@ -16,15 +17,26 @@ export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeSer
   const { warehouse, cube, warehouseTimeoutMs = 1000 } = deps;
   let shuttingDown = false;
   let models: 'compiling' | 'compiled' | 'failed' = 'compiling';
-  cube.models.ready().then(
-    () => (models = 'compiled'),
-    () => (models = 'failed'),
-  );
+  let attempt: Promise<void> | undefined;
+  // Invalid models stay failed; a warehouse that could not be reached to
+  // check them leaves them compiling, and the next probe tries again.
+  const settle = () =>
+    (attempt ??= cube.models.ready().then(
+      () => {
+        models = 'compiled';
+      },
+      (err: unknown) => {
+        if (err instanceof ModelsInvalid) models = 'failed';
+        attempt = undefined;
+      },
+    ));
+  void settle();
 
   return {
     check: async () => {
       const reasons: string[] = [];
       if (shuttingDown) reasons.push('the service is shutting down');
+      if (models === 'compiling') void settle();
       if (models === 'compiling') reasons.push('the models are still compiling');
       // The answer is public: the compiler's and the warehouse's own words
       // (paths, SQL, hosts) stay out of it.

@@ -82,7 +82,9 @@ describe('GET /v1/openapi.json', () => {
 
 describe('the error responses, generated from a code→status table', () => {
   it('gain a status the file does not describe yet, and lose one no code uses', () => {
-    const { not_found: _gone, ...table } = { ...STATUS_BY_CODE, shutting_down: 503, not_ready: 503 };
+    // The real table without its 503s and 404, then two 503 codes added: the file describes neither status.
+    const others = Object.entries(STATUS_BY_CODE).filter(([code, status]) => status !== 503 && code !== 'not_found');
+    const table = { ...Object.fromEntries(others), shutting_down: 503, not_ready: 503 };
     const doc = openApiDocument(table);
     for (const [p, method] of OPERATIONS) {
       const responses = doc.paths[p][method].responses;

@@ -2,14 +2,15 @@ import path from 'node:path';
 import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY } from '../support/constants';
-import { startService, type TestService } from '../support/service';
+import { openOracle, startService, type TestService } from '../support/service';
 
 /**
  * A database error is the client's only when the query's own values caused
  * it (400, with ClickHouse's sentence); a mistake of the model or the engine
  * is the service's failure: 500 with a generic sentence, the detail in the
- * log only. The model mistakes are real: a cube over a table that does not
- * exist, a dimension over a column that does not exist.
+ * log only. The model mistakes are real: the models validate at start-up,
+ * then the table one cube reads and the column one dimension reads are
+ * dropped, as an operator might.
  */
 
 const BROKEN_SCHEMA = path.join(__dirname, '..', 'fixtures', 'broken-schema');
@@ -18,7 +19,17 @@ let service: TestService;
 let demo: TestService;
 const lines: Record<string, unknown>[] = [];
 beforeAll(async () => {
-  service = await startService({}, { schemaPath: BROKEN_SCHEMA, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const oracle = openOracle();
+  try {
+    await oracle.rows('CREATE DATABASE IF NOT EXISTS broken_probe');
+    await oracle.rows('CREATE OR REPLACE TABLE broken_probe.vanishing_table (number UInt64) ENGINE = MergeTree ORDER BY number');
+    await oracle.rows('CREATE OR REPLACE TABLE broken_probe.numbers ENGINE = MergeTree ORDER BY number AS SELECT number, toString(number) AS vanishing_column FROM numbers(10)');
+    service = await startService({}, { schemaPath: BROKEN_SCHEMA, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    await oracle.rows('DROP TABLE broken_probe.vanishing_table');
+    await oracle.rows('ALTER TABLE broken_probe.numbers DROP COLUMN vanishing_column');
+  } finally {
+    await oracle.close();
+  }
   demo = await startService();
 });
 afterAll(async () => {
@@ -29,8 +40,8 @@ afterAll(async () => {
 const load = (query: object, on = service) => request(on.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 it.each([
-  ['a table that does not exist', { measures: ['Broken.count'] }, /no_such_table/],
-  ['a column that does not exist', { measures: ['Numbers.count'], dimensions: ['Numbers.missing'] }, /no_such_column/],
+  ['a table that no longer exists', { measures: ['Broken.count'] }, /vanishing_table/],
+  ['a column that no longer exists', { measures: ['Numbers.count'], dimensions: ['Numbers.missing'] }, /vanishing_column/],
 ])('%s in the model: 500 internal, the detail in the log only', async (_label, query, detail) => {
   const res = await load(query);
   expectEnvelope(res, 'internal');

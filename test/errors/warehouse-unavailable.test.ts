@@ -76,8 +76,13 @@ describe('a ClickHouse server that refuses connections', () => {
     expect((await load(service, query, 'multi').expect(503)).body.code).toBe('warehouse_unavailable');
   });
 
-  it('still serves /meta, which needs only the models', async () => {
-    await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+  it('answers /meta 503 too, and is not ready: models serve only once the warehouse has checked them', async () => {
+    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY);
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('warehouse_unavailable');
+    const ready = await request(service.app).get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.error).toMatch(/models are still compiling/);
   });
 });
 

@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { parseConfig, type Config } from '../../src/config';
+import { CubeFailure } from '../../src/cube/errors';
 import { createCubeService, type CubeService, type CubeServiceOptions } from '../../src/cube/service';
 import { createApp } from '../../src/http/app';
 import { memoryStores, redisStores } from '../../src/http/limit-stores';
@@ -88,7 +89,12 @@ export async function startService(env: Record<string, string> = {}, options: Te
   const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
   const cube = createCubeService({ warehouse, query: config.query, logger, metrics, schemaPath: config.models.dir, ...cubeOptions });
   // As at start-up: the models compile and pass validation before the service answers.
-  if (waitForModels) await cube.models.ready();
+  if (waitForModels) {
+    await cube.models.ready().catch((err: unknown) => {
+      // As at start-up, an unreachable warehouse leaves the service not ready rather than not started.
+      if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
+    });
+  }
   const readiness = createReadiness({ warehouse, cube });
   const gate = createShutdownGate();
   const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);

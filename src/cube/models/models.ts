@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { CubeFailure } from '../errors';
 import type { Logger } from '../../log';
 import { formatProblem, ModelsInvalid } from './problems';
 import { readSnapshot, type ModelSnapshot } from './snapshot';
@@ -66,14 +67,36 @@ export function createModels(options: ModelsOptions): Models {
     if (problems.length > 0) throw new ModelsInvalid(dir, problems);
   };
 
-  const first = (async () => {
-    const snapshot = await readSnapshot(dir);
-    await check(snapshot);
-    current = snapshot;
-    logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length });
-  })();
+  let watcher: FSWatcher | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  // Watched from the first good snapshot on: before it there is nothing to keep serving.
+  const startWatching = () => {
+    if (!options.watch || closed) return;
+    watcher = watch(dir, { recursive: true }, () => {
+      clearTimeout(timer);
+      timer = setTimeout(reload, options.debounceMs ?? 200);
+    });
+    watcher.on('error', (err) => logger.error('models directory no longer watched', { dir, error: err.message }));
+  };
+
+  // The first snapshot is settled once: good, or invalid models. A warehouse
+  // that could not be reached to check them settles nothing, so the next
+  // caller (a request, a readiness probe) tries again.
+  let first: Promise<void> | undefined;
+  const firstGood = () =>
+    (first ??= (async () => {
+      const snapshot = await readSnapshot(dir);
+      await check(snapshot);
+      current = snapshot;
+      logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length });
+      startWatching();
+    })().catch((err: unknown) => {
+      if (err instanceof CubeFailure && err.kind === 'warehouse_unavailable') first = undefined;
+      throw err;
+    }));
   // Callers that never ask (a request arriving first) still see the failure through version().
-  first.catch(() => {});
+  firstGood().catch(() => {});
 
   let reloading = Promise.resolve();
   const reload = () => {
@@ -95,21 +118,6 @@ export function createModels(options: ModelsOptions): Models {
     }).catch((err: unknown) => logger.error('models reload failed', { dir, error: String(err) }));
   };
 
-  let watcher: FSWatcher | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  // Watched from the first good snapshot on: before it there is nothing to keep serving.
-  if (options.watch) {
-    first.then(() => {
-      if (closed) return;
-      watcher = watch(dir, { recursive: true }, () => {
-        clearTimeout(timer);
-        timer = setTimeout(reload, options.debounceMs ?? 200);
-      });
-      watcher.on('error', (err) => logger.error('models directory no longer watched', { dir, error: err.message }));
-    }, () => {});
-  }
-
   const versionOf = (context: ModelContext) => {
     const version = context.modelVersion ?? current?.version;
     if (version === undefined || !snapshots.has(version)) throw new Error(`no compiled models for version ${String(version)}`);
@@ -117,10 +125,10 @@ export function createModels(options: ModelsOptions): Models {
   };
 
   return {
-    ready: () => first,
+    ready: () => firstGood(),
     compiled: () => current !== undefined,
     version: async () => {
-      await first;
+      await firstGood();
       return current!.version;
     },
     appIdOf: (context) => `models-${versionOf(context)}`,

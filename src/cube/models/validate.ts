@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CubeFailure } from '../errors';
 import { accessDeclaredIn, type Access } from './access';
 import { problemOf, yamlProblems } from './compile-errors';
 import type { ModelProblem } from './problems';
@@ -55,11 +56,12 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     return dedupe(errors.map((e) => problemOf(snapshot, e)));
   }
 
-  // A warehouse that cannot be reached is not a problem of the models: say so once, not once per member.
+  // A warehouse that cannot be reached is not a problem of the models: say
+  // so once, not once per member, as the failure the service answers 503.
   try {
     await engine.tablesRead({ sql: 'SELECT 1', params: [] });
   } catch (err) {
-    throw new Error(`the warehouse cannot be reached to check the models: ${firstLine(err)}`);
+    throw new CubeFailure('warehouse_unavailable', 'The database cannot be reached to check the models; try again shortly.', firstLine(err));
   }
 
   const problems: ModelProblem[] = [];
