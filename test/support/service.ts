@@ -11,7 +11,7 @@ import { createAuthenticator } from '../../src/keys/authenticator';
 import { openKeyRing } from '../../src/keys/ring';
 import { createKey } from '../../src/keys/store';
 import { createLogger } from '../../src/log';
-import { openWarehouse } from '../../src/warehouse/connection';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
 
 export function testDataDir(): string {
@@ -23,6 +23,8 @@ export function testDataDir(): string {
 export interface TestService {
   app: Express;
   config: Config;
+  /** The service's own engine connection, e.g. to time SQL beside the service's answers. */
+  warehouse: Warehouse;
   /** A key of each account asked for in `accounts`, by account id. */
   accountKeys: Record<string, string>;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
   return {
     app: createApp({ config, cube, authenticator, logger }),
     config,
+    warehouse,
     accountKeys,
     close: async () => {
       ring.close();
