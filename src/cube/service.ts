@@ -8,6 +8,7 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -96,6 +97,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     logger: (message: string, params: Record<string, unknown>) => logger.debug(`cube: ${message}`, params),
   });
   const gateway = core.gateway();
+  reuseVisibleMeta(gateway);
+  restoreNativeStackTraces();
 
   const call = (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext) =>
     new Promise<Reply>((resolve, reject) => {
