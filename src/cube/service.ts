@@ -8,6 +8,8 @@ import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
+import { ResultCache } from './result-cache';
+import { asksRenewal, cacheKey, refreshedAt } from './result-key';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { guardBlending, guardQuery, memberKindsOf, type MemberKinds } from './query-guard';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
@@ -58,6 +60,12 @@ export interface CubeServiceOptions {
   schemaPath?: string;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
+  /**
+   * Names the compiled models; kept answers are keyed by it, so a reload that
+   * changes it stops older answers from being served. Constant by default:
+   * the models are compiled once per process.
+   */
+  modelsVersion?: () => string;
 }
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
@@ -97,6 +105,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     logger: (message: string, params: Record<string, unknown>) => logger.debug(`cube: ${message}`, params),
   });
   const gateway = core.gateway();
+  const cache = new ResultCache(limits.resultCache);
+  const modelsVersion = options.modelsVersion ?? (() => '');
   reuseVisibleMeta(gateway);
   restoreNativeStackTraces();
 
@@ -172,18 +182,49 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return reply.body;
   };
 
+  /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
+  const pending = new Map<string, Promise<unknown>>();
+
+  /**
+   * Answers a load from the result cache when it holds one for the same key,
+   * else from Cube, keeping Cube's answer. renewQuery asks Cube itself.
+   */
+  const throughCache = async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
+    const key = cache.enabled ? cacheKey(route, query, context, modelsVersion()) : undefined;
+    if (key === undefined) return compute();
+    const renew = asksRenewal(query);
+    if (!renew) {
+      const hit = cache.get(key);
+      if (hit !== undefined) return hit as T;
+      const waiting = pending.get(key);
+      if (waiting !== undefined) return waiting as Promise<T>;
+    }
+    const answer = compute().then((result) => {
+      const computedAt = refreshedAt(result);
+      if (computedAt !== undefined) cache.set(key, result, computedAt, JSON.stringify(result).length);
+      return result;
+    });
+    if (renew) return answer;
+    pending.set(key, answer);
+    try {
+      return await answer;
+    } finally {
+      pending.delete(key);
+    }
+  };
+
   return {
     meta,
 
     load: async (query, context) => {
       await check([query], context);
-      return toLoadResult(await loadUntilDone({ query }, context), query);
+      return throughCache('v1', query, context, async () => toLoadResult(await loadUntilDone({ query }, context), query));
     },
 
     loadMulti: async (query, context) => {
       await check(Array.isArray(query) ? query : [query], context);
       if (Array.isArray(query)) guardBlending(query);
-      return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
+      return throughCache('v1 multi', query, context, async () => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query));
     },
 
     cubeMeta: async (context) => {
@@ -198,7 +239,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
         throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
       }
       await checkCubeQuery(query, context);
-      return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
+      return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
+        cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context)),
+      );
     },
 
     sql: (query, context) => generate('sql', query, context),
