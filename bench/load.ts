@@ -279,27 +279,34 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
   log(`cached: ${options.cachedRequests} requests at ${options.cachedConcurrency} connections, service then bare Express (${Buffer.byteLength(warm.body)} bytes)`);
 
   const timed = (baseUrl: string) => () => send(baseUrl, target.agent, { method: 'POST', path: LOAD_PATH, key, body }).then(outcomeOf);
+  const cpuPerRequest = async (run: () => Promise<Run>) => {
+    const before = process.cpuUsage();
+    const result = await run();
+    const used = process.cpuUsage(before);
+    return { result, cpu: (used.user + used.system) / 1000 / options.cachedRequests };
+  };
   memory.mark('cached run (service)');
-  const service = await runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(target.baseUrl));
+  const { result: service, cpu: serviceCpu } = await cpuPerRequest(() => runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(target.baseUrl)));
   memory.mark('cached run (bare)');
-  const bare = await runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(ceiling.baseUrl));
+  const { result: bare, cpu: bareCpu } = await cpuPerRequest(() => runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(ceiling.baseUrl)));
   memory.mark('the rest');
   ceiling.close();
 
   const s = stats(service);
   const b = stats(bare);
   const rows = [
-    ['service', label, perSecond(s.perSecond), ms(s.p50), ms(s.p99), String(service.errors)],
-    ['bare Express 5, same bytes', '-', perSecond(b.perSecond), ms(b.p50), ms(b.p99), String(bare.errors)],
+    ['service', label, perSecond(s.perSecond), ms(s.p50), ms(s.p99), ms(serviceCpu), String(service.errors)],
+    ['bare Express 5, same bytes', '-', perSecond(b.perSecond), ms(b.p50), ms(b.p99), ms(bareCpu), String(bare.errors)],
   ];
   const ratio = s.perSecond / b.perSecond;
   log(`  service ${perSecond(s.perSecond)} req/s p50 ${ms(s.p50)} p99 ${ms(s.p99)}; bare ${perSecond(b.perSecond)} req/s p50 ${ms(b.p50)} p99 ${ms(b.p99)}; ratio ${(ratio * 100).toFixed(0)}%`);
   if (service.firstError) log(`    first error: ${service.firstError}`);
   return [
     `One repeated (cached) query, \`${SIMPLE_COUNT.name}\`, ${options.cachedRequests} requests at ${options.cachedConcurrency} connections. ` +
-      `Service / bare: ${(ratio * 100).toFixed(0)}% of the requests per second.`,
+      `Service / bare: ${(ratio * 100).toFixed(0)}% of the requests per second. ` +
+      'CPU ms/req: this process\'s CPU time per request, the load-generating client included.',
     '',
-    table(['Endpoint', 'Key', 'Req/s', 'p50 ms', 'p99 ms', 'Errors'], ['l', 'l', 'r', 'r', 'r', 'r'], rows),
+    table(['Endpoint', 'Key', 'Req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'Errors'], ['l', 'l', 'r', 'r', 'r', 'r', 'r'], rows),
   ].join('\n');
 }
 
