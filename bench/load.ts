@@ -19,8 +19,8 @@ import { FUNNEL, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadSc
 
 /**
  * Load benchmark: `npm run bench -- [--scale 0.2] [--days 90] [--requests 200]
- * [--concurrency 4] [--cached-requests 3000] [--cached-concurrency 64]
- * [--only compare,cached,mixed] [--shapes 'simple count,group-by'] [--data-dir DIR]`. Builds (or reuses) the demo
+ * [--concurrency 1] [--cached-requests 3000] [--cached-concurrency 64]
+ * [--mixed-requests 100] [--mixed-concurrency 4] [--only compare,cached,mixed] [--shapes 'simple count,group-by'] [--data-dir DIR]`. Builds (or reuses) the demo
  * dataset, serves the real service on a free port and prints three markdown
  * tables, each measured in this one run:
  * - compare: every query shape through the API over real HTTP, next to the
@@ -43,6 +43,8 @@ interface Options {
   concurrency: number;
   cachedRequests: number;
   cachedConcurrency: number;
+  mixedRequests: number;
+  mixedConcurrency: number;
   sections: Set<Section>;
   /** Compare only the shapes whose names hold one of these; all when undefined. */
   shapes: string[] | undefined;
@@ -83,7 +85,7 @@ async function main(): Promise<number> {
     await once(server, 'listening');
     const target: Target = {
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      agent: new http.Agent({ keepAlive: true, maxSockets: Math.max(options.concurrency, options.cachedConcurrency) + 1 }),
+      agent: new http.Agent({ keepAlive: true, maxSockets: Math.max(options.concurrency, options.cachedConcurrency, options.mixedConcurrency) + 1 }),
       keys: {
         account: { label: account, key: service.accountKeys[account] },
         otherAccount: { label: otherAccount, key: service.accountKeys[otherAccount] },
@@ -121,9 +123,11 @@ function parseOptions(): Options {
       scale: { type: 'string', default: '0.2' },
       days: { type: 'string', default: '90' },
       requests: { type: 'string', default: '200' },
-      concurrency: { type: 'string', default: '4' },
+      concurrency: { type: 'string', default: '1' },
       'cached-requests': { type: 'string', default: '3000' },
       'cached-concurrency': { type: 'string', default: '64' },
+      'mixed-requests': { type: 'string', default: '100' },
+      'mixed-concurrency': { type: 'string', default: '4' },
       only: { type: 'string', default: SECTIONS.join(',') },
       shapes: { type: 'string' },
       'data-dir': { type: 'string' },
@@ -142,6 +146,8 @@ function parseOptions(): Options {
     concurrency: positiveInteger(values.concurrency, 'concurrency'),
     cachedRequests: positiveInteger(values['cached-requests'], 'cached-requests'),
     cachedConcurrency: positiveInteger(values['cached-concurrency'], 'cached-concurrency'),
+    mixedRequests: positiveInteger(values['mixed-requests'], 'mixed-requests'),
+    mixedConcurrency: positiveInteger(values['mixed-concurrency'], 'mixed-concurrency'),
     sections: new Set(sections as Section[]),
     shapes: values.shapes?.split(',').map((s) => s.trim()),
     dataDir: values['data-dir'] === undefined ? undefined : path.resolve(values['data-dir']),
@@ -315,8 +321,8 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
 async function mixedSection(target: Target, options: Options): Promise<string> {
   const short: LoadScenario = { shape: SIMPLE_COUNT, key: 'account', cache: 'uncached' };
   const slow: LoadScenario = { shape: FUNNEL, key: 'operator', cache: 'uncached' };
-  log(`mixed: ${options.requests} short queries at concurrency ${options.concurrency}, alone and while ${slow.shape.name} runs in a loop`);
-  const shortRun = () => runConcurrently(options.requests, options.concurrency, async () => outcomeOf(await loadRequest(target, short)));
+  log(`mixed: ${options.mixedRequests} short queries at concurrency ${options.mixedConcurrency}, alone and while ${slow.shape.name} runs in a loop`);
+  const shortRun = () => runConcurrently(options.mixedRequests, options.mixedConcurrency, async () => outcomeOf(await loadRequest(target, short)));
 
   const alone = await shortRun();
   let running = true;
@@ -333,7 +339,7 @@ async function mixedSection(target: Target, options: Options): Promise<string> {
   const ss = stats({ latencies: slowLatencies, errors: 0, elapsedMs: 1 });
   log(`  short alone p50 ${ms(sa.p50)} p99 ${ms(sa.p99)}; with the slow query p50 ${ms(sm.p50)} p99 ${ms(sm.p99)}; slow p50 ${ms(ss.p50)}`);
   return [
-    `Short dashboard queries (\`${short.shape.name}\`, uncached, ${options.requests} at concurrency ${options.concurrency}) alone and while ` +
+    `Short dashboard queries (\`${short.shape.name}\`, uncached, ${options.mixedRequests} at concurrency ${options.mixedConcurrency}) alone and while ` +
       `\`${slow.shape.name}\` (uncached, p50 ${ms(ss.p50)} ms) runs back to back on one more connection.`,
     '',
     table(
