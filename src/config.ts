@@ -191,7 +191,7 @@ export function parseConfig(env: Env): Config {
       maxResultRows: read.integer('QUERY_MAX_RESULT_ROWS', 1_000_000, 1, 1_000_000_000),
       maxMemoryBytes: read.integer('QUERY_MAX_MEMORY_MB', 4096, 1, 1_048_576) * 1024 * 1024,
       resultCache: {
-        maxBytes: read.integer('RESULT_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+        maxBytes: read.integer('RESULT_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
         // Cube's default refresh key renews answers every 10 s; a longer window would outlive it.
         windowMs: Math.round(read.number('RESULT_CACHE_SECONDS', 10, 0, 10) * 1000),
       },
