@@ -77,6 +77,12 @@ export interface Config {
     maxResultRows: number;
     /** Memory one statement may use in ClickHouse (max_memory_usage). */
     maxMemoryBytes: number;
+    /** Answers kept in front of Cube for repeated queries; 0 bytes or 0 ms turns it off. */
+    resultCache: {
+      maxBytes: number;
+      /** How long after Cube computed an answer it may be served again; at most Cube's 10 s refresh key. */
+      windowMs: number;
+    };
   };
   http: {
     bodyLimitBytes: number;
@@ -250,6 +256,11 @@ export function parseConfig(env: Env): Config {
       maxTimeBuckets: read.integer('QUERY_MAX_TIME_BUCKETS', 20_000, 1, 100_000_000),
       maxResultRows: read.integer('QUERY_MAX_RESULT_ROWS', 1_000_000, 1, 1_000_000_000),
       maxMemoryBytes: read.integer('QUERY_MAX_MEMORY_MB', 4096, 1, 1_048_576) * 1024 * 1024,
+      resultCache: {
+        maxBytes: read.integer('RESULT_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
+        // Cube's default refresh key renews answers every 10 s; a longer window would outlive it.
+        windowMs: Math.round(read.number('RESULT_CACHE_SECONDS', 10, 0, 10) * 1000),
+      },
     },
     http: {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,

@@ -79,6 +79,14 @@ describe('parseConfig', () => {
     }
   });
 
+  it('keeps answers in front of Cube for at most its 10 s refresh key, and can turn that off', () => {
+    expect(parseConfig({}).query.resultCache).toEqual({ maxBytes: 32 * 1024 * 1024, windowMs: 10_000 });
+    expect(parseConfig({ RESULT_CACHE_MB: '8', RESULT_CACHE_SECONDS: '0.5' }).query.resultCache).toEqual({ maxBytes: 8 * 1024 * 1024, windowMs: 500 });
+    expect(parseConfig({ RESULT_CACHE_MB: '0' }).query.resultCache.maxBytes).toBe(0);
+    expect(problemsOf({ RESULT_CACHE_SECONDS: '11' })[0]).toMatch(/^RESULT_CACHE_SECONDS="11": expected a number from 0 to 10/);
+    expect(problemsOf({ RESULT_CACHE_MB: '-1' })[0]).toMatch(/^RESULT_CACHE_MB="-1": expected an integer from 0/);
+  });
+
   it('refuses a CORS origin with a path, naming it', () => {
     expect(problemsOf({ CORS_ORIGINS: 'https://a.example/app' })[0]).toMatch(/^CORS_ORIGINS="https:\/\/a.example\/app": expected \* or comma-separated origins/);
   });

@@ -15,6 +15,9 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
+import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
+import { ResultCache } from './result-cache';
+import { asksRenewal, cacheKey, refreshedAt } from './result-key';
 import { Tickets } from './tickets';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -186,6 +189,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   });
 
   const gateway = core.gateway();
+  const cache = new ResultCache(limits.resultCache);
+  reuseVisibleMeta(gateway);
+  restoreNativeStackTraces();
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
   const call = async (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
@@ -311,6 +317,39 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
+  /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
+  const pending = new Map<string, Promise<unknown>>();
+
+  /**
+   * Answers a load from the result cache when it holds one for the same key,
+   * else from Cube, keeping Cube's answer. renewQuery asks Cube itself.
+   */
+  const throughCache = async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
+    // Keyed by the serving models: a reload stops older answers from being served.
+    const key = cache.enabled ? cacheKey(route, query, context, await models.version()) : undefined;
+    if (key === undefined) return compute();
+    const renew = asksRenewal(query);
+    if (!renew) {
+      const kept = cache.get(key) ?? pending.get(key);
+      if (kept !== undefined) {
+        if (timings.cacheLookup(context.requestId, key, true)) metrics.resultCacheHits.inc();
+        return kept as T | Promise<T>;
+      }
+    }
+    const answer = compute().then((result) => {
+      const computedAt = refreshedAt(result);
+      if (computedAt !== undefined) cache.set(key, result, computedAt, JSON.stringify(result).length);
+      return result;
+    });
+    if (renew) return answer;
+    pending.set(key, answer);
+    try {
+      return await answer;
+    } finally {
+      pending.delete(key);
+    }
+  };
+
   return {
     meta,
 
@@ -318,7 +357,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = withNumericPaging(sent);
       return timed([query], async () => {
         await check([query], context);
-        return toLoadResult(await loadUntilDone({ query }, context), query);
+        return throughCache('v1', query, context, async () => toLoadResult(await loadUntilDone({ query }, context), query));
       });
     },
 
@@ -326,7 +365,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = pagingOf(sent);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query);
+        return throughCache('v1 multi', query, context, async () => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query));
       });
     },
 
@@ -344,7 +383,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       }
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context));
+        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
+          cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context)),
+        );
       });
     },
 

@@ -128,6 +128,8 @@ export interface Oracle {
   rows<T = Record<string, unknown>>(sql: string): Promise<T[]>;
   /** The first column of the first row, as a number. */
   value(sql: string): Promise<number>;
+  /** A statement without an answer, e.g. rows a freshness test adds and removes. */
+  command(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -138,6 +140,9 @@ export function openOracle(): Oracle {
   return {
     rows,
     value: async (sql) => Number(Object.values((await rows<Record<string, unknown>>(sql))[0] ?? {})[0]),
+    command: async (sql) => {
+      await client.command({ query: sql });
+    },
     close: async () => connection.close(),
   };
 }

@@ -1,0 +1,51 @@
+import { performance } from 'node:perf_hooks';
+import type http from 'node:http';
+import type { ClickHouseClient } from '@clickhouse/client';
+// How Cube's ClickHouse driver puts parameters into its SQL (a dependency of the driver).
+import { formatMySql } from '@cubejs-backend/shared';
+import { describe, send, type Outcome } from './http-load';
+import { neverValue, queryOf, type LoadScenario } from './scenarios';
+
+/**
+ * The exact SQL Cube generates for a scenario's requests, account condition
+ * included, asked of Cube's own /cubejs-api/v1/sql with the scenario's key,
+ * and a runner that sends it straight to the engine the service uses (same
+ * chDB connection and statement queue, same read-only limit settings, the
+ * driver's own result format), without Cube or HTTP.
+ */
+export interface DirectSql {
+  /** The SQL of the scenario's n-th request, parameters in place. */
+  sqlOf(n: number): string;
+  run(n: number): Promise<Outcome>;
+}
+
+export async function directSql(
+  scenario: LoadScenario,
+  http: { baseUrl: string; agent: http.Agent; key: string },
+  client: ClickHouseClient,
+): Promise<DirectSql> {
+  const probe = 0;
+  const { renewQuery: _ignored, ...query } = queryOf(scenario, probe);
+  const answer = await send(http.baseUrl, http.agent, { method: 'POST', path: '/cubejs-api/v1/sql', key: http.key, body: { query } });
+  if (answer.status !== 200) throw new Error(`Cube's SQL for ${scenario.shape.name}: ${describe(answer)}`);
+  const [text, params] = (JSON.parse(answer.body) as { sql: { sql: [string, unknown[]] } }).sql.sql;
+  // The uncached variant differs per request in its filter value only, which Cube passes as a parameter.
+  const marker = params.indexOf(neverValue(probe));
+  if (scenario.cache === 'uncached' && marker < 0) throw new Error(`Cube's SQL for ${scenario.shape.name} lacks the per-request filter value`);
+  const sqlOf = (n: number) => formatMySql(text, marker < 0 ? params : params.map((p, i) => (i === marker ? neverValue(n) : p)));
+
+  return {
+    sqlOf,
+    run: async (n) => {
+      const sql = sqlOf(n);
+      const started = performance.now();
+      try {
+        const result = await client.query({ query: sql, format: 'JSONCompact', clickhouse_settings: { send_progress_in_http_headers: 0 } });
+        await result.json();
+        return { ms: performance.now() - started, ok: true };
+      } catch (err) {
+        return { ms: performance.now() - started, ok: false, error: err instanceof Error ? err.message : String(err) };
+      }
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The query shapes the benchmark sends, and how a request meets Cube's
+ * result cache.
+ */
+
+export type KeyName = 'account' | 'otherAccount' | 'operator';
+
+/**
+ * `renewQuery` alone does not bypass Cube's cache in Cube 0.33: Cube
+ * re-checks the refresh key (a 10 s bucket of now()) and answers from the
+ * cache until that changes. `uncached` also adds a filter that excludes
+ * nothing but differs per request, so every request compiles and runs its
+ * own SQL in ClickHouse.
+ */
+export type CacheMode = 'cached' | 'renewQuery' | 'uncached';
+
+export type Query = Record<string, unknown>;
+
+/** A load query; `member` is a string dimension of the query's cube, for the uncached variant's filter. */
+export interface Shape {
+  name: string;
+  member: string;
+  query: Query;
+}
+
+export interface LoadScenario {
+  shape: Shape;
+  key: KeyName;
+  cache: CacheMode;
+}
+
+/** The uncached variant's filter value for the n-th request: no row holds it. */
+export const neverValue = (n: number) => `bench-no-such-value-${n}`;
+
+/** The query the n-th request of a scenario sends. */
+export function queryOf({ shape, cache }: Pick<LoadScenario, 'shape' | 'cache'>, n: number): Query {
+  const { query, member } = shape;
+  if (cache === 'cached') return query;
+  if (cache === 'renewQuery') return { ...query, renewQuery: true };
+  const never = { member, operator: 'notEquals', values: [neverValue(n)] };
+  return { ...query, renewQuery: true, filters: [...((query.filters as unknown[]) ?? []), never] };
+}
+
+const last = (dimension: string, dateRange: string, granularity?: string) => [{ dimension, dateRange, ...(granularity ? { granularity } : {}) }];
+
+export const SIMPLE_COUNT: Shape = {
+  name: 'simple count',
+  member: 'Downloads.country',
+  query: { measures: ['Downloads.count'], timeDimensions: last('Downloads.ts', 'last 7 days') },
+};
+
+export const GROUPED_100: Shape = {
+  name: 'group-by, 100 rows',
+  member: 'Downloads.country',
+  query: {
+    measures: ['Downloads.count'],
+    dimensions: ['Downloads.country', 'Downloads.parsed_ua'],
+    timeDimensions: last('Downloads.ts', 'last 30 days'),
+    order: { 'Downloads.count': 'desc' },
+    limit: 100,
+  },
+};
+
+export const GROUPED_1000: Shape = {
+  name: 'group-by by day, 1000 rows',
+  member: 'Downloads.country',
+  query: {
+    measures: ['Downloads.count'],
+    dimensions: ['Downloads.country', 'Downloads.parsed_ua'],
+    timeDimensions: last('Downloads.ts', 'last 30 days', 'day'),
+    limit: 1000,
+  },
+};
+
+export const FUNNEL: Shape = {
+  name: 'funnel',
+  member: 'WebEventsFromPodcastFunnel.step',
+  query: { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'] },
+};
+
+export const DASHBOARD_SHAPES: Shape[] = [
+  GROUPED_1000,
+  {
+    name: 'raw requests',
+    member: 'PodcastEvents.token',
+    query: {
+      measures: ['PodcastEvents.count'],
+      dimensions: ['PodcastEvents.token', 'PodcastEvents.ipBlacklisted'],
+      timeDimensions: last('PodcastEvents.ts', 'last 30 days'),
+    },
+  },
+  FUNNEL,
+  {
+    name: 'links',
+    member: 'LinksDashboard.utmSource',
+    query: {
+      measures: ['LinksDashboard.linkViewCount', 'LinksDashboard.uniqueLinkViewCount'],
+      dimensions: ['LinksDashboard.utmSource'],
+      timeDimensions: last('LinksDashboard.timestamp', 'last 30 days'),
+    },
+  },
+  {
+    name: 'charts',
+    member: 'ChannelRanks.podcastSlug',
+    query: {
+      measures: ['ChannelRanks.avgRank'],
+      dimensions: ['ChannelRanks.podcastSlug'],
+      filters: [{ member: 'ChannelRanks.platform', operator: 'equals', values: ['apple'] }],
+      limit: 100,
+    },
+  },
+];
+
+/** The rows of the comparison table: each shape through the API and as its SQL on the engine. */
+export function loadScenarios(): LoadScenario[] {
+  return [
+    { shape: SIMPLE_COUNT, key: 'account', cache: 'uncached' },
+    { shape: SIMPLE_COUNT, key: 'operator', cache: 'uncached' },
+    { shape: SIMPLE_COUNT, key: 'account', cache: 'renewQuery' },
+    // The other account, so its cold request is a real cache miss rather than a hit left by the runs above.
+    { shape: SIMPLE_COUNT, key: 'otherAccount', cache: 'cached' },
+    { shape: GROUPED_100, key: 'account', cache: 'uncached' },
+    ...DASHBOARD_SHAPES.map((shape): LoadScenario => ({ shape, key: 'account', cache: 'uncached' })),
+  ];
+}
