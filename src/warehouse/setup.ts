@@ -1,16 +1,46 @@
 import type { DemoConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
-import { ddlStatements, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
+import { addProjectionStatements, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 
-/** Creates the tables (idempotent). Needs a user that may run DDL. */
-export async function applyDdl(warehouse: Warehouse): Promise<void> {
+/** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
+export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
   const client = warehouse.client();
   for (const statement of ddlStatements(warehouse.config.database)) {
     await client.command({ query: statement });
   }
+  await addMissingProjections(warehouse, logger);
+}
+
+/**
+ * Tables made before a projection was declared get it here, built for the
+ * rows they hold (a full read of the table, once); afterwards the check is
+ * one query. With `cluster`, the projections go on every node's local table.
+ */
+export async function addMissingProjections(warehouse: Warehouse, logger?: Logger, cluster?: string): Promise<{ table: string; projection: string; seconds: number }[]> {
+  const client = warehouse.client();
+  const { database } = warehouse.config;
+  const wanted = projectionsByTable().map(({ table, projections }) => ({ table: cluster ? localTableName(table) : table, projections }));
+  const result = await client.query({
+    query: 'SELECT table, name FROM system.projections WHERE database = {database:String} AND table IN {tables:Array(String)}',
+    query_params: { database, tables: wanted.map((w) => w.table) },
+    format: 'JSONEachRow',
+  });
+  const present = new Set((await result.json<{ table: string; name: string }>()).map((row) => `${row.table}.${row.name}`));
+  const added: { table: string; projection: string; seconds: number }[] = [];
+  for (const { table, projections } of wanted) {
+    for (const projection of projections.filter((p) => !present.has(`${table}.${p.name}`))) {
+      logger?.info('adding projection', { table, projection: projection.name });
+      const started = performance.now();
+      for (const statement of addProjectionStatements(database, table, projection, cluster)) await client.command({ query: statement });
+      const seconds = Math.round(performance.now() - started) / 1000;
+      logger?.info('projection added', { table, projection: projection.name, seconds });
+      added.push({ table, projection: projection.name, seconds });
+    }
+  }
+  return added;
 }
 
 /**
