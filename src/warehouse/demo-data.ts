@@ -43,7 +43,7 @@ export interface DemoDataOptions {
    * and each download on requests of one UTC day.
    */
   chunkRows?: number;
-  /** Called before each statement, e.g. "[12%] podcast_events: listener requests, part 3 of 27 (~8,160,000 rows)". */
+  /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
   onProgress?: (message: string) => void;
 }
 
@@ -65,7 +65,7 @@ export async function loadDemoData(run: (sql: string) => Promise<void>, options:
   const total = all.reduce((n, step) => n + step.rows, 0);
   let done = 0;
   for (const step of all) {
-    options.onProgress?.(`[${Math.floor((100 * done) / total)}%] ${step.message}`);
+    options.onProgress?.(`${step.message}, ${Math.floor((100 * done) / total)}% done`);
     await run(`${step.sql.trim()}\n${BUILD_SETTINGS}`);
     done += step.rows;
   }
