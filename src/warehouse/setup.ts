@@ -225,8 +225,30 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
       `${where} has no space left for the demo data (DEMO_SCALE ${demo.scale}): ${(err instanceof Error ? err.message : String(err)).replace(/[\s.]+$/, '')}; the next run builds it again`,
     );
   }
+  if (warehouse.config.kind === 'chdb') await releaseBuildMemory(warehouse);
   logger.info('demo data ready', { seconds: (Date.now() - started) / 1000, swapMs });
 }
+
+/**
+ * The embedded engine's allocator (jemalloc) keeps the pages the build's
+ * statements and the merges of its new parts freed, a few hundred MB at
+ * scale 1, in the service's own process; handing them back to the OS once
+ * those merges are done brings the idle RSS down to what serving needs
+ * (measured in README, Memory). A server manages its own.
+ */
+async function releaseBuildMemory(warehouse: Warehouse): Promise<void> {
+  const client = warehouse.client();
+  const deadline = Date.now() + MERGE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const result = await client.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    if (Number((await result.json<{ n: string | number }>())[0]?.n ?? 0) === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await client.command({ query: 'SYSTEM JEMALLOC PURGE' });
+}
+
+/** Longest wait for the build's merges before releasing memory anyway (larger scales merge for minutes). */
+const MERGE_WAIT_MS = 15_000;
 
 /** SYNC: an Atomic database otherwise keeps a dropped table's files for minutes. */
 async function dropStaging(warehouse: Warehouse): Promise<void> {
