@@ -13,8 +13,6 @@ import { openOracle, startService, testDataDir, type Oracle, type TestService } 
  * SQL with projections switched off, which reads the raw rows.
  */
 const ACCOUNT = 'northwind-audio';
-/** The settings the service's query client adds to every statement that matter here (src/warehouse/connection.ts). */
-const SERVICE_SETTINGS = 'optimize_rewrite_aggregate_function_with_if = 0';
 
 const SHAPES: Record<string, { query: Record<string, unknown>; projection: string }> = {
   'Downloads.count by country, last 30 days': {
@@ -50,14 +48,23 @@ const SHAPES: Record<string, { query: Record<string, unknown>; projection: strin
 
 let service: TestService;
 let oracle: Oracle;
+let warehouse: Warehouse;
+/** The client the service answers queries with (read-only, its settings appended to each statement), as Cube's driver gets it. */
+let serviceClient: ReturnType<Warehouse['queryClient']>;
 beforeAll(async () => {
   service = await startService({}, { accounts: [ACCOUNT] });
   oracle = openOracle();
+  warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE });
+  serviceClient = warehouse.queryClient({ timeoutMs: 60_000, maxResultRows: 1_000_000, maxMemoryBytes: 4 * 2 ** 30 });
 });
 afterAll(async () => {
+  await warehouse.close();
   await oracle.close();
   await service.close();
 });
+
+/** Rows of a statement run as the service runs it. */
+const asService = async (sql: string) => (await serviceClient.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, unknown>>();
 
 const KEYS = [
   ['an account key', () => service.accountKeys[ACCOUNT]],
@@ -74,8 +81,7 @@ async function generatedSql(query: Record<string, unknown>, key: string): Promis
   return sql.replace(/\bFROM (\w+) WHERE/g, `FROM ${DATABASE}.$1 WHERE`);
 }
 
-const explain = async (sql: string) =>
-  (await oracle.rows<{ explain: string }>(`EXPLAIN projections = 1 ${sql} SETTINGS ${SERVICE_SETTINGS}`)).map((row) => row.explain).join('\n');
+const explain = async (sql: string) => (await asService(`EXPLAIN projections = 1 ${sql}`)).map((row) => row.explain).join('\n');
 
 describe.each(KEYS)('dashboard shapes with %s', (_label, key) => {
   it.each(Object.entries(SHAPES))('%s reads its projection and answers as the raw rows do', async (_name, { query, projection }) => {
@@ -83,9 +89,10 @@ describe.each(KEYS)('dashboard shapes with %s', (_label, key) => {
     const plan = await explain(sql);
     expect(plan).toContain(`ReadFromMergeTree (${projection})`);
 
-    const fromProjection = await oracle.rows(`${sql} SETTINGS ${SERVICE_SETTINGS}`);
-    const fromRows = await oracle.rows(`${sql} SETTINGS ${SERVICE_SETTINGS}, optimize_use_projections = 0`);
-    expect(await explain(`${sql} SETTINGS optimize_use_projections = 0`)).not.toContain(`ReadFromMergeTree (${projection})`);
+    const fromProjection = await asService(sql);
+    const fromRows = await oracle.rows(`${sql} SETTINGS optimize_use_projections = 0`);
+    const rawPlan = (await oracle.rows<{ explain: string }>(`EXPLAIN projections = 1 ${sql} SETTINGS optimize_use_projections = 0`)).map((row) => row.explain).join('\n');
+    expect(rawPlan).not.toContain(`ReadFromMergeTree (${projection})`);
     expect(fromRows.length).toBeGreaterThan(0);
     // Rows tied in Cube's ORDER BY may come in either order.
     const sorted = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).sort();
@@ -107,13 +114,8 @@ describe('a query the projections cannot answer exactly', () => {
 
 describe('tables made before their projections', () => {
   const database = 'projection_migration';
-  let warehouse: Warehouse;
-  beforeAll(async () => {
-    warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE });
-  });
   afterAll(async () => {
     await oracle.rows(`DROP DATABASE IF EXISTS ${database} SYNC`);
-    await warehouse.close();
   });
 
   it('get them from the DDL step, built for the rows already there, and then answer from them', async () => {
