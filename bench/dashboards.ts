@@ -16,7 +16,7 @@ import { startService } from '../test/support/service';
 
 /**
  * Dashboard shapes at scale: `npm run bench:dashboards -- --data-dir DIR
- * [--requests 20] [--budget-seconds 20]`. DIR holds a finished demo build
+ * [--requests 20] [--budget-seconds 20] [--shapes country,day,…] [--keys account|operator|both]`. DIR holds a finished demo build
  * (e.g. `CHDB_DATA_DIR=DIR DEMO_SCALE=107 npm run warehouse -- demo`, 100M
  * downloads). Adds projections the tables lack (timed), prints table and
  * projection sizes, then times each shape one request at a time: through the
@@ -24,7 +24,10 @@ import { startService } from '../test/support/service';
  * column the projection holds), and the SQL Cube generates for it run
  * directly, with projections and with `optimize_use_projections = 0` (the
  * raw rows). A shape stops after --requests or --budget-seconds, whichever
- * comes first, with at least 3 requests.
+ * comes first, with at least 3 requests (after one uncounted warm-up), or
+ * exactly one, uncounted warm-up none, with --requests 1 (for the funnel at
+ * 100M, whose every run reads all downloads). --shapes keeps the shapes
+ * whose names contain one of the given words.
  */
 
 interface Shape {
@@ -75,13 +78,22 @@ const SERVICE_SETTINGS = 'optimize_rewrite_aggregate_function_with_if = 0';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { 'data-dir': { type: 'string' }, requests: { type: 'string', default: '20' }, 'budget-seconds': { type: 'string', default: '20' } },
+    options: {
+      'data-dir': { type: 'string' },
+      requests: { type: 'string', default: '20' },
+      'budget-seconds': { type: 'string', default: '20' },
+      shapes: { type: 'string' },
+      keys: { type: 'string', default: 'both' },
+    },
     strict: true,
   });
   if (!values['data-dir']) throw new Error('--data-dir DIR is required: a directory holding a finished demo build');
   const dataDir = path.resolve(values['data-dir']);
   const requests = Number(values.requests);
   const budgetMs = Number(values['budget-seconds']) * 1000;
+  const words = values.shapes?.split(',').map((w) => w.trim().toLowerCase());
+  const shapes = SHAPES.filter((shape) => !words || words.some((w) => shape.name.toLowerCase().includes(w)));
+  if (!['account', 'operator', 'both'].includes(values.keys)) throw new Error('--keys must be account, operator or both');
 
   await prepare(dataDir);
   process.env.TEST_CHDB_DATA_DIR = dataDir;
@@ -99,12 +111,12 @@ async function main(): Promise<number> {
   const client = direct.client();
 
   const keys = [
-    { label: account, key: service.accountKeys[account] },
-    { label: 'operator', key: API_KEY },
-  ];
+    { label: account, key: service.accountKeys[account], kind: 'account' },
+    { label: 'operator', key: API_KEY, kind: 'operator' },
+  ].filter((k) => values.keys === 'both' || values.keys === k.kind);
   const rows: string[] = [];
   let sent = 0;
-  for (const shape of SHAPES) {
+  for (const shape of shapes) {
     for (const { label, key } of keys) {
       const sql = await generatedSql(base, agent, key, shape.query);
       const plan = (await (await client.query({ query: `EXPLAIN projections = 1 ${sql} SETTINGS ${SERVICE_SETTINGS}`, format: 'JSONEachRow' })).json<{ explain: string }>())
@@ -194,8 +206,8 @@ async function timed(requests: number, budgetMs: number, run: () => Promise<numb
   const latencies: number[] = [];
   let rows = 0;
   const started = performance.now();
-  // The first run warms caches and compiles; it is not counted.
-  await run();
+  // The first run warms caches and compiles; it is not counted, unless only one is asked for.
+  if (requests > 1) await run();
   while (latencies.length < requests && (latencies.length < 3 || performance.now() - started < budgetMs)) {
     const t = performance.now();
     rows = await run();
