@@ -185,7 +185,7 @@ export function parseConfig(env: Env): Config {
 
   const demo: DemoConfig = {
     enabled: read.boolean('DEMO_DATA', warehouse.kind === 'chdb'),
-    scale: read.number('DEMO_SCALE', 1, 0.001, 100),
+    scale: read.number('DEMO_SCALE', 1, 0.001, 1000),
     seed: read.integer('DEMO_SEED', 20261122, 0, 2 ** 31 - 1),
     days: read.integer('DEMO_DAYS', 90, 7, 3650),
   };

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       const moved = await moveTablesAside(warehouse, outdated, `_before_${Date.now()}`);
       logger.warn('tables from an older version moved aside; rebuilding the demo data', { moved });
     }
-    await applyDdl(warehouse);
+    await applyDdl(warehouse, logger);
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
   }
 

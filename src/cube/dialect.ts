@@ -1,3 +1,4 @@
+import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension';
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 
 /**
@@ -16,11 +17,20 @@ import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapte
  *   backslash failed the query;
  * - `order` on a time member is dropped when a range-only entry for that
  *   member (no column of its own) comes before the grouped one.
+ *
+ * And one rewrite, exact, so ClickHouse can answer from the tables' hourly
+ * aggregate projections (src/warehouse/ddl.ts), which it uses only when
+ * every time expression a query filters or groups on is `toStartOfHour(ts)`:
+ * see hourAlignedRange and HourTimeDimension.
  */
 export class WarehouseClickHouseQuery extends ClickHouseQuery {
   override newFilter(filter: unknown): Filter {
     const Filter = (fixedFilterClass ??= withFixes(super.newFilter(filter).constructor as FilterClass));
     return new Filter(this, filter);
+  }
+
+  override newTimeDimension(timeDimension: unknown): BaseTimeDimension {
+    return new HourTimeDimension(this, timeDimension);
   }
 
   override getFieldAlias(id: string): string | null {
@@ -36,6 +46,86 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
 
   override dateTimeCast(value: string): string {
     return `parseDateTime64BestEffort(${value}, 3)`;
+  }
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Buckets that start on a local hour; finer ones need the exact time. */
+const HOUR_OR_COARSER = new Set(['hour', 'day', 'week', 'month', 'quarter', 'year']);
+/** Longest date range whose time-zone offsets are checked day by day; longer ranges keep the raw column. */
+const MAX_CHECKED_DAYS = 400;
+
+/**
+ * `column >= from AND column <= to` written on `toStartOfHour(column)` when
+ * that is the same condition: `from` on the hour and `to` the last
+ * millisecond of an hour (every range Cube makes from dates and relative
+ * phrases in UTC and whole-hour zones). Then `column >= from` ⟺
+ * `toStartOfHour(column) >= from`, and `column <= to` ⟺ `column` before the
+ * next hour ⟺ `toStartOfHour(column) <=` to's hour, for columns of second or
+ * millisecond precision (all of ours). Anything else: undefined, and the
+ * caller keeps Cube's condition on the raw column.
+ */
+function hourAlignedRange(filter: any, column: string): string | undefined {
+  if (filter.dateFieldType?.() === 'string') return undefined;
+  const [from, to] = filter.filterParams() as unknown[];
+  const fromMs = utcMs(from);
+  const toMs = utcMs(to);
+  if (fromMs === undefined || toMs === undefined || fromMs % HOUR_MS !== 0 || (toMs + 1) % HOUR_MS !== 0 || toMs < fromMs) return undefined;
+  const hour = `toStartOfHour(${column})`;
+  const lastHour = new Date(toMs + 1 - HOUR_MS).toISOString();
+  return filter.query.timeRangeFilter(hour, filter.allocateTimestampParam(from), filter.allocateTimestampParam(lastHour));
+}
+
+/** Milliseconds of a UTC timestamp as Cube formats bounds ('2026-10-24T00:00:00.000Z'); undefined for anything else. */
+function utcMs(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * Whether the zone is a whole number of hours from UTC all through the
+ * range, so that local hour, day, week, … buckets of a time equal those of
+ * its UTC hour. Checked once a day through the range: no zone changes its
+ * offset twice within a day.
+ */
+function wholeHourOffsets(timezone: string, fromMs: number, toMs: number): boolean {
+  if (timezone === 'UTC' || timezone === 'Etc/UTC') return true;
+  if ((toMs - fromMs) / DAY_MS > MAX_CHECKED_DAYS) return false;
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'longOffset' });
+  for (let t = fromMs; ; t = Math.min(t + DAY_MS, toMs)) {
+    const offset = format.formatToParts(t).find((part) => part.type === 'timeZoneName')?.value ?? '';
+    // 'GMT' for UTC itself, else 'GMT+05:30'-like.
+    if (offset !== 'GMT' && !/^GMT[+-]\d{2}:00$/.test(offset)) return false;
+    if (t >= toMs) return true;
+  }
+}
+
+/**
+ * A time dimension whose range condition and buckets use
+ * `toStartOfHour(<column>)` wherever the result is the same (see
+ * hourAlignedRange and wholeHourOffsets).
+ */
+class HourTimeDimension extends BaseTimeDimension {
+  // Cube's filter typings are loose; these keep to them.
+  declare dateRange: unknown;
+  declare granularity: string | undefined;
+
+  override inDateRangeWhere(column: string): string {
+    return hourAlignedRange(this, column) ?? super.inDateRangeWhere(column);
+  }
+
+  override dimensionSql(): string {
+    const query = this.query as any;
+    const context = query.safeEvaluateSymbolContext();
+    const granularity: string | undefined = context.granularityOverride || this.granularity;
+    if (context.rollupQuery || context.wrapQuery || context.ungrouped || !granularity || !HOUR_OR_COARSER.has(granularity) || !this.dateRange) {
+      return super.dimensionSql();
+    }
+    const [fromMs, toMs] = (this.filterParams() as unknown[]).map(utcMs);
+    if (fromMs === undefined || toMs === undefined || !wholeHourOffsets(query.timezone, fromMs, toMs)) return super.dimensionSql();
+    return query.timeGroupedColumn(granularity, query.convertTz(`toStartOfHour(${query.dimensionSql(this)})`));
   }
 }
 
@@ -75,6 +165,14 @@ function withFixes(ClickHouseFilter: FilterClass): FilterClass {
 
     escapeWildcardChars(param: unknown): unknown {
       return typeof param === 'string' ? param.replace(/[\\%_]/g, '\\$&') : param;
+    }
+
+    inDateRangeWhere(column: string): string {
+      return hourAlignedRange(this, column) ?? super.inDateRangeWhere(column);
+    }
+
+    onTheDateWhere(column: string): string {
+      return hourAlignedRange(this, column) ?? super.onTheDateWhere(column);
     }
 
     likeIgnoreCase(column: string, not: boolean, param: unknown, type?: string): string {

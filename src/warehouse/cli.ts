@@ -4,13 +4,14 @@ import { createLogger } from '../log';
 import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, TABLES } from './ddl';
-import { applyDdl, ensureDemo, outdatedTables } from './setup';
+import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
 
 Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
-  init                    create the database and tables (idempotent)
-  init --cluster <name>   create them ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
+  init                    create the database and tables, and add the projections tables made by an
+                          earlier version lack (idempotent)
+  init --cluster <name>   the same ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
                           node and a Distributed <table> the service reads (see README)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
@@ -56,8 +57,9 @@ async function main(argv: string[]): Promise<number> {
         // IF NOT EXISTS kept tables an earlier single-node init made.
         throw new WarehouseSetupError(`Tables ${single.map((t) => `${t.name} (${t.engine})`).join(', ')} of database ${config.warehouse.database} already exist on this node as single-node tables; move them away, then run init --cluster again`);
       }
+      await addMissingProjections(warehouse, logger, command.cluster);
     } else {
-      await applyDdl(warehouse);
+      await applyDdl(warehouse, logger);
     }
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
     if (command.name === 'demo') {

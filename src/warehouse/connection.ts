@@ -50,6 +50,10 @@ function limitSettings(limits: QueryLimits): Settings {
     max_result_rows: limits.maxResultRows,
     result_overflow_mode: 'throw',
     max_memory_usage: limits.maxMemoryBytes,
+    // Keeps Cube's count(CASE WHEN … THEN 1 END) as ClickHouse reads it,
+    // count(if(…)), the form the aggregate projections store (ddl.ts); the
+    // rewrite to countIf would hide them from the query.
+    optimize_rewrite_aggregate_function_with_if: 0,
   };
 }
 

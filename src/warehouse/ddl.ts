@@ -52,7 +52,29 @@ interface TableLayout {
    * (charts keep one chart's ranks together).
    */
   shardingKey: string;
+  /** Aggregate projections, each a `SELECT … GROUP BY …` over this table (see PROJECTIONS). */
+  projections?: readonly Projection[];
 }
+
+export interface Projection {
+  name: string;
+  select: string;
+}
+
+/**
+ * Aggregate projections: per account and UTC hour, the counts the dashboards
+ * ask for, kept by ClickHouse in every part beside the rows and written by the
+ * same INSERT, so they are as fresh as the table. ClickHouse picks one for a
+ * query only when every expression the query needs can be computed from its
+ * columns: account_id is a key (the security context filters on it), and time
+ * is `toStartOfHour(ts)`, which the dialect (src/cube/dialect.ts) filters and
+ * groups on where that is exact. Counts with a condition are written
+ * `count(if(…, 1, NULL))`, the form Cube's `count(CASE WHEN … THEN 1 END)`
+ * takes in ClickHouse once `optimize_rewrite_aggregate_function_with_if` is
+ * off (the query client turns it off; with it on, ClickHouse rewrites the
+ * query's function to countIf and no longer matches the projection).
+ */
+const HOURLY = 'hourly';
 
 const LAYOUTS: readonly TableLayout[] = [
   // One chart snapshot a day per platform, country and category.
@@ -113,6 +135,8 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
+    // PodcastEvents.count by parsedUa; Cube counts request_id, which ClickHouse reads as count() (the column is not Nullable).
+    projections: [{ name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), parsed_ua, count() GROUP BY account_id, toStartOfHour(ts), parsed_ua' }],
   },
   // IAB downloads derived from podcast_events: probes, bots and blacklisted
   // IPs dropped, one row per IP + user agent + episode URL per UTC day.
@@ -140,6 +164,8 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
+    // Downloads.count by country or continent, and by time bucket.
+    projections: [{ name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), country, continent, count() GROUP BY account_id, toStartOfHour(ts), country, continent' }],
   },
   // Views of shareable links; the three Links cubes read this table.
   {
@@ -163,6 +189,15 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, link, ts)',
     shardingKey: 'cityHash64(account_id, link_viewer)',
+    // Views, unique views and opens (LinksAdvancedAnalytics, LinksDashboard) by UTM attribution.
+    projections: [
+      {
+        name: HOURLY,
+        select:
+          "SELECT account_id, toStartOfHour(ts), utm_source, utm_medium, utm_campaign, count(), count(if(is_unique, 1, NULL)), count(if(open_param != '', 1, NULL)) " +
+          'GROUP BY account_id, toStartOfHour(ts), utm_source, utm_medium, utm_campaign',
+      },
+    ],
   },
   // Snowplow-style events tracked on podcast websites.
   {
@@ -201,7 +236,7 @@ export function ddlStatements(database: string): string[] {
     `CREATE DATABASE IF NOT EXISTS ${db}`,
     ...LAYOUTS.map((t) =>
       [
-        `CREATE TABLE IF NOT EXISTS ${db}.${t.name} (\n  ${t.columns.join(',\n  ')}\n)`,
+        `CREATE TABLE IF NOT EXISTS ${db}.${t.name} ${columnList(t)}`,
         'ENGINE = MergeTree',
         `PARTITION BY ${t.partitionBy}`,
         `ORDER BY ${t.orderBy}`,
@@ -233,7 +268,7 @@ export function clusterDdlStatements(database: string, cluster: string): string[
       const local = localTableName(t.name);
       return [
         [
-          `CREATE TABLE IF NOT EXISTS ${db}.${local} ${onCluster} ${columns}`,
+          `CREATE TABLE IF NOT EXISTS ${db}.${local} ${onCluster} ${columnList(t)}`,
           "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')",
           `PARTITION BY ${t.partitionBy}`,
           `ORDER BY ${t.orderBy}`,
@@ -246,6 +281,31 @@ export function clusterDdlStatements(database: string, cluster: string): string[
         ].join('\n'),
       ];
     }),
+  ];
+}
+
+/** Columns, then the table's projections: a projection lives in the table that holds the rows (on a cluster, the local one). */
+function columnList(t: TableLayout): string {
+  const projections = (t.projections ?? []).map((p) => `PROJECTION ${p.name} (${p.select})`);
+  return `(\n  ${[...t.columns, ...projections].join(',\n  ')}\n)`;
+}
+
+/** The projections of each table that has some, by the name the models read. */
+export function projectionsByTable(): { table: TableName; projections: readonly Projection[] }[] {
+  return LAYOUTS.filter((t) => t.projections?.length).map((t) => ({ table: t.name, projections: t.projections ?? [] }));
+}
+
+/**
+ * Adds a projection to a table made before it existed (CREATE TABLE IF NOT
+ * EXISTS leaves such a table as it was), then builds it for the parts already
+ * there; new parts get it from their INSERT. MATERIALIZE is a mutation:
+ * mutations_sync waits for it (2: on every replica).
+ */
+export function addProjectionStatements(database: string, table: string, projection: Projection, cluster?: string): string[] {
+  const target = `${quoteIdentifier(database)}.${quoteIdentifier(table)}${cluster ? ` ON CLUSTER ${quoteIdentifier(cluster)}` : ''}`;
+  return [
+    `ALTER TABLE ${target} ADD PROJECTION IF NOT EXISTS ${projection.name} (${projection.select})`,
+    `ALTER TABLE ${target} MATERIALIZE PROJECTION ${projection.name} SETTINGS mutations_sync = 2`,
   ];
 }
 

@@ -35,16 +35,39 @@ export interface DemoDataOptions {
   endDate: string;
   /** Window length in days, default 90. */
   days?: number;
-  /** Called before each step, e.g. "podcast_events: ~2,100,000 listener requests". */
+  /**
+   * Rows one statement generates at most (estimated), DEFAULT_CHUNK_ROWS by
+   * default. The two big steps (listener requests, downloads) run as several
+   * statements over consecutive ranges of their input, which gives the same
+   * rows as one statement: each row depends only on its own candidate number,
+   * and each download on requests of one UTC day.
+   */
+  chunkRows?: number;
+  /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
   onProgress?: (message: string) => void;
 }
+
+/**
+ * A statement's memory is bounded by its part of the input, and ClickHouse
+ * spills the downloads' GROUP BY and the window functions' sorts to disk
+ * beyond these sizes, so a build at 100M downloads fits in a few GB. Two
+ * insert threads sort and compress the new parts while the generator runs.
+ */
+export const DEFAULT_CHUNK_ROWS = 8_000_000;
+const BUILD_SETTINGS = 'SETTINGS max_bytes_before_external_group_by = 1000000000, max_bytes_before_external_sort = 1000000000, max_insert_threads = 2';
 
 /** Fills the six tables, one INSERT … SELECT per step; `run` executes one statement. */
 export async function loadDemoData(run: (sql: string) => Promise<void>, options: DemoDataOptions): Promise<void> {
   const plan = makePlan(options);
-  for (const step of steps(plan)) {
-    options.onProgress?.(step.message);
-    await run(step.sql.trim());
+  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (!(chunkRows >= 1)) throw new Error(`demo data: chunkRows must be at least 1, got ${chunkRows}`);
+  const all = steps(plan, chunkRows);
+  const total = all.reduce((n, step) => n + step.rows, 0);
+  let done = 0;
+  for (const step of all) {
+    options.onProgress?.(`${step.message}, ${Math.floor((100 * done) / total)}% done`);
+    await run(`${step.sql.trim()}\n${BUILD_SETTINGS}`);
+    done += step.rows;
   }
 }
 
@@ -67,23 +90,49 @@ const FETCH_CODES: Record<FetchPattern, number> = { stream: 1, download: 2, brow
 interface Step {
   message: string;
   sql: string;
+  /** Rows the statement writes (estimated where the step does not fix them), for the progress percentage. */
+  rows: number;
 }
 
+/** Rows per candidate or source row, measured at scale 1. */
+const REQUESTS_PER_PLAY_CANDIDATE = 0.85;
+const DOWNLOADS_PER_PLAY_CANDIDATE = 0.36;
+
 /** Progress messages give exact counts where the step fixes them, else estimates (the ratios were measured). */
-function steps(plan: Plan): Step[] {
+function steps(plan: Plan, chunkRows: number): Step[] {
   const { sizes } = plan;
   const snapshots = plan.charts.length * plan.days;
+  const step = (message: string, rows: number, sql: string): Step => ({ message: `${message} (~${count(rows)} rows)`, rows, sql });
+  const parts = <T>(label: string, items: T[], rows: number, sql: (item: T) => string): Step[] =>
+    items.map((item, i) => step(items.length === 1 ? label : `${label}, part ${i + 1} of ${items.length}`, rows / items.length, sql(item)));
+
+  const candidates = ranges(sizes.playCandidates, Math.ceil((sizes.playCandidates * REQUESTS_PER_PLAY_CANDIDATE) / chunkRows));
+  const dayRanges = ranges(plan.days, Math.min(plan.days, Math.ceil((sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE) / chunkRows)));
   return [
-    { message: `channel_ranks: ${count(plan.charts.reduce((n, c) => n + c.depth, 0) * plan.days)} rows`, sql: channelRanksSql(plan) },
-    { message: `episode_ranks: ${count(snapshots * EPISODE_CHART_DEPTH)} rows`, sql: episodeRanksSql(plan) },
-    { message: `podcast_events: ~${count(sizes.playCandidates * 0.8)} listener requests`, sql: listenerRequestsSql(plan) },
-    { message: `podcast_events: ${count(sizes.botRequests)} bot requests`, sql: botRequestsSql(plan) },
-    { message: `podcast_events: ${count(sizes.blacklistedRequests)} requests from ${sizes.blacklistedIps} blacklisted IPs`, sql: blacklistedRequestsSql(plan) },
-    { message: `downloads: ~${count(sizes.playCandidates * 0.36)} rows derived from podcast_events`, sql: downloadsSql(plan) },
-    { message: `link_views: ~${count(sizes.linkVisits * 0.46)} rows`, sql: linkViewsSql(plan) },
-    { message: 'web_events: sessions of downloaders visiting the podcast websites', sql: downloaderWebEventsSql(plan) },
-    { message: `web_events: ~${count(sizes.organicSessions * 1.1)} events from organic visitors`, sql: organicWebEventsSql(plan) },
+    step('channel_ranks', plan.charts.reduce((n, c) => n + c.depth, 0) * plan.days, channelRanksSql(plan)),
+    step('episode_ranks', snapshots * EPISODE_CHART_DEPTH, episodeRanksSql(plan)),
+    ...parts('podcast_events: listener requests', candidates, sizes.playCandidates * REQUESTS_PER_PLAY_CANDIDATE, (r) => listenerRequestsSql(plan, r)),
+    step('podcast_events: bot requests', sizes.botRequests, botRequestsSql(plan)),
+    step(`podcast_events: requests from ${sizes.blacklistedIps} blacklisted IPs`, sizes.blacklistedRequests, blacklistedRequestsSql(plan)),
+    ...parts('downloads derived from podcast_events', dayRanges, sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE, (r) => downloadsSql(plan, r)),
+    step('link_views', sizes.linkVisits * 0.46, linkViewsSql(plan)),
+    step('web_events: sessions of downloaders visiting the podcast websites', sizes.listeners * 0.2, downloaderWebEventsSql(plan)),
+    step('web_events: events from organic visitors', sizes.organicSessions * 1.1, organicWebEventsSql(plan)),
   ];
+}
+
+interface Range {
+  offset: number;
+  length: number;
+}
+
+/** [0, total) cut into `parts` consecutive ranges of near-equal length. */
+function ranges(total: number, parts: number): Range[] {
+  const n = Math.max(1, parts);
+  return Array.from({ length: n }, (_, i) => {
+    const offset = Math.floor((total * i) / n);
+    return { offset, length: Math.floor((total * (i + 1)) / n) - offset };
+  });
 }
 
 function count(n: number): string {
@@ -735,9 +784,9 @@ function mediaPathSql(p: string, k: string): string {
  * probes bytes 0-1 then pulls range chunks, download apps fetch 'bytes=0-' and
  * sometimes resume, browsers seek, speakers fetch once.
  */
-function listenerRequestsSql(plan: Plan): string {
+function listenerRequestsSql(plan: Plan, candidates: Range): string {
   const r = plan.random;
-  const { listeners, playCandidates } = plan.sizes;
+  const { listeners } = plan.sizes;
   const span = plan.days * DAY;
   return `
 INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
@@ -804,7 +853,8 @@ FROM (
       ${plan.windowStart} + toInt64(floor(${r.unit('time', 'number')} * ${span})) AS catalogue_ts,
       if(fresh, fresh_ts, catalogue_ts) AS play_ts,
       if(fresh, fresh_k, greatest(1, ${latestEpisodeSql('p', 'catalogue_ts')} - toInt64(floor(-ln(${r.unit('back', 'number')}) * 2.5)))) AS k
-    FROM numbers(${playCandidates})
+    -- numbers_mt: the same numbers, read by several threads
+    FROM numbers_mt(${candidates.offset}, ${candidates.length})
   )
   WHERE play_ts BETWEEN ${plan.windowStart} AND ${plan.windowEnd - 900}
     AND ${r.unit('keep', 'play')} < ${activitySql(plan, 'play_ts', 'city_offset[ci]')}
@@ -914,7 +964,7 @@ FROM (
  * group's first request. Geo and device come from the same reference tables
  * that generated the events, looked up by IP /16 and by user-agent string.
  */
-function downloadsSql(plan: Plan): string {
+function downloadsSql(plan: Plan, days: Range): string {
   return `
 INSERT INTO ${plan.table('downloads')}
   (account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org)
@@ -941,6 +991,9 @@ FROM (
   SELECT *, indexOf(blk_prefix, intDiv(toUInt32(ip4), 65536)) AS block
   FROM ${plan.table('podcast_events')}
   WHERE byte_range_larger_one AND NOT ip_blacklisted AND NOT match(raw_ua, ${sql(BOT_UA_PATTERN)})
+    -- whole UTC days, as grouped below
+    AND ts >= toDateTime(${plan.windowStart + days.offset * DAY}, 'UTC')
+    AND ts < toDateTime(${plan.windowStart + (days.offset + days.length) * DAY}, 'UTC')
 )
 GROUP BY account_id, ip4, raw_ua, parsed_ua, token, url, city, country, block, toDate(ts)`;
 }

@@ -1,16 +1,46 @@
 import type { DemoConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
-import { ddlStatements, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
+import { addProjectionStatements, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 
-/** Creates the tables (idempotent). Needs a user that may run DDL. */
-export async function applyDdl(warehouse: Warehouse): Promise<void> {
+/** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
+export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
   const client = warehouse.client();
   for (const statement of ddlStatements(warehouse.config.database)) {
     await client.command({ query: statement });
   }
+  await addMissingProjections(warehouse, logger);
+}
+
+/**
+ * Tables made before a projection was declared get it here, built for the
+ * rows they hold (a full read of the table, once); afterwards the check is
+ * one query. With `cluster`, the projections go on every node's local table.
+ */
+export async function addMissingProjections(warehouse: Warehouse, logger?: Logger, cluster?: string): Promise<{ table: string; projection: string; seconds: number }[]> {
+  const client = warehouse.client();
+  const { database } = warehouse.config;
+  const wanted = projectionsByTable().map(({ table, projections }) => ({ table: cluster ? localTableName(table) : table, projections }));
+  const result = await client.query({
+    query: 'SELECT table, name FROM system.projections WHERE database = {database:String} AND table IN {tables:Array(String)}',
+    query_params: { database, tables: wanted.map((w) => w.table) },
+    format: 'JSONEachRow',
+  });
+  const present = new Set((await result.json<{ table: string; name: string }>()).map((row) => `${row.table}.${row.name}`));
+  const added: { table: string; projection: string; seconds: number }[] = [];
+  for (const { table, projections } of wanted) {
+    for (const projection of projections.filter((p) => !present.has(`${table}.${p.name}`))) {
+      logger?.info('adding projection', { table, projection: projection.name });
+      const started = performance.now();
+      for (const statement of addProjectionStatements(database, table, projection, cluster)) await client.command({ query: statement });
+      const seconds = Math.round(performance.now() - started) / 1000;
+      logger?.info('projection added', { table, projection: projection.name, seconds });
+      added.push({ table, projection: projection.name, seconds });
+    }
+  }
+  return added;
 }
 
 /**
@@ -195,8 +225,30 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
       `${where} has no space left for the demo data (DEMO_SCALE ${demo.scale}): ${(err instanceof Error ? err.message : String(err)).replace(/[\s.]+$/, '')}; the next run builds it again`,
     );
   }
+  if (warehouse.config.kind === 'chdb') await releaseBuildMemory(warehouse);
   logger.info('demo data ready', { seconds: (Date.now() - started) / 1000, swapMs });
 }
+
+/**
+ * The embedded engine's allocator (jemalloc) keeps the pages the build's
+ * statements and the merges of its new parts freed, a few hundred MB at
+ * scale 1, in the service's own process; handing them back to the OS once
+ * those merges are done brings the idle RSS down to what serving needs
+ * (measured in README, Memory). A server manages its own.
+ */
+async function releaseBuildMemory(warehouse: Warehouse): Promise<void> {
+  const client = warehouse.client();
+  const deadline = Date.now() + MERGE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const result = await client.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    if (Number((await result.json<{ n: string | number }>())[0]?.n ?? 0) === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await client.command({ query: 'SYSTEM JEMALLOC PURGE' });
+}
+
+/** Longest wait for the build's merges before releasing memory anyway (larger scales merge for minutes). */
+const MERGE_WAIT_MS = 15_000;
 
 /** SYNC: an Atomic database otherwise keeps a dropped table's files for minutes. */
 async function dropStaging(warehouse: Warehouse): Promise<void> {

@@ -805,3 +805,57 @@ describe('compareDateRange (queryType multi)', () => {
     expect(dataCount(res.body.results[0], 'Downloads.count')).toBe(await count(`SELECT count() FROM ${db}.downloads WHERE toDate(ts) = '${D(2)}'`));
   });
 });
+
+// ---------------------------------------------------------------------------
+
+describe('ranges and buckets on the hour, which the dialect writes on toStartOfHour(<column>) for the projections', () => {
+  const sqlOf = async (query: Query) =>
+    (await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
+
+  it('a range from an hour to the last millisecond of an hour counts the DateTime64 events late in its last hour, in hour buckets', async () => {
+    const [{ t }] = await oracle.rows<{ t: string }>(
+      // The event latest in its hour: the range's last millisecond must still count it.
+      `SELECT toString(track_ts) AS t FROM ${db}.web_events WHERE toMillisecond(track_ts) > 0 ORDER BY track_ts - toStartOfHour(track_ts) DESC, track_ts LIMIT 1`,
+    );
+    const hour = t.slice(0, 13); // "YYYY-MM-DD HH"
+    const from = new Date(Date.parse(`${hour.replace(' ', 'T')}:00:00Z`) - 5 * 3_600_000).toISOString().slice(0, 13);
+    const query = {
+      measures: ['WebEvents.count'],
+      timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'hour', dateRange: [`${from}:00:00.000`, `${hour.replace(' ', 'T')}:59:59.999`] }],
+    };
+    expect(await sqlOf(query)).toContain('toStartOfHour(`web_events`.track_ts) >= ');
+    const res = await load(query).expect(200);
+    const expected = await buckets(
+      `SELECT ${isoTime('toStartOfHour(track_ts)')} AS b, count() AS v FROM ${db}.web_events
+       WHERE track_ts >= '${from.replace('T', ' ')}:00:00.000' AND track_ts <= '${hour}:59:59.999' GROUP BY b ORDER BY b`,
+    );
+    expect(expected[expected.length - 1].b).toBe(`${hour.replace(' ', 'T')}:00:00.000`);
+    expect(res.body.data).toEqual(asTimeRows('WebEvents.trackTs', 'hour', 'WebEvents.count', expected));
+  });
+
+  it('America/New_York: day buckets of a range across the DST change are New York days', async () => {
+    const tz = 'America/New_York';
+    const range = [D(29), D(0)];
+    const query = { measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] };
+    expect(await sqlOf(query)).toContain(`toStartOfDay(toTimeZone(toDateTime(toStartOfHour(\`downloads\`.ts)), '${tz}'), '${tz}')`);
+    const res = await load(query).expect(200);
+    const expected = await buckets(
+      `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads
+       WHERE toDate(toTimeZone(ts, '${tz}')) BETWEEN '${D(29)}' AND '${D(0)}' GROUP BY b ORDER BY b`,
+    );
+    expect(expected.length).toBeGreaterThan(20);
+    expect(res.body.data).toEqual(asTimeRows('Downloads.ts', 'day', 'Downloads.count', expected));
+  });
+
+  it('Asia/Kolkata (UTC+05:30): a range of local days keeps the raw column, and its day buckets are local days', async () => {
+    const tz = 'Asia/Kolkata';
+    const query = { measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [D(6), D(4)] }] };
+    expect(await sqlOf(query)).not.toContain('toStartOfHour');
+    const res = await load(query).expect(200);
+    const expected = await buckets(
+      `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads
+       WHERE toDate(toTimeZone(ts, '${tz}')) BETWEEN '${D(6)}' AND '${D(4)}' GROUP BY b ORDER BY b`,
+    );
+    expect(res.body.data).toEqual(asTimeRows('Downloads.ts', 'day', 'Downloads.count', expected));
+  });
+});

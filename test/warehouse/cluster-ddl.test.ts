@@ -1,4 +1,4 @@
-import { clusterDdlStatements, ddlStatements, localTableName, TABLES } from '../../src/warehouse/ddl';
+import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../src/warehouse/ddl';
 import { DATABASE } from '../support/constants';
 import { openOracle, type Oracle } from '../support/service';
 
@@ -22,13 +22,27 @@ async function format(sql: string): Promise<string> {
   return row.f;
 }
 
-/** `name type` of each column of a formatted CREATE TABLE, as ClickHouse's parser read them. */
-function columnsOf(formatted: string): string[] {
+/** The lines between the outer parentheses of a formatted CREATE TABLE (columns, then projections, one level deeper). */
+function elementsOf(formatted: string): string[] {
   const lines = formatted.split('\n');
   const open = lines.indexOf('(');
-  const close = lines.indexOf(')');
+  const close = lines.indexOf(')', open);
   if (open < 0 || close < open) throw new Error(`no column list in ${formatted}`);
-  return lines.slice(open + 1, close).map((line) => {
+  return lines.slice(open + 1, close);
+}
+
+/** Each projection of a formatted CREATE TABLE, as ClickHouse's parser read it. */
+function projectionsOf(formatted: string): string[] {
+  const elements = elementsOf(formatted);
+  const start = elements.findIndex((line) => /^\s+PROJECTION /.test(line));
+  return start < 0 ? [] : elements.slice(start).join('\n').split(/\n(?=\s{4}PROJECTION )/);
+}
+
+/** `name type` of each column of a formatted CREATE TABLE, as ClickHouse's parser read them. */
+function columnsOf(formatted: string): string[] {
+  const elements = elementsOf(formatted);
+  const projections = elements.findIndex((line) => /^\s+PROJECTION /.test(line));
+  return elements.slice(0, projections < 0 ? undefined : projections).map((line) => {
     const match = /^\s+`([^`]+)` (.+?),?$/.exec(line);
     if (!match) throw new Error(`not a column: ${line}`);
     return `${match[1]} ${match[2]}`;
@@ -58,9 +72,23 @@ describe('cluster DDL', () => {
     expect(columnsOf(distributed)).toEqual(singleColumns);
     expect(local).toMatch(/ENGINE = ReplicatedMergeTree\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/\{table\}', '\{replica\}'\)/);
     expect(distributed).toContain(`ENGINE = Distributed('${CLUSTER}', '${DATABASE}', '${localTableName(table)}', `);
+    // Projections live in the table holding the rows: the local one, as on a single node; a Distributed table has none.
+    expect(projectionsOf(local)).toEqual(projectionsOf(await format(createOf(single, table))));
+    expect(projectionsOf(local)).toHaveLength(projectionsByTable().find((t) => t.table === table)?.projections.length ?? 0);
+    expect(projectionsOf(distributed)).toEqual([]);
     // The same partitioning and sort key as on a single node.
     const tail = (formatted: string) => formatted.slice(formatted.indexOf('PARTITION BY'));
     expect(tail(local)).toEqual(tail(await format(createOf(single, table))));
+  });
+
+  it('adds a missing projection to the local tables ON CLUSTER, and builds it for their rows', async () => {
+    for (const { table, projections } of projectionsByTable()) {
+      for (const projection of projections) {
+        const [add, materialize] = await Promise.all(addProjectionStatements(DATABASE, localTableName(table), projection, CLUSTER).map(format));
+        expect(add).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\s+\\(ADD PROJECTION IF NOT EXISTS ${projection.name}`));
+        expect(materialize).toContain(`MATERIALIZE PROJECTION ${projection.name}`);
+      }
+    }
   });
 
   it('the parsed single-node columns are those of the tables built from it', async () => {
