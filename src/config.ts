@@ -73,6 +73,8 @@ export interface Config {
     maxValueLength: number;
     /** Time buckets (date range ÷ granularity) over every time dimension and range of the request. */
     maxTimeBuckets: number;
+    /** How deep a query's JSON may nest (objects and arrays), counting nested and/or filters. */
+    maxDepth: number;
     /** Rows ClickHouse may return for one statement (max_result_rows). */
     maxResultRows: number;
     /** Memory one statement may use in ClickHouse (max_memory_usage). */
@@ -254,6 +256,7 @@ export function parseConfig(env: Env): Config {
       maxFilterValues: read.integer('QUERY_MAX_FILTER_VALUES', 1000, 1, 100_000),
       maxValueLength: read.integer('QUERY_MAX_VALUE_LENGTH', 1000, 1, 1_000_000),
       maxTimeBuckets: read.integer('QUERY_MAX_TIME_BUCKETS', 20_000, 1, 100_000_000),
+      maxDepth: read.integer('QUERY_MAX_DEPTH', 64, 4, 1000),
       maxResultRows: read.integer('QUERY_MAX_RESULT_ROWS', 1_000_000, 1, 1_000_000_000),
       maxMemoryBytes: read.integer('QUERY_MAX_MEMORY_MB', 4096, 1, 1_048_576) * 1024 * 1024,
       resultCache: {

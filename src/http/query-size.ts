@@ -7,7 +7,7 @@ const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as
 
 export type QuerySizeLimits = Pick<
   Config['query'],
-  'maxMembers' | 'maxFilters' | 'maxQueries' | 'maxFilterValues' | 'maxValueLength' | 'maxTimeBuckets'
+  'maxMembers' | 'maxFilters' | 'maxQueries' | 'maxFilterValues' | 'maxValueLength' | 'maxTimeBuckets' | 'maxDepth'
 >;
 
 /**
@@ -92,6 +92,8 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
       }
     }
   }
+
+  checkDepth(queries, limits.maxDepth);
 }
 
 /** How many queries Cube makes of one: one per range of its compareDateRange. */
@@ -114,4 +116,20 @@ function checkLength(value: unknown, what: string, limits: QuerySizeLimits): voi
 
 function refuse(message: string): never {
   throw new ApiError('query_too_large', message);
+}
+
+/**
+ * Nesting deeper than any query needs (and/or filters included) is refused
+ * here: everything after this (Cube's validation, cache keys, JSON.stringify)
+ * walks the query recursively, and a body nested thousands deep would
+ * overflow the stack there.
+ */
+function checkDepth(queries: Query[], maxDepth: number): void {
+  const pending: [unknown, number][] = queries.map((query) => [query, 1]);
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > maxDepth) refuse(`The query nests objects and arrays more than ${maxDepth} deep; that is the maximum (QUERY_MAX_DEPTH).`);
+    for (const item of Object.values(value)) pending.push([item, depth + 1]);
+  }
 }

@@ -30,7 +30,7 @@ const cityFilter = (operator: string, values: string[]) => ({ measures: ['Downlo
 
 describe('defaults', () => {
   it('are the documented ones', () => {
-    expect(service.config.query).toMatchObject({ maxQueries: 20, maxFilterValues: 1000, maxValueLength: 1000, maxTimeBuckets: 20_000 });
+    expect(service.config.query).toMatchObject({ maxQueries: 20, maxFilterValues: 1000, maxValueLength: 1000, maxTimeBuckets: 20_000, maxDepth: 64 });
   });
 });
 
@@ -127,6 +127,23 @@ describe('QUERY_MAX_TIME_BUCKETS', () => {
       expect(res.body).not.toHaveProperty('error');
       expect(res.status).toBe(200);
     }
+  });
+});
+
+describe('QUERY_MAX_DEPTH', () => {
+  it('400 naming the limit for an unknown key holding objects 10,000 deep, which would overflow the stack of what walks the query', async () => {
+    // Written as text: JSON.stringify itself overflows at this depth.
+    const body = `{"query":{"measures":["Downloads.count"],"a":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}`;
+    const res = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
+    expectEnvelope(res, 'query_too_large', /more than 64 deep.*\(QUERY_MAX_DEPTH\)/);
+  });
+
+  it('answers and/or filters nested 10 deep, and refuses them nested 40 deep (80 levels of objects and arrays)', async () => {
+    const filter = { member: 'Downloads.country', operator: 'set' };
+    const deep = (levels: number) => Array.from({ length: levels }).reduce<object>((inner) => ({ and: [inner] }), filter);
+    const res = await post({ query: { measures: ['Downloads.count'], filters: [deep(10)] } });
+    expect(res.status).toBe(200);
+    expectEnvelope(await post({ query: { measures: ['Downloads.count'], filters: [deep(40)] } }), 'query_too_large', /QUERY_MAX_DEPTH/);
   });
 });
 

@@ -98,7 +98,8 @@ describe('freshness', () => {
   });
   afterAll(async () => {
     await service.close();
-    await oracle.command(`DELETE FROM ${db}.downloads WHERE account_id = '${PROBE}'`);
+    // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites both.
+    await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${PROBE}' SETTINGS mutations_sync = 2`);
   });
 
   it('shows a change to the data once the window has passed', async () => {
