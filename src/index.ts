@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { ConfigError, loadConfig, type Config } from './config';
 import { CubeFailure } from './cube/errors';
 import { ModelsInvalid } from './cube/models/problems';
@@ -7,9 +8,10 @@ import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createHttpServer } from './http/server';
 import { createShutdownGate } from './http/shutdown-gate';
+import { createStartingApp } from './http/starting-app';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing } from './keys/ring';
-import { createLogger } from './log';
+import { createLogger, type Logger } from './log';
 import { createMetrics } from './metrics/registry';
 import { serveMetrics } from './metrics/server';
 import { createReadiness } from './readiness';
@@ -36,6 +38,12 @@ async function main(): Promise<void> {
     waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
   });
 
+  // Listening before the set-up, so that probes learn what the service waits for (503 not_ready) rather than
+  // meeting a refused connection while the demo data is built.
+  let waitingFor = 'the tables are being checked';
+  const server = createHttpServer(createStartingApp(logger, () => waitingFor), config.http, logger);
+  await listen(server, config, logger);
+
   // The embedded engine is ours to set up; a ClickHouse server is set up by
   // its operator (npm run warehouse -- init), and the service only reads it.
   if (config.warehouse.kind === 'chdb') {
@@ -48,6 +56,7 @@ async function main(): Promise<void> {
       logger.warn('tables from an older version moved aside; rebuilding the demo data', { moved });
     }
     await applyDdl(warehouse, logger);
+    waitingFor = 'the demo data is being built';
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
   }
 
@@ -66,6 +75,7 @@ async function main(): Promise<void> {
     schemaPath: config.models.dir,
     watchModels: config.env !== 'production',
   });
+  waitingFor = 'the models are being compiled and checked';
   try {
     await cube.models.ready();
   } catch (err) {
@@ -83,26 +93,10 @@ async function main(): Promise<void> {
   const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
   const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
   const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
-  const server = createHttpServer(app, config.http, logger);
-  // Until it listens, an error (the port in use) means it never will: one line, exit 1.
-  const listenFailed = (err: Error) => {
-    process.stderr.write(`${listenFailure(err, config)}\n`);
-    process.exit(1);
-  };
-  server.once('error', listenFailed);
-  server.listen(config.port, config.host, () => {
-    server.off('error', listenFailed);
-    const url = `http://localhost:${config.port}`;
-    logger.info('listening', { url, warehouse: config.warehouse.kind });
-    if (config.usingDemoKey) {
-      process.stdout.write(
-        `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
-          `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
-          `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
-      );
-    }
-    server.on('error', (error) => logger.error('server error', { error: error.message }));
-  });
+  // From now on requests reach the service itself.
+  server.removeAllListeners('request');
+  server.on('request', app);
+  logger.info('ready', { warehouse: config.warehouse.kind });
   onShutdownSignals({
     server,
     http: config.http,
@@ -118,6 +112,31 @@ async function main(): Promise<void> {
       await cube.close();
       await warehouse.close();
     },
+  });
+}
+
+/** Listens, or exits with one line saying why it cannot. "listening" is logged only once it does. */
+function listen(server: Server, config: Config, logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const failed = (err: Error) => {
+      process.stderr.write(`${listenFailure(err, config)}\n`);
+      process.exit(1);
+    };
+    server.once('error', failed);
+    server.listen(config.port, config.host, () => {
+      server.off('error', failed);
+      server.on('error', (error) => logger.error('server error', { error: error.message }));
+      const url = `http://localhost:${config.port}`;
+      logger.info('listening', { url, warehouse: config.warehouse.kind });
+      if (config.usingDemoKey) {
+        process.stdout.write(
+          `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
+            `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
+            `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
+        );
+      }
+      resolve();
+    });
   });
 }
 

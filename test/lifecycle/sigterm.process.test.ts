@@ -68,6 +68,39 @@ beforeAll(() => {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
 }, 120_000);
 
+describe('`node dist/index.js` starting on an empty data directory', () => {
+  it('listens at once: /healthz 200, /readyz and the API 503 not_ready saying what it waits for, then ready', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-starting-'));
+    const child = spawn(process.execPath, ['dist/index.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), API_KEYS: KEY, DEMO_SCALE: '0.005', DEMO_DAYS: '7', METRICS_PORT: '0' },
+      stdio: 'ignore',
+    });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      // The first answer comes while the service still builds the demo data or checks the models.
+      let first: request.Response | undefined;
+      while (!first) {
+        first = await request(url).get('/readyz').catch(() => undefined);
+        if (!first) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(first.status).toBe(503);
+      expect(first.body).toMatchObject({ code: 'not_ready', error: expect.stringMatching(/^Not ready: the (tables are being checked|demo data is being built|models are being compiled and checked)\.$/) });
+      await request(url).get('/healthz').expect(200);
+      let ready = first;
+      while (ready.status !== 200) {
+        expect(ready.status).toBe(503);
+        await new Promise((r) => setTimeout(r, 100));
+        ready = await request(url).get('/readyz');
+      }
+      await request(url).get('/v1/data/meta').set('x-api-key', KEY).expect(200);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
+
 describe('SIGTERM to `node dist/index.js`', () => {
   it('turns /readyz 503 at once, answers a request sent during the drain, then stops and exits 0', async () => {
     const child = await startChild({ SHUTDOWN_DRAIN_SECONDS: '2' });
