@@ -15,6 +15,7 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
+import { cubesOf, outcomeOf } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { ResultCache } from './result-cache';
 import { asksRenewal, cacheKey, refreshedAt } from './result-key';
@@ -417,36 +418,6 @@ function pagingOf<Q extends Query | Query[]>(query: Q): Q {
 function hasCompareDateRange(query: Query): boolean {
   const { timeDimensions } = query;
   return Array.isArray(timeDimensions) && timeDimensions.some((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
-}
-
-function outcomeOf(err: unknown): QueryOutcome {
-  if (!(err instanceof CubeFailure) || err.kind === 'internal') return 'failure';
-  return err.kind === 'query_timeout' ? 'timeout' : 'client_error';
-}
-
-/**
- * The cubes a query's members belong to, as metric label values: only names
- * of the compiled model's cubes, so a client cannot mint new label values;
- * anything else (a query naming no known cube) is "unknown".
- */
-function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<string> {
-  const cubes = new Set<string>();
-  // Iterative: a client may nest arrays thousands deep before validation refuses them.
-  const pending: unknown[] = queries.flatMap((query) => [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters]);
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (typeof value === 'string') {
-      const cube = value.split('.')[0];
-      if (known.has(cube)) cubes.add(cube);
-    } else if (Array.isArray(value)) {
-      for (const item of value) pending.push(item);
-    } else if (typeof value === 'object' && value !== null) {
-      const { member, dimension, and, or } = value as Record<string, unknown>;
-      pending.push(member, dimension, and, or);
-    }
-  }
-  if (cubes.size === 0) cubes.add('unknown');
-  return cubes;
 }
 
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {

@@ -1,0 +1,34 @@
+import type { QueryOutcome } from '../metrics/registry';
+import { CubeFailure } from './errors';
+import type { Query } from './service';
+
+/** The query-duration metric's outcome label of a load that failed. */
+export function outcomeOf(err: unknown): QueryOutcome {
+  if (!(err instanceof CubeFailure) || err.kind === 'internal') return 'failure';
+  return err.kind === 'query_timeout' ? 'timeout' : 'client_error';
+}
+
+/**
+ * The cubes a query's members belong to, as metric label values: only names
+ * of the compiled model's cubes, so a client cannot mint new label values;
+ * anything else (a query naming no known cube) is "unknown".
+ */
+export function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<string> {
+  const cubes = new Set<string>();
+  // Iterative: a client may nest arrays thousands deep before validation refuses them.
+  const pending: unknown[] = queries.flatMap((query) => [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters]);
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      const cube = value.split('.')[0];
+      if (known.has(cube)) cubes.add(cube);
+    } else if (Array.isArray(value)) {
+      for (const item of value) pending.push(item);
+    } else if (typeof value === 'object' && value !== null) {
+      const { member, dimension, and, or } = value as Record<string, unknown>;
+      pending.push(member, dimension, and, or);
+    }
+  }
+  if (cubes.size === 0) cubes.add('unknown');
+  return cubes;
+}
