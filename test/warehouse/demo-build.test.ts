@@ -85,10 +85,11 @@ async function startService(dataDir: string): Promise<Run> {
   };
 }
 
-/** Starts the service, waits until it listens, then stops it with SIGTERM. */
+/** Starts the service, waits until it is ready, then stops it with SIGTERM. */
 async function startAndStop(dataDir: string): Promise<string> {
   const run = await startService(dataDir);
-  await run.line(/"msg":"listening"/);
+  // It listens before the set-up; "ready" comes once the demo data and the models are.
+  await run.line(/"msg":"ready"/);
   run.child.kill('SIGTERM');
   await run.exited;
   return run.stdout();
