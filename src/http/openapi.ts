@@ -1,10 +1,21 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import { STATUS_BY_CODE } from './errors';
 
-/** Next to schema/: the same path from src/http (tests) and dist/http (the build). */
-export const OPENAPI_FILE = path.resolve(__dirname, '..', '..', 'openapi', 'openapi.json');
+/**
+ * openapi/openapi.json at the project's root, found upwards from here: this
+ * file runs from src/http (tests), dist/http (npm start) and build/src/http
+ * (npm run bench and fuzz).
+ */
+export const OPENAPI_FILE = upwards(__dirname, path.join('openapi', 'openapi.json'));
+
+function upwards(from: string, file: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, file))) return path.join(dir, file);
+    if (path.dirname(dir) === dir) return path.join(from, file);
+  }
+}
 
 type Json = Record<string, any>;
 
