@@ -8,6 +8,17 @@ const Funnels = require('Funnels');
 // (see "Accounts" in README). The user is the account and address together, so
 // an operator key's funnel never joins one account's listener to another
 // account's website.
+//
+// Every step also skips rows older than the query's earliest time
+// (SQL_UTILS.timeLowerBound, src/cube/dialect.ts). That changes no answer: a
+// row's `time` is the latest download time among its user's joined events,
+// so a download before the bound can only matter to rows the query's own
+// filter drops, and visits and conversions join only at or after the
+// download they follow. Without it every query joins all of an account's
+// downloads ever made. (The range's end cannot be pushed down: a later
+// download moves a user's `time` out of the range.)
+const since = (SQL_UTILS, column) => SQL_UTILS.timeLowerBound('WebEventsFromPodcastFunnel.time', column);
+
 const funnel = Funnels.eventFunnel({
   userId: { sql: () => "concat(account_id, '/', toString(ip4))" },
   time: { sql: () => 'ts' },
@@ -15,20 +26,20 @@ const funnel = Funnels.eventFunnel({
     {
       name: 'Podcast Download',
       eventsView: {
-        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')}`,
       },
     },
     {
       name: 'Website Visit',
       eventsView: {
-        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')}`,
       },
       timeToConvert: '7 day',
     },
     {
       name: 'Conversion',
       eventsView: {
-        sql: (SECURITY_CONTEXT) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')}`,
       },
       timeToConvert: '7 day',
     },

@@ -22,8 +22,38 @@ import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapte
  * aggregate projections (src/warehouse/ddl.ts), which it uses only when
  * every time expression a query filters or groups on is `toStartOfHour(ts)`:
  * see hourAlignedRange and HourTimeDimension.
+ *
+ * And one helper for model files, `SQL_UTILS.timeLowerBound(member, column)`
+ * (see timeLowerBound).
  */
 export class WarehouseClickHouseQuery extends ClickHouseQuery {
+  override parametrizedContextSymbols(): any {
+    const symbols = super.parametrizedContextSymbols();
+    symbols.sqlUtils.timeLowerBound ??= (member: string, column: string) => this.timeLowerBound(member, column);
+    return symbols;
+  }
+
+  /**
+   * `column >= <earliest time the query keeps>` for a time member, from the
+   * query's date ranges on it and its top-level filters that set a lower
+   * bound (inDateRange, onTheDate, afterDate, afterOrOnDate); `1 = 1` when
+   * there is none. Filters inside and/or groups are left out: an `or` can
+   * let earlier times through. A model pushes this into a subquery whose
+   * rows can only reach the answer at or after their own time, so that the
+   * engine skips the older rows (WebEventsFromPodcastFunnel's steps).
+   */
+  timeLowerBound(member: string, column: string): string {
+    const bounds: unknown[] = [];
+    for (const td of this.timeDimensions as any[]) {
+      if (td.dimension === member && td.dateRange) bounds.push(td.filterParams()[0]);
+    }
+    for (const filter of this.filters as any[]) {
+      if (filter.dimension === member && LOWER_BOUND_OPERATORS.has(filter.camelizeOperator)) bounds.push(filter.filterParams()[0]);
+    }
+    const conditions = bounds.filter((b) => typeof b === 'string').map((b) => `${column} >= ${this.timeStampCast(this.paramAllocator!.allocateParam(b))}`);
+    return conditions.length > 0 ? conditions.join(' AND ') : '1 = 1';
+  }
+
   override newFilter(filter: unknown): Filter {
     const Filter = (fixedFilterClass ??= withFixes(super.newFilter(filter).constructor as FilterClass));
     return new Filter(this, filter);
@@ -48,6 +78,9 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
     return `parseDateTime64BestEffort(${value}, 3)`;
   }
 }
+
+/** Filter operators on a time member whose first value is the earliest time they keep. */
+const LOWER_BOUND_OPERATORS = new Set(['inDateRange', 'onTheDate', 'afterDate', 'afterOrOnDate']);
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;

@@ -181,21 +181,26 @@ export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) =
  * the ones with a conversion event 0–7 days after such a visit (step 3). An
  * address counts once per account: one account's listener is not another
  * account's visitor. `where` narrows every table read (e.g. to one account).
- * Rows: k (step) and v (addresses).
+ *
+ * `keep` is a condition on `t`, an address's time at a step, as Cube's funnel
+ * defines it (read from its Funnels extension): the latest download that led
+ * the address to that step, over all its downloads. An address counts at a
+ * step when that time passes the condition, as the query's filters on
+ * WebEventsFromPodcastFunnel.time apply it. Rows: k (step) and v (addresses).
  */
-export function funnelStepsSql(db: string, where = '1 = 1'): string {
+export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): string {
   return `
   WITH
     d AS (SELECT (account_id, ip4) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
     v AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
     c AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
     visits AS (
-      SELECT d.ip AS ip, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
+      SELECT d.ip AS ip, d.t AS dt, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
       WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
     conversions AS (
-      SELECT visits.ip AS ip FROM visits INNER JOIN c ON visits.ip = c.ip
+      SELECT visits.ip AS ip, visits.dt AS dt FROM visits INNER JOIN c ON visits.ip = c.ip
       WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)
-  SELECT 'Podcast Download' AS k, uniqExact(ip) AS v FROM d
-  UNION ALL SELECT 'Website Visit', uniqExact(ip) FROM visits
-  UNION ALL SELECT 'Conversion', uniqExact(ip) FROM conversions`;
+  SELECT 'Podcast Download' AS k, count() AS v FROM (SELECT ip, max(t) AS t FROM d GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Website Visit', count() FROM (SELECT ip, max(dt) AS t FROM visits GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
 }

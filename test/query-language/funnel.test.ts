@@ -1,0 +1,162 @@
+/**
+ * The funnel's time: every way a query can bound WebEventsFromPodcastFunnel.time
+ * gives the answer of the funnel written by hand (funnelStepsSql, with Cube's
+ * meaning of an address's time at a step), for the operator and for an
+ * account. The model skips rows older than the query's earliest time
+ * (SQL_UTILS.timeLowerBound); the cases include ranges in the middle of the
+ * data, where an address's later downloads move it out of the range, and
+ * filters that give no lower bound (before, not in, or), which must push
+ * nothing down.
+ */
+import request from 'supertest';
+import { funnelStepsSql } from '../support/catalog';
+import { API_KEY, DATABASE } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+
+const db = DATABASE;
+const TIME = 'WebEventsFromPodcastFunnel.time';
+const ACCOUNT = 'northwind-audio';
+let service: TestService;
+let oracle: Oracle;
+/** Last day of the demo data (UTC). */
+let END: string;
+
+beforeAll(async () => {
+  service = await startService({}, { accounts: [ACCOUNT] });
+  oracle = openOracle();
+  END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(ts))) AS d FROM ${db}.downloads`))[0].d;
+});
+afterAll(async () => {
+  await oracle.close();
+  await service.close();
+});
+
+/** The END of the data minus n days, YYYY-MM-DD. */
+const D = (n: number) => new Date(Date.parse(`${END}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+/** A UTC day's first instant, as ClickHouse reads it. */
+const start = (day: string) => `toDateTime64('${day} 00:00:00', 3, 'UTC')`;
+/** The instant after a UTC day's last one. */
+const after = (day: string) => `(${start(day)} + INTERVAL 1 DAY)`;
+
+interface Case {
+  name: string;
+  query: () => Record<string, unknown>;
+  /** The same bound as a condition on t, written from the operators' documented meaning. */
+  keep: () => string;
+  /** The lower bounds the steps skip to (parameters as Cube writes them); none when the query gives none. */
+  pushed?: () => string[];
+}
+
+const base = { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'] };
+const CASES: Case[] = [
+  {
+    name: 'a date range in the middle of the data',
+    query: () => ({ ...base, timeDimensions: [{ dimension: TIME, dateRange: [D(20), D(14)] }] }),
+    keep: () => `t >= ${start(D(20))} AND t < ${after(D(14))}`,
+    pushed: () => [`${D(20)}T00:00:00.000Z`],
+  },
+  {
+    name: 'a date range by day',
+    query: () => ({ ...base, timeDimensions: [{ dimension: TIME, granularity: 'day', dateRange: [D(9), D(9)] }], dimensions: [] }),
+    keep: () => `t >= ${start(D(9))} AND t < ${after(D(9))}`,
+    pushed: () => [`${D(9)}T00:00:00.000Z`],
+  },
+  {
+    name: 'an inDateRange filter',
+    query: () => ({ ...base, filters: [{ member: TIME, operator: 'inDateRange', values: [D(25), D(18)] }] }),
+    keep: () => `t >= ${start(D(25))} AND t < ${after(D(18))}`,
+    pushed: () => [`${D(25)}T00:00:00.000Z`],
+  },
+  {
+    name: 'afterDate',
+    query: () => ({ ...base, filters: [{ member: TIME, operator: 'afterDate', values: [D(6)] }] }),
+    keep: () => `t >= ${after(D(6))}`,
+    pushed: () => [`${D(6)}T23:59:59.999Z`],
+  },
+  {
+    name: 'afterOrOnDate and a range together',
+    query: () => ({
+      ...base,
+      timeDimensions: [{ dimension: TIME, dateRange: [D(28), D(8)] }],
+      filters: [{ member: TIME, operator: 'afterOrOnDate', values: [D(16)] }],
+    }),
+    keep: () => `t >= ${start(D(16))} AND t < ${after(D(8))}`,
+    pushed: () => [`${D(28)}T00:00:00.000Z`, `${D(16)}T00:00:00.000Z`],
+  },
+  {
+    name: 'beforeDate (no lower bound)',
+    query: () => ({ ...base, filters: [{ member: TIME, operator: 'beforeDate', values: [D(20)] }] }),
+    keep: () => `t < ${start(D(20))}`,
+  },
+  {
+    name: 'notInDateRange (no lower bound)',
+    query: () => ({ ...base, filters: [{ member: TIME, operator: 'notInDateRange', values: [D(22), D(3)] }] }),
+    keep: () => `NOT (t >= ${start(D(22))} AND t < ${after(D(3))})`,
+  },
+  {
+    name: 'a range inside an or (no lower bound)',
+    query: () => ({
+      ...base,
+      filters: [{ or: [{ member: TIME, operator: 'inDateRange', values: [D(5), D(1)] }, { member: TIME, operator: 'beforeDate', values: [D(24)] }] }],
+    }),
+    keep: () => `(t >= ${start(D(5))} AND t < ${after(D(1))}) OR t < ${start(D(24))}`,
+  },
+];
+
+type Steps = Record<string, number>;
+
+/**
+ * Steps nobody reached are left out of both sides: Cube answers a step row
+ * of 0 when its groups hold only addresses that did not reach it (their
+ * user id is NULL), which says nothing about the funnel.
+ */
+const withoutZeros = (steps: Steps): Steps => Object.fromEntries(Object.entries(steps).filter(([, n]) => n > 0));
+
+async function answer(key: string, query: Record<string, unknown>): Promise<Steps> {
+  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query }).expect(200);
+  const steps: Steps = {};
+  for (const row of res.body.data as Record<string, string>[]) {
+    const step = row['WebEventsFromPodcastFunnel.step'] ?? 'all';
+    steps[step] = (steps[step] ?? 0) + Number(row['WebEventsFromPodcastFunnel.conversions']);
+  }
+  return withoutZeros(steps);
+}
+
+async function expected(where: string, keep: string, byStep: boolean): Promise<Steps> {
+  const rows = await oracle.rows<{ k: string; v: string }>(funnelStepsSql(db, where, keep));
+  const steps: Steps = {};
+  for (const r of rows) steps[byStep ? r.k : 'all'] = (steps[byStep ? r.k : 'all'] ?? 0) + Number(r.v);
+  return withoutZeros(steps);
+}
+
+describe.each(CASES)('the funnel with $name', ({ query, keep }) => {
+  const byStep = () => (query().dimensions as string[]).length > 0;
+
+  it('answers the operator as the funnel written by hand does', async () => {
+    const want = await expected('1 = 1', keep(), byStep());
+    expect(Object.values(want).some((n) => n > 0)).toBe(true);
+    expect(await answer(API_KEY, query())).toEqual(want);
+  });
+
+  it('answers an account as the funnel written by hand does over its rows', async () => {
+    expect(await answer(service.accountKeys[ACCOUNT], query())).toEqual(await expected(`account_id = '${ACCOUNT}'`, keep(), byStep()));
+  });
+});
+
+describe('the steps read from the query’s earliest time on', () => {
+  const sqlOf = async (query: Record<string, unknown>) =>
+    (await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', service.accountKeys[ACCOUNT]).send({ query }).expect(200)).body.sql as {
+      sql: [string, unknown[]];
+    };
+
+  it.each(CASES)('$name', async ({ query, pushed }) => {
+    const { sql } = await sqlOf(query());
+    const [text, params] = sql;
+    const bounded = [...text.matchAll(/\b(ts|track_ts) >= parseDateTime64BestEffort\(\?, 3\)/g)];
+    const bounds = pushed?.() ?? [];
+    // Each bound in each of the three steps: downloads, visits, conversions.
+    expect(bounded.map((m) => m[1])).toEqual(['ts', 'track_ts', 'track_ts'].flatMap((column) => bounds.map(() => column)));
+    // The outer filter may hold the same value once more.
+    for (const bound of bounds) expect(params.filter((p) => p === bound).length).toBeGreaterThanOrEqual(3);
+  });
+});
