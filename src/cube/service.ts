@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Logger } from '../log';
 import type { Metrics, QueryOutcome } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
+import { BoundedCacheDriver } from './cache-driver';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
@@ -101,10 +102,23 @@ const CHDB_CUBE_CONCURRENCY = 10_000;
 
 type Reply = { body: any; status: number };
 
-/** Cube keeps its gateway accessor protected; this is the one place that opens it. */
+/** Cube keeps its gateway accessor and its orchestrator's cache protected; this is the one place that opens them. */
 class Core extends CubejsServerCore {
+  constructor(
+    options: CreateOptions,
+    private readonly cacheDriver: BoundedCacheDriver,
+  ) {
+    super(options);
+  }
+
   gateway() {
     return this.apiGateway();
+  }
+
+  protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
+    const api = super.createOrchestratorApi(...args);
+    (api.getQueryOrchestrator().getQueryCache() as unknown as { cacheDriver: BoundedCacheDriver }).cacheDriver = this.cacheDriver;
+    return api;
   }
 }
 
@@ -187,7 +201,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       observeCache(message, params);
       logger.debug(`cube: ${message}`, params);
     },
-  });
+  }, new BoundedCacheDriver(limits.cubeCacheMaxBytes, (bytes) => metrics.cubeCacheBytes.set(bytes)));
 
   const gateway = core.gateway();
   const cache = new ResultCache(limits.resultCache);

@@ -17,6 +17,7 @@ export interface Metrics {
   queryDuration: Histogram<'cube' | 'outcome'>;
   resultCacheHits: Counter;
   resultCacheMisses: Counter;
+  cubeCacheBytes: Gauge;
   warehouseQueueDepth: Gauge;
   warehouseQueueWait: Histogram;
   rateLimitRefusals: Counter<'reason'>;
@@ -58,6 +59,11 @@ export function createMetrics(): Metrics {
     resultCacheMisses: new Counter({
       name: 'analytics_result_cache_misses_total',
       help: 'Queries Cube sent to the warehouse because its result cache had no fresh answer.',
+      registers,
+    }),
+    cubeCacheBytes: new Gauge({
+      name: 'analytics_cube_cache_bytes',
+      help: "Bytes (of JSON) of the results and refresh keys Cube's own cache keeps; bounded by CUBE_CACHE_MB.",
       registers,
     }),
     warehouseQueueDepth: new Gauge({

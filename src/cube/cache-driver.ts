@@ -1,0 +1,81 @@
+import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
+
+/** Entries written this recently are never evicted: Cube reads a result's time back right after writing it. */
+const GRACE_MS = 10_000;
+
+/**
+ * Cube's in-memory cache driver with a bound. Cube's own keeps every result
+ * and refresh-key value it stores for 24 hours, in one object shared by the
+ * whole process, and deletes an entry only when that same key is read after
+ * it expired; so every distinct query grows the process for a day. This one
+ * keeps its own store and, once the entries exceed `maxBytes` (as Cube
+ * measures them, the bytes of their JSON), drops the oldest written. Losing
+ * an entry only makes Cube run that query again.
+ *
+ * An entry younger than GRACE_MS stays even past the bound: Cube answers
+ * `lastRefreshTime` by reading the result it has just written, and without it
+ * the answer would lack the field.
+ */
+export class BoundedCacheDriver extends LocalCacheDriver {
+  private readonly written = new Map<string, { bytes: number; at: number }>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onSize: (bytes: number) => void = () => {},
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+    // The base class points at a store shared by every instance in the process.
+    (this as unknown as { store: Record<string, unknown> }).store = {};
+  }
+
+  /** Bytes of the entries kept, as counted against maxBytes. */
+  get size(): number {
+    return this.bytes;
+  }
+
+  override async set(key: string, value: unknown, expiration: number): Promise<{ key: string; bytes: number }> {
+    const result = await super.set(key, value, expiration);
+    this.forget(key);
+    this.written.set(key, { bytes: result.bytes, at: this.now() });
+    this.bytes += result.bytes;
+    this.evict();
+    this.onSize(this.bytes);
+    return result;
+  }
+
+  override async get(key: string): Promise<unknown> {
+    const value = await super.get(key);
+    // The base class deletes an expired entry when it is read.
+    if (!(key in this.store)) this.forgetAndReport(key);
+    return value;
+  }
+
+  override async remove(key: string): Promise<void> {
+    await super.remove(key);
+    this.forgetAndReport(key);
+  }
+
+  private evict(): void {
+    const graceFrom = this.now() - GRACE_MS;
+    for (const [key, { at }] of this.written) {
+      if (this.bytes <= this.maxBytes || at > graceFrom) return;
+      delete this.store[key];
+      this.forget(key);
+    }
+  }
+
+  private forget(key: string): void {
+    const entry = this.written.get(key);
+    if (!entry) return;
+    this.written.delete(key);
+    this.bytes -= entry.bytes;
+  }
+
+  private forgetAndReport(key: string): void {
+    if (!this.written.has(key)) return;
+    this.forget(key);
+    this.onSize(this.bytes);
+  }
+}
