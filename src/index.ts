@@ -1,23 +1,13 @@
 import type { Server } from 'node:http';
+import { assembleService, openMeasuredWarehouse, type AssembledService } from './assembly';
 import { ConfigError, loadConfig, type Config } from './config';
-import { CubeFailure } from './cube/errors';
 import { ModelsInvalid } from './cube/models/problems';
-import { createCubeService } from './cube/service';
 import { monitorEventLoop } from './event-loop';
-import { createApp } from './http/app';
-import { memoryStores, redisStores } from './http/limit-stores';
 import { createHttpServer } from './http/server';
-import { createShutdownGate } from './http/shutdown-gate';
 import { createStartingApp } from './http/starting-app';
-import { createAuthenticator } from './keys/authenticator';
-import { openKeyRing } from './keys/ring';
 import { createLogger, type Logger } from './log';
-import { createMetrics } from './metrics/registry';
 import { serveMetrics } from './metrics/server';
-import { createReadiness } from './readiness';
-import { connectRedis } from './redis/link';
 import { onShutdownSignals } from './shutdown';
-import { openWarehouse } from './warehouse/connection';
 import { WarehouseSetupError } from './warehouse/data-dir';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
@@ -31,12 +21,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const metrics = createMetrics();
   const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
-  const warehouse = await openWarehouse(config.warehouse, {
-    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
-    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
-  });
+  const measured = await openMeasuredWarehouse(config);
+  const { warehouse } = measured;
 
   // Listening before the set-up, so that probes learn what the service waits for (503 not_ready) rather than
   // meeting a refused connection while the demo data is built.
@@ -60,38 +47,16 @@ async function main(): Promise<void> {
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
   }
 
-  const ring = await openKeyRing({
-    file: config.keys.file,
-    reloadIntervalMs: config.keys.reloadIntervalMs,
-    logger,
-    onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
-  });
-  const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({
-    warehouse,
-    query: config.query,
-    logger,
-    metrics,
-    schemaPath: config.models.dir,
-    watchModels: config.env !== 'production',
-  });
   waitingFor = 'the models are being compiled and checked';
+  let service: AssembledService;
   try {
-    await cube.models.ready();
+    service = await assembleService({ config, logger, measured, watchModels: config.env !== 'production' });
   } catch (err) {
-    if (err instanceof ModelsInvalid) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    // A ClickHouse server that is down is no reason not to start: /readyz
-    // says not ready and queries answer 503 until the models can be checked.
-    if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
-    logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
+    if (!(err instanceof ModelsInvalid)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
   }
-  const readiness = createReadiness({ warehouse, cube });
-  const gate = createShutdownGate();
-  const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
-  const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+  const { app, cube, readiness, gate, metrics } = service;
   const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
   // From now on requests reach the service itself.
   server.removeAllListeners('request');
@@ -106,11 +71,8 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       eventLoop.stop();
-      ring.close();
       metricsServer?.close();
-      await redis?.close();
-      await cube.close();
-      await warehouse.close();
+      await service.close();
     },
   });
 }

@@ -1,4 +1,4 @@
-import type { QueryOutcome } from '../metrics/registry';
+import type { Metrics, QueryOutcome } from '../metrics/registry';
 import { CubeFailure } from './errors';
 import type { Query } from './service';
 
@@ -31,4 +31,27 @@ export function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<strin
   }
   if (cubes.size === 0) cubes.add('unknown');
   return cubes;
+}
+
+/**
+ * Runs loads, observing each one's duration and outcome under each cube its
+ * members name; `cubes` are the serving models' cubes, read once the load
+ * ends (its checks may have read them first).
+ */
+export function loadTimer(duration: Metrics['queryDuration'], cubes: () => ReadonlySet<string>) {
+  return async <T>(queries: Query[], run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let outcome: QueryOutcome = 'failure';
+    try {
+      const result = await run();
+      outcome = 'ok';
+      return result;
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw err;
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      for (const cube of cubesOf(queries, cubes())) duration.observe({ cube, outcome }, seconds);
+    }
+  };
 }

@@ -4,7 +4,7 @@
  * which bounds throughput long before the HTTP layer does. An answer is kept
  * only until `windowMs` after Cube computed it (its lastRefreshTime) and is
  * evicted least recently used first once the answers kept exceed `maxBytes`.
- * Keys say everything that changes an answer; see cacheKey in service.ts.
+ * Keys say everything that changes an answer; see cacheKey in result-key.ts.
  */
 export interface ResultCacheOptions {
   /** 0 turns the cache off. */

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import type { Metrics, QueryOutcome } from '../metrics/registry';
+import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import { BoundedCacheDriver } from './cache-driver';
+import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
@@ -16,10 +17,8 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
-import { cubesOf, outcomeOf } from './query-metrics';
+import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
-import { ResultCache } from './result-cache';
-import { asksRenewal, cacheKey, refreshedAt } from './result-key';
 import { Tickets } from './tickets';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
@@ -125,6 +124,7 @@ class Core extends CubejsServerCore {
 export function createCubeService(options: CubeServiceOptions): CubeService {
   const { warehouse, query: limits, logger, metrics } = options;
   const { timings } = metrics;
+  const observeCache = cubeCacheObserver(metrics);
   const tickets = new Tickets();
   // Cube 0.33 reads its row limits from the environment only.
   process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
@@ -152,21 +152,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       query: (sql, params) => validationDriver.query(sql, params),
     }),
   });
-
-  /**
-   * Cube says in its log events, and nowhere else, whether its result cache
-   * answered a query: "Using cache for" a hit, the others a miss. Only the
-   * request's own query counts (primaryQuery), not the refresh-key queries
-   * Cube runs to decide whether a cached result is still fresh.
-   */
-  const observeCache = (message: string, params: Record<string, unknown>) => {
-    if (params?.primaryQuery !== true) return;
-    const hit = message === 'Using cache for';
-    if (!hit && message !== 'Missing cache for' && message !== 'Waiting for renew' && message !== 'Force no cache for') return;
-    if (timings.cacheLookup(params.requestId, JSON.stringify(params.cacheKey), hit)) {
-      (hit ? metrics.resultCacheHits : metrics.resultCacheMisses).inc();
-    }
-  };
 
   const core = new Core({
     dbType: 'clickhouse',
@@ -204,7 +189,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   }, new BoundedCacheDriver(limits.cubeCacheMaxBytes, (bytes) => metrics.cubeCacheBytes.set(bytes)));
 
   const gateway = core.gateway();
-  const cache = new ResultCache(limits.resultCache);
+  const throughCache = createCacheFront(limits.resultCache, metrics, () => models.version());
   reuseVisibleMeta(gateway);
   restoreNativeStackTraces();
 
@@ -276,6 +261,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   let members: { version: string; members: Promise<ModelMembers> } | undefined;
   // The serving models' cubes, the only values the query metrics' cube label takes.
   let cubeNames: ReadonlySet<string> = new Set();
+  const timed = loadTimer(metrics.queryDuration, () => cubeNames);
   const modelMembers = async (context: RequestContext) => {
     const version = await models.version();
     if (members?.version !== version) {
@@ -313,56 +299,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     const failure = failed(reply);
     if (failure) throw failure;
     return reply.body;
-  };
-
-  /** Observes a load's duration and outcome under each cube its members name. */
-  const timed = async <T>(queries: Query[], run: () => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    let outcome: QueryOutcome = 'failure';
-    try {
-      const result = await run();
-      outcome = 'ok';
-      return result;
-    } catch (err) {
-      outcome = outcomeOf(err);
-      throw err;
-    } finally {
-      const seconds = (performance.now() - started) / 1000;
-      for (const cube of cubesOf(queries, cubeNames)) metrics.queryDuration.observe({ cube, outcome }, seconds);
-    }
-  };
-
-  /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
-  const pending = new Map<string, Promise<unknown>>();
-
-  /**
-   * Answers a load from the result cache when it holds one for the same key,
-   * else from Cube, keeping Cube's answer. renewQuery asks Cube itself.
-   */
-  const throughCache = async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
-    // Keyed by the serving models: a reload stops older answers from being served.
-    const key = cache.enabled ? cacheKey(route, query, context, await models.version()) : undefined;
-    if (key === undefined) return compute();
-    const renew = asksRenewal(query);
-    if (!renew) {
-      const kept = cache.get(key) ?? pending.get(key);
-      if (kept !== undefined) {
-        if (timings.cacheLookup(context.requestId, key, true)) metrics.resultCacheHits.inc();
-        return kept as T | Promise<T>;
-      }
-    }
-    const answer = compute().then((result) => {
-      const computedAt = refreshedAt(result);
-      if (computedAt !== undefined) cache.set(key, result, computedAt, JSON.stringify(result).length);
-      return result;
-    });
-    if (renew) return answer;
-    pending.set(key, answer);
-    try {
-      return await answer;
-    } finally {
-      pending.delete(key);
-    }
   };
 
   return {

@@ -4,20 +4,15 @@ import path from 'node:path';
 import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import { assembleService } from '../../src/assembly';
 import { parseConfig, type Config } from '../../src/config';
-import { CubeFailure } from '../../src/cube/errors';
-import { createCubeService, type CubeService, type CubeServiceOptions } from '../../src/cube/service';
-import { createApp } from '../../src/http/app';
-import { memoryStores, redisStores } from '../../src/http/limit-stores';
-import { createShutdownGate, type ShutdownGate } from '../../src/http/shutdown-gate';
-import { createAuthenticator } from '../../src/keys/authenticator';
-import { openKeyRing } from '../../src/keys/ring';
+import type { CubeService, CubeServiceOptions } from '../../src/cube/service';
+import type { ShutdownGate } from '../../src/http/shutdown-gate';
 import { createKey } from '../../src/keys/store';
 import { createLogger, type Logger } from '../../src/log';
-import { createMetrics, type Metrics } from '../../src/metrics/registry';
-import { createReadiness, type Readiness } from '../../src/readiness';
-import { connectRedis } from '../../src/redis/link';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
+import type { Metrics } from '../../src/metrics/registry';
+import type { Readiness } from '../../src/readiness';
+import type { Warehouse } from '../../src/warehouse/connection';
 import { API_KEY } from './constants';
 import { withContractChecks } from './contract';
 
@@ -58,7 +53,7 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
  * (see contract.ts).
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
-  const { accounts = [], log, waitForModels = true, ...cubeOptions } = options;
+  const { accounts = [], log, waitForModels = true, watchModels = false, ...cubeOptions } = options;
   const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
   const accountKeys: Record<string, string> = {};
   for (const account of accounts) {
@@ -75,33 +70,11 @@ export async function startService(env: Record<string, string> = {}, options: Te
     ...env,
   });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});
-  const metrics = createMetrics();
-  const warehouse = await openWarehouse(config.warehouse, {
-    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
-    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
-  });
-  const ring = await openKeyRing({
-    file: config.keys.file,
-    reloadIntervalMs: config.keys.reloadIntervalMs,
-    logger,
-    onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
-  });
-  const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
-  const cube = createCubeService({ warehouse, query: config.query, logger, metrics, schemaPath: config.models.dir, ...cubeOptions });
-  // As at start-up: the models compile and pass validation before the service answers.
-  if (waitForModels) {
-    await cube.models.ready().catch((err: unknown) => {
-      // As at start-up, an unreachable warehouse leaves the service not ready rather than not started.
-      if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
-    });
-  }
-  const readiness = createReadiness({ warehouse, cube });
-  const gate = createShutdownGate();
-  const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
+  // Production watches the models outside NODE_ENV=production; here only the tests of reloading do.
+  const service = await assembleService({ config, logger, watchModels, waitForModels, ...cubeOptions });
+  const { cube, warehouse, readiness, gate, metrics } = service;
   return {
-    app: await withContractChecks(
-      createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores }),
-    ),
+    app: await withContractChecks(service.app),
     config,
     metrics,
     accountKeys,
@@ -110,12 +83,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
     readiness,
     gate,
     logger,
-    close: async () => {
-      ring.close();
-      await redis?.close();
-      await cube.close();
-      await warehouse.close();
-    },
+    close: () => service.close(),
   };
 }
 

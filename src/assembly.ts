@@ -1,0 +1,126 @@
+import type { Express } from 'express';
+import type { Config } from './config';
+import { CubeFailure } from './cube/errors';
+import { createCubeService, type CubeService, type CubeServiceOptions } from './cube/service';
+import { createApp } from './http/app';
+import { memoryStores, redisStores } from './http/limit-stores';
+import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
+import { createAuthenticator } from './keys/authenticator';
+import { openKeyRing, type KeyRing } from './keys/ring';
+import type { Logger } from './log';
+import { createMetrics, type Metrics } from './metrics/registry';
+import { createReadiness, type Readiness } from './readiness';
+import { connectRedis, type RedisLink } from './redis/link';
+import { openWarehouse, type Warehouse } from './warehouse/connection';
+
+/**
+ * The one wiring of the service's parts, shared by production (src/index.ts)
+ * and the tests (test/support/service.ts), so that a change to it reaches
+ * both. What only production does (listening, building the tables, exiting
+ * on bad models, the metrics server, signals) stays in index.ts.
+ */
+
+/** A warehouse whose statement queue reports its depth and waits to the service's metrics. */
+export interface MeasuredWarehouse {
+  warehouse: Warehouse;
+  metrics: Metrics;
+}
+
+export async function openMeasuredWarehouse(config: Config): Promise<MeasuredWarehouse> {
+  const metrics = createMetrics();
+  const warehouse = await openWarehouse(config.warehouse, {
+    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
+    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
+  });
+  return { warehouse, metrics };
+}
+
+export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds'> {
+  config: Config;
+  logger: Logger;
+  /**
+   * Opened already (production opens it before listening, to check and build
+   * the tables); opened here otherwise. Either way the service closes it.
+   */
+  measured?: MeasuredWarehouse;
+  /** Recompile when the model files change. */
+  watchModels: boolean;
+  /** The models' folder, instead of CUBE_MODELS_DIR. */
+  schemaPath?: string;
+  /**
+   * Wait until the models compile and validate before building the app (the
+   * default); false to serve models that never do.
+   */
+  waitForModels?: boolean;
+}
+
+export interface AssembledService extends MeasuredWarehouse {
+  app: Express;
+  cube: CubeService;
+  readiness: Readiness;
+  gate: ShutdownGate;
+  ring: KeyRing;
+  /** The rate limits' shared store, when REDIS_URL is set. */
+  redis: RedisLink | undefined;
+  /** Releases every part, the warehouse last. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the key ring and Cube, waits for the models, then builds the app on
+ * them. Rejects with the models' ModelsInvalid, or whatever else failed,
+ * after releasing what it opened. A warehouse that cannot be reached to
+ * check the models is no such failure: the service is then not ready until
+ * it can be.
+ */
+export async function assembleService(options: AssemblyOptions): Promise<AssembledService> {
+  const { config, logger, waitForModels = true } = options;
+  const { warehouse, metrics } = options.measured ?? (await openMeasuredWarehouse(config));
+  // Each part's release, in the order the parts were opened; released in reverse, so none outlives one it uses.
+  const releases: (() => unknown)[] = [() => warehouse.close()];
+  const close = async () => {
+    for (const release of releases.splice(0).reverse()) await release();
+  };
+  try {
+    const ring = await openKeyRing({
+      file: config.keys.file,
+      reloadIntervalMs: config.keys.reloadIntervalMs,
+      logger,
+      onReloadFailure: () => metrics.keyFileReloadFailures.inc(),
+    });
+    releases.push(() => ring.close());
+    const cube = createCubeService({
+      warehouse,
+      query: config.query,
+      logger,
+      metrics,
+      schemaPath: options.schemaPath ?? config.models.dir,
+      watchModels: options.watchModels,
+      continueWaitSeconds: options.continueWaitSeconds,
+    });
+    releases.push(() => cube.close());
+    if (waitForModels) await modelsReady(cube, logger);
+    const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
+    const readiness = createReadiness({ warehouse, cube });
+    const gate = createShutdownGate();
+    const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
+    if (redis) releases.push(() => redis.close());
+    const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+    return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };
+  } catch (err) {
+    // The failure that stopped the start is the one to report, not one met while releasing.
+    await close().catch((error: unknown) => logger.warn('releasing the parts of a failed start failed', { error: String(error) }));
+    throw err;
+  }
+}
+
+async function modelsReady(cube: CubeService, logger: Logger): Promise<void> {
+  try {
+    await cube.models.ready();
+  } catch (err) {
+    // A ClickHouse server that is down is no reason not to start: /readyz
+    // says not ready and queries answer 503 until the models can be checked.
+    if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
+    logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
+  }
+}

@@ -1,0 +1,66 @@
+import type { Metrics } from '../metrics/registry';
+import { ResultCache, type ResultCacheOptions } from './result-cache';
+import { asksRenewal, cacheKey, refreshedAt } from './result-key';
+import type { Query, RequestContext } from './service';
+
+/**
+ * Answers a load from the result cache when it holds one for the same key,
+ * else from `compute` (Cube), keeping Cube's answer. renewQuery asks Cube
+ * itself.
+ */
+export type ThroughCache = <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>) => Promise<T>;
+
+/**
+ * The result cache in front of Cube, counted in the result-cache metrics and
+ * the request's Server-Timing. `modelVersion` is the serving models' version.
+ */
+export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metrics, 'timings' | 'resultCacheHits'>, modelVersion: () => Promise<string>): ThroughCache {
+  const { timings } = metrics;
+  const cache = new ResultCache(options);
+  /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
+  const pending = new Map<string, Promise<unknown>>();
+
+  return async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
+    // Keyed by the serving models: a reload stops older answers from being served.
+    const key = cache.enabled ? cacheKey(route, query, context, await modelVersion()) : undefined;
+    if (key === undefined) return compute();
+    const renew = asksRenewal(query);
+    if (!renew) {
+      const kept = cache.get(key) ?? pending.get(key);
+      if (kept !== undefined) {
+        if (timings.cacheLookup(context.requestId, key, true)) metrics.resultCacheHits.inc();
+        return kept as T | Promise<T>;
+      }
+    }
+    const answer = compute().then((result) => {
+      const computedAt = refreshedAt(result);
+      if (computedAt !== undefined) cache.set(key, result, computedAt, JSON.stringify(result).length);
+      return result;
+    });
+    if (renew) return answer;
+    pending.set(key, answer);
+    try {
+      return await answer;
+    } finally {
+      pending.delete(key);
+    }
+  };
+}
+
+/**
+ * Counts the lookups of Cube's own result cache, behind ours: Cube says in
+ * its log events, and nowhere else, whether its cache answered a query:
+ * "Using cache for" a hit, the others a miss. Only the request's own query
+ * counts (primaryQuery), not the refresh-key queries Cube runs to decide
+ * whether a cached result is still fresh.
+ */
+export function cubeCacheObserver(metrics: Pick<Metrics, 'timings' | 'resultCacheHits' | 'resultCacheMisses'>): (message: string, params: Record<string, unknown>) => void {
+  return (message, params) => {
+    if (params?.primaryQuery !== true) return;
+    const hit = message === 'Using cache for';
+    if (!hit && message !== 'Missing cache for' && message !== 'Waiting for renew' && message !== 'Force no cache for') return;
+    if (metrics.timings.cacheLookup(params.requestId, JSON.stringify(params.cacheKey), hit)) {
+      (hit ? metrics.resultCacheHits : metrics.resultCacheMisses).inc();
+    }
+  };
+}
