@@ -3,7 +3,8 @@
  * query is answered with its own account's figures, never another's, on
  * both APIs and under concurrent first requests; and a kept answer does not
  * outlive its window: a change to the data shows once the window and Cube's
- * own refresh key have passed. Expected figures come from direct SQL.
+ * own refresh key have passed; a repeated query does not reach Cube at all.
+ * Expected figures come from direct SQL.
  */
 import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
@@ -119,3 +120,35 @@ describe('freshness', () => {
     expect(seen).toBe(3);
   });
 });
+
+describe('in front of Cube', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  /** Cube's share of the request, from Server-Timing (`cube;dur=…`, the time spent in Cube's gateway). */
+  const cubeMs = (res: request.Response) => Number(/\bcube;dur=([\d.]+)/.exec(String(res.headers['server-timing']))?.[1]);
+
+  it('answers a repeated query without calling Cube at all', async () => {
+    // A query no other test asks, so that Cube itself has to compute the first answer.
+    const query = { measures: ['Downloads.count'], dimensions: ['Downloads.continent'], limit: 777 };
+    const send = () => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200);
+    const first = await send();
+    expect(cubeMs(first)).toBeGreaterThan(0);
+    const repeated = await send();
+    expect(repeated.body.data).toEqual(first.body.data);
+    expect(repeated.body.lastRefreshTime).toBe(first.body.lastRefreshTime);
+    expect(cubeMs(repeated)).toBe(0);
+    const want = await expectedContinents();
+    expect(Object.fromEntries(repeated.body.data.map((r: Record<string, string>) => [r['Downloads.continent'], Number(r['Downloads.count'])]))).toEqual(want);
+  });
+});
+
+async function expectedContinents(): Promise<Record<string, number>> {
+  const rows = await oracle.rows<{ k: string; n: string }>(`SELECT continent AS k, count() AS n FROM ${db}.downloads GROUP BY k`);
+  return Object.fromEntries(rows.map((r) => [r.k, Number(r.n)]));
+}
