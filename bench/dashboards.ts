@@ -17,7 +17,7 @@ import { startService } from '../test/support/service';
 /**
  * Dashboard shapes at scale: `npm run bench:dashboards -- --data-dir DIR
  * [--requests 20] [--budget-seconds 20] [--shapes country,day,…] [--keys account|operator|both]`. DIR holds a finished demo build
- * (e.g. `CHDB_DATA_DIR=DIR DEMO_SCALE=107 npm run warehouse -- demo`, 100M
+ * (e.g. `CHDB_DATA_DIR=DIR DEMO_SCALE=130 npm run warehouse -- demo`, 100M
  * downloads). Adds projections the tables lack (timed), prints table and
  * projection sizes, then times each shape one request at a time: through the
  * API (uncached: a filter that excludes nothing, different per request, on a

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -139,7 +139,11 @@ describe('GET /metrics after known traffic', () => {
 
   it('counts a key file that stops reading cleanly', async () => {
     const before = (await scrape()).value('analytics_key_file_reload_failures_total');
-    writeFileSync(service.config.keys.file, '{ not json');
+    // Written aside and renamed in, so the watcher sees one change: written in place, a poll between the
+    // truncation and the write sees an empty file first, a second failed reload.
+    const aside = `${service.config.keys.file}.new`;
+    writeFileSync(aside, '{ not json');
+    renameSync(aside, service.config.keys.file);
     let after = before;
     while (after === before) {
       await new Promise((resolve) => setTimeout(resolve, 100));
