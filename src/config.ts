@@ -266,7 +266,7 @@ export function parseConfig(env: Env): Config {
         // Cube's default refresh key renews answers every 10 s; a longer window would outlive it.
         windowMs: Math.round(read.number('RESULT_CACHE_SECONDS', 10, 0, 10) * 1000),
       },
-      cubeCacheMaxBytes: read.integer('CUBE_CACHE_MB', 64, 1, 65_536) * 1024 * 1024,
+      cubeCacheMaxBytes: read.integer('CUBE_CACHE_MB', 16, 1, 65_536) * 1024 * 1024,
     },
     http: {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,
