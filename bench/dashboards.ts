@@ -11,7 +11,7 @@ import { openWarehouse, type Warehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, TABLES } from '../src/warehouse/ddl';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
 import { applyDdl, demoState, DEMO_MARKER } from '../src/warehouse/setup';
-import { API_KEY, DATABASE } from '../test/support/constants';
+import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../test/support/constants';
 import { startService } from '../test/support/service';
 
 /**
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   // The service's own engine connection: direct SQL runs in the same process and queue as the API's.
-  const direct = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
+  const direct = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   const client = direct.client();
 
   const keys = [
@@ -155,7 +155,7 @@ async function main(): Promise<number> {
 
 /** Adds missing projections (timed), then prints rows and bytes of each table and of its projections. */
 async function prepare(dataDir: string): Promise<void> {
-  const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
+  const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   try {
     const state = await demoState(warehouse);
     if (state.kind !== 'complete') throw new Error(`${dataDir} holds no finished demo build (${state.kind}); build one with CHDB_DATA_DIR=${dataDir} DEMO_SCALE=… npm run warehouse -- demo`);

@@ -97,6 +97,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       schemaPath: options.schemaPath ?? config.models.dir,
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
+      rollupRefreshSeconds: config.rollups.refreshSeconds,
     });
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);

@@ -92,6 +92,8 @@ export interface CubeServiceOptions {
   watchModels?: boolean;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
+  /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */
+  rollupRefreshSeconds?: number;
 }
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
@@ -170,7 +172,22 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     devServer: false,
     telemetry: false,
     cacheAndQueueDriver: 'memory',
-    scheduledRefreshTimer: false,
+    // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
+    preAggregationsSchema: warehouse.config.rollupDatabase,
+    // The refresh worker builds every rollup partition for each account and
+    // for the operator: the account is in a rollup's SQL, so each has its own
+    // tables. It runs in the background; a query arriving before a build
+    // builds its partitions itself, in the query's own lane.
+    scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
+    scheduledRefreshContexts: async () => {
+      await models.ready();
+      const accounts = await validationDriver.query<{ account_id: string }>('SELECT DISTINCT account_id FROM downloads ORDER BY account_id', []);
+      // An empty id would mean every account, which the operator's context already is.
+      const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
+      return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
+    },
+    // Dashboards ask in UTC; a query in another zone reads the raw tables.
+    scheduledRefreshTimeZones: ['UTC'],
     // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
     orchestratorOptions: {
       continueWaitTimeout: options.continueWaitSeconds ?? 5,

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { openWarehouse, type QueryLimits, type Warehouse } from '../../src/warehouse/connection';
-import { DATABASE } from '../support/constants';
+import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, testDataDir, type Oracle } from '../support/service';
 
 /**
@@ -12,7 +12,7 @@ import { openOracle, testDataDir, type Oracle } from '../support/service';
 const ROOMY: QueryLimits = { timeoutMs: 10_000, maxResultRows: 1_000_000, maxMemoryBytes: 1e9 };
 const TABLES = ['downloads', 'podcast_events', 'link_views', 'web_events'] as const;
 
-const open = () => openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE });
+const open = () => openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
 const rows = async (client: ClickHouseClient, query: string) => (await client.query({ query, format: 'JSONEachRow' })).json<Record<string, unknown>>();
 
 let oracle: Oracle;
