@@ -46,12 +46,16 @@ it('builds a rollup per account and one for the operator, in the background, the
     timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: 'last 7 days' }],
   };
   const res = await request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[ACCOUNT]).send({ query }).expect(200);
-  const got = Object.fromEntries((res.body.data as Record<string, string>[]).map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]).filter(([, n]) => n > 0));
+  const got = Object.fromEntries(
+    (res.body.data as Record<string, string>[])
+      .map((r): [string, number] => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])])
+      .filter(([, n]) => n > 0),
+  );
   const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
   const rows = await oracle.rows<{ k: string; v: string }>(
     funnelStepsSql(DATABASE, `account_id = '${ACCOUNT}'`, `t >= toDateTime64('${day(7)} 00:00:00', 3, 'UTC') AND t < toDateTime64('${day(0)} 00:00:00', 3, 'UTC')`),
   );
-  expect(got).toEqual(Object.fromEntries(rows.map((r) => [r.k, Number(r.v)]).filter(([, n]) => Number(n) > 0)));
+  expect(got).toEqual(Object.fromEntries(rows.map((r): [string, number] => [r.k, Number(r.v)]).filter(([, n]) => n > 0)));
   // The query found its table built: it built nothing.
   expect(await funnelTables()).toEqual(tables);
 }, 180_000);
