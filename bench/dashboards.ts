@@ -117,10 +117,11 @@ async function main(): Promise<number> {
   const client = direct.client();
 
   // Dashboards' other queries while rollups build: an uncached count, every 50 ms, through the API.
+  let probes = 0;
   const probeQuery = () => ({
     measures: ['Downloads.count'],
     renewQuery: true,
-    filters: [{ member: 'Downloads.country', operator: 'notEquals', values: [`bench-probe-${sent++}`] }],
+    filters: [{ member: 'Downloads.country', operator: 'notEquals', values: [`bench-probe-${probes++}`] }],
   });
   const probe = () => probeWhile(async () => {
     const reply = await post(base, agent, API_KEY, '/v1/data/load/', { query: probeQuery() });
