@@ -98,6 +98,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
+      rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);

@@ -58,6 +58,9 @@ export interface Config {
   rollups: {
     /** How often Cube's refresh worker checks and builds rollups, per account; 0: never (the first query that needs a rollup builds it). */
     refreshSeconds: number;
+    /** How long one rollup build may run, and the memory it may use: a build joins all of an account's rows, which no client query may. */
+    buildTimeoutMs: number;
+    buildMaxMemoryBytes: number;
   };
   query: {
     /** How long a load request may take before it answers query_timeout. */
@@ -266,7 +269,11 @@ export function parseConfig(env: Env): Config {
     warehouse,
     demo,
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
-    rollups: { refreshSeconds: read.integer('CUBE_ROLLUP_REFRESH_SECONDS', 60, 0, 86_400) },
+    rollups: {
+      refreshSeconds: read.integer('CUBE_ROLLUP_REFRESH_SECONDS', 60, 0, 86_400),
+      buildTimeoutMs: read.integer('CUBE_ROLLUP_BUILD_TIMEOUT_SECONDS', 600, 1, 86_400) * 1000,
+      buildMaxMemoryBytes: read.integer('CUBE_ROLLUP_BUILD_MAX_MEMORY_MB', 8192, 1, 1_048_576) * 1024 * 1024,
+    },
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

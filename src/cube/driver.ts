@@ -26,8 +26,11 @@ export function createDriverFactory(
   ticketOf: (requestId: string | undefined) => Ticket | undefined,
   /** Told how long each statement took (its wait in the statement queue included), with the id of the request Cube names. */
   onStatement: (requestId: string | undefined, ms: number) => void = () => {},
+  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits otherwise. */
+  buildLimits: Pick<QueryLimits, 'timeoutMs' | 'maxMemoryBytes'> = limits,
 ): () => ClickHouseDriver {
   const { rollupDatabase } = warehouse.config;
+  const rollupLimits: QueryLimits = { ...limits, ...buildLimits };
 
   class RollupWriter extends ClickHouseDriver {
     // Cube fills a rollup table with a CREATE … AS SELECT sent as a query,
@@ -39,7 +42,7 @@ export function createDriverFactory(
     }
 
     protected override createClient(maxPoolSize: number): ClickHouseClient {
-      return warehouse.rollupClient(limits, {
+      return warehouse.rollupClient(rollupLimits, {
         clickhouse_settings: this.config.clickhouseSettings,
         compression: this.config.compression,
         request_timeout: this.config.requestTimeout,
@@ -55,7 +58,7 @@ export function createDriverFactory(
     private writer?: RollupWriter;
 
     private rollupWriter(): RollupWriter {
-      this.writer ??= new RollupWriter({ database: warehouse.config.database, requestTimeout: limits.timeoutMs, maxPoolSize: 1 });
+      this.writer ??= new RollupWriter({ database: warehouse.config.database, requestTimeout: rollupLimits.timeoutMs, maxPoolSize: 1 });
       return this.writer;
     }
 

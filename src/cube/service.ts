@@ -94,6 +94,8 @@ export interface CubeServiceOptions {
   continueWaitSeconds?: number;
   /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */
   rollupRefreshSeconds?: number;
+  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
+  rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
 }
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
@@ -140,6 +142,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const timing = timings.of(requestId);
       if (timing) timing.warehouseMs += ms;
     },
+    options.rollupBuildLimits,
   );
   // Validation reads the catalog (system.columns, EXPLAIN), which clients'
   // row limit has nothing to do with: read-only still, but no row cap (0).
