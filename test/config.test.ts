@@ -139,7 +139,7 @@ describe('parseConfig', () => {
     expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'analytics' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=analytics: .*other than CLICKHOUSE_DATABASE/)]);
     expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'a.b' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=/)]);
     expect(problemsOf({ CUBE_ROLLUP_REFRESH_SECONDS: '-1' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_REFRESH_SECONDS=/)]);
-    expect(problemsOf({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '0' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_BUILD_MAX_MEMORY_MB=0/)]);
+    expect(problemsOf({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '0' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_BUILD_MAX_MEMORY_MB="0": expected an integer from 1/)]);
   });
 
   it('gives running queries the whole query timeout at shutdown: the default covers it, a shorter one is refused', () => {
