@@ -177,10 +177,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     cacheAndQueueDriver: 'memory',
     // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
     preAggregationsSchema: warehouse.config.rollupDatabase,
-    // The refresh worker builds every rollup partition for each account and
-    // for the operator: the account is in a rollup's SQL, so each has its own
-    // tables. It runs in the background; a query arriving before a build
-    // builds its partitions itself, in the query's own lane.
+    // The refresh worker builds every rollup for each account and for the
+    // operator: the account is in a rollup's SQL, so each has its own table.
+    // It runs in the background; a query arriving before a build builds the
+    // table itself, in the query's own lane, and waits for it.
     scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
     scheduledRefreshContexts: async () => {
       await models.ready();
@@ -189,7 +189,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
       return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
     },
-    // Dashboards ask in UTC; a query in another zone reads the raw tables.
+    // Dashboards ask in UTC; a query in another zone builds its zone's table when it first needs it.
     scheduledRefreshTimeZones: ['UTC'],
     // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
     orchestratorOptions: {

@@ -51,10 +51,10 @@ export interface QueryLimits {
 type Settings = Record<string, string | number>;
 
 function limitSettings(limits: QueryLimits): Settings {
-  return { readonly: 2, ...writeLimitSettings(limits) };
+  return { readonly: 2, ...statementLimits(limits) };
 }
 
-function writeLimitSettings(limits: QueryLimits): Settings {
+function statementLimits(limits: QueryLimits): Settings {
   return {
     max_execution_time: Math.ceil(limits.timeoutMs / 1000),
     timeout_overflow_mode: 'throw',
@@ -97,7 +97,7 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
         password: config.rollupPassword,
         database: config.database,
         tls,
-        clickhouse_settings: { ...options.clickhouse_settings, ...writeLimitSettings(limits) },
+        clickhouse_settings: { ...options.clickhouse_settings, ...statementLimits(limits) },
       }),
     ping: prober((timeoutMs) => client({ request_timeout: timeoutMs })),
     queueDepth: () => 0,
@@ -128,7 +128,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
     config,
     client: (options = {}) => createClient({ ...options, connection: shared }),
     queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
-    rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, writeLimitSettings(limits)) }),
+    rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
     ping: prober(() => createClient({ connection: shared })),
     queueDepth: () => queue.depth,
     close: () => connection.close(),
