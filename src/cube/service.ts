@@ -118,6 +118,12 @@ class Core extends CubejsServerCore {
     return this.apiGateway();
   }
 
+  /** Cube 0.33's shutdown() leaves the refresh worker's timer running: it would go on querying a closed warehouse. A build under way is not waited for. */
+  async stopRefreshWorker(): Promise<void> {
+    await this.scheduledRefreshTimerInterval?.cancel(false);
+    this.scheduledRefreshTimerInterval = null;
+  }
+
   protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
     const api = super.createOrchestratorApi(...args);
     (api.getQueryOrchestrator().getQueryCache() as unknown as { cacheDriver: BoundedCacheDriver }).cacheDriver = this.cacheDriver;
@@ -373,6 +379,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
+      await core.stopRefreshWorker();
       models.close();
       await validationDriver.release();
       await core.shutdown();

@@ -22,7 +22,6 @@ beforeAll(async () => {
   await oracle.command(`DROP DATABASE IF EXISTS ${ROLLUP_DATABASE} SYNC`);
 });
 afterAll(async () => {
-  await service?.close();
   await oracle.close();
 });
 
@@ -59,3 +58,10 @@ it('builds a rollup per account and one for the operator, in the background, the
   // The query found its table built: it built nothing.
   expect(await funnelTables()).toEqual(tables);
 }, 180_000);
+
+it('stops when the service closes (Cube 0.33 leaves its timer running)', async () => {
+  await service!.close();
+  await oracle.command(`DROP DATABASE IF EXISTS ${ROLLUP_DATABASE} SYNC`);
+  await new Promise((resolve) => setTimeout(resolve, 4000));
+  expect(await funnelTables()).toEqual([]);
+}, 30_000);
