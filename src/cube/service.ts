@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import { BoundedCacheDriver } from './cache-driver';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
-import { WarehouseClickHouseQuery } from './dialect';
+import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
@@ -195,8 +195,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
       return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
     },
-    // Dashboards ask in UTC; a query in another zone builds its zone's table when it first needs it.
-    scheduledRefreshTimeZones: ['UTC'],
+    // The one zone rollups serve (a query in another reads the raw tables).
+    scheduledRefreshTimeZones: [ROLLUP_TIME_ZONE],
     // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
     orchestratorOptions: {
       continueWaitTimeout: options.continueWaitSeconds ?? 5,

@@ -141,6 +141,15 @@ describe('a query the rollup cannot serve reads the raw tables, and answers the 
     expect(await answer(ACCOUNTS[0], query)).toEqual(await expected(ACCOUNTS[0], `t >= ${at(`${D(10)} 10:30:00`)} AND t < ${at(`${D(3)} 00:00:00`)}`));
   });
 
+  it('another time zone (Cube would build a table per zone, each reading all rows)', async () => {
+    const query = { ...shape([D(20), D(14)]), timezone: 'America/New_York' };
+    const before = await oracle.value(`SELECT count() FROM system.tables WHERE database = '${ROLLUP_DATABASE}'`);
+    expect(await rollupsFor(ACCOUNTS[0], query)).toEqual([]);
+    const local = (day: string) => `toDateTime64('${day} 00:00:00', 3, 'America/New_York')`;
+    expect(await answer(ACCOUNTS[0], query)).toEqual(await expected(ACCOUNTS[0], `t >= ${local(D(20))} AND t < ${local(D(13))}`));
+    expect(await oracle.value(`SELECT count() FROM system.tables WHERE database = '${ROLLUP_DATABASE}'`)).toBe(before);
+  });
+
   it('conversionsPercent (a distinct count, which hours do not add up to)', async () => {
     const query = shape([D(20), D(14)], { measures: ['WebEventsFromPodcastFunnel.conversionsPercent'] });
     expect(await rollupsFor(ACCOUNTS[0], query)).toEqual([]);
