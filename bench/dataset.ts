@@ -7,7 +7,7 @@ import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, SCHEMA_VERSION, TABLES } from '../src/warehouse/ddl';
 import { applyDdl, demoState, ensureDemo, outdatedTables } from '../src/warehouse/setup';
-import { DATABASE } from '../test/support/constants';
+import { DATABASE, ROLLUP_DATABASE } from '../test/support/constants';
 import { log } from './report';
 
 /** Written next to the chDB data so a later run can tell which demo the directory holds. */
@@ -39,7 +39,7 @@ export async function prepareDataset(dir: string, demo: DemoConfig): Promise<Dat
   const wanted: Omit<Marker, 'endDate'> = { scale: demo.scale, days: demo.days, seed: demo.seed, schemaVersion: SCHEMA_VERSION };
   const found = existsSync(markerPath) ? (JSON.parse(readFileSync(markerPath, 'utf8')) as Marker) : undefined;
 
-  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: dir, database: DATABASE });
+  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: dir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   try {
     let buildSeconds: number | undefined;
     let endDate: string;

@@ -8,7 +8,7 @@ import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { applyDdl, ensureDemo } from '../src/warehouse/setup';
 import { clean, runAbuse, type AbuseSummary } from '../test/abuse/harness';
-import { API_KEY, DATABASE, TEST_DEMO, TEST_END_DATE } from '../test/support/constants';
+import { API_KEY, DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from '../test/support/constants';
 import { startService } from '../test/support/service';
 
 /**
@@ -30,7 +30,7 @@ async function main(numRuns: number, seed: number): Promise<number> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-fuzz-'));
   try {
     const started = Date.now();
-    const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
+    const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
     await applyDdl(warehouse);
     await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });
     await warehouse.close();

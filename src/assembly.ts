@@ -97,6 +97,8 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       schemaPath: options.schemaPath ?? config.models.dir,
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
+      rollupRefreshSeconds: config.rollups.refreshSeconds,
+      rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);

@@ -8,13 +8,18 @@ import dotenv from 'dotenv';
  */
 
 export type WarehouseConfig =
-  | { kind: 'chdb'; dataDir: string; database: string }
+  | { kind: 'chdb'; dataDir: string; database: string; rollupDatabase: string }
   | {
       kind: 'server';
       url: string;
       username: string;
       password: string;
       database: string;
+      /** Cube's rollup tables; the only database the service ever writes to while serving. */
+      rollupDatabase: string;
+      /** The user that builds rollups: it needs CREATE, INSERT and DROP on rollupDatabase (and nothing else). */
+      rollupUsername: string;
+      rollupPassword: string;
       caCertPath?: string;
     };
 
@@ -49,6 +54,13 @@ export interface Config {
   models: {
     /** Folder of Cube model files; watched for changes outside production. */
     dir: string;
+  };
+  rollups: {
+    /** How often Cube's refresh worker checks and builds rollups, per account; 0: never (the first query that needs a rollup builds it). */
+    refreshSeconds: number;
+    /** How long one rollup build may run, and the memory it may use: a build joins all of an account's rows, which no client query may. */
+    buildTimeoutMs: number;
+    buildMaxMemoryBytes: number;
   };
   query: {
     /** How long a load request may take before it answers query_timeout. */
@@ -169,22 +181,31 @@ export function parseConfig(env: Env): Config {
   const apiKeys = usingDemoKey ? [DEMO_API_KEY] : configuredKeys;
 
   const database = read.match('CLICKHOUSE_DATABASE', 'analytics', /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
+  const rollupDatabase = read.match('CUBE_ROLLUP_DATABASE', `${database}_rollups`, /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
+  if (rollupDatabase === database) {
+    problems.push(`CUBE_ROLLUP_DATABASE=${rollupDatabase}: expected a database other than CLICKHOUSE_DATABASE (${database}); rollups are written, the data never is`);
+  }
   const url = read.optional('CLICKHOUSE_URL');
   let warehouse: WarehouseConfig;
   if (url !== undefined) {
     if (!/^https?:\/\/[^/]+/.test(url)) {
       problems.push(`CLICKHOUSE_URL=${JSON.stringify(url)}: expected an http:// or https:// URL of a ClickHouse server, e.g. http://localhost:8123`);
     }
+    const username = read.string('CLICKHOUSE_USER', 'default');
+    const password = read.string('CLICKHOUSE_PASSWORD', '');
     warehouse = {
       kind: 'server',
       url,
-      username: read.string('CLICKHOUSE_USER', 'default'),
-      password: read.string('CLICKHOUSE_PASSWORD', ''),
+      username,
+      password,
       database,
+      rollupDatabase,
+      rollupUsername: read.string('CLICKHOUSE_ROLLUP_USER', username),
+      rollupPassword: read.string('CLICKHOUSE_ROLLUP_PASSWORD', password),
       caCertPath: read.optional('CLICKHOUSE_CA_CERT'),
     };
   } else {
-    warehouse = { kind: 'chdb', dataDir: path.resolve(read.string('CHDB_DATA_DIR', 'data/chdb')), database };
+    warehouse = { kind: 'chdb', dataDir: path.resolve(read.string('CHDB_DATA_DIR', 'data/chdb')), database, rollupDatabase };
   }
 
   const demo: DemoConfig = {
@@ -248,6 +269,11 @@ export function parseConfig(env: Env): Config {
     warehouse,
     demo,
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
+    rollups: {
+      refreshSeconds: read.integer('CUBE_ROLLUP_REFRESH_SECONDS', 60, 0, 86_400),
+      buildTimeoutMs: read.integer('CUBE_ROLLUP_BUILD_TIMEOUT_SECONDS', 600, 1, 86_400) * 1000,
+      buildMaxMemoryBytes: read.integer('CUBE_ROLLUP_BUILD_MAX_MEMORY_MB', 8192, 1, 1_048_576) * 1024 * 1024,
+    },
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

@@ -111,9 +111,35 @@ describe('parseConfig', () => {
       username: 'reader',
       password: 'pw',
       database: 'analytics',
+      rollupDatabase: 'analytics_rollups',
+      rollupUsername: 'reader',
+      rollupPassword: 'pw',
       caCertPath: undefined,
     });
     expect(config.demo.enabled).toBe(false);
+  });
+
+  it('builds rollups in their own database, as CLICKHOUSE_ROLLUP_USER when set, refreshing every 60 s unless told otherwise', () => {
+    const config = parseConfig({});
+    expect(config.warehouse).toMatchObject({ database: 'analytics', rollupDatabase: 'analytics_rollups' });
+    expect(config.rollups).toEqual({ refreshSeconds: 60, buildTimeoutMs: 600_000, buildMaxMemoryBytes: 8192 * 2 ** 20 });
+    expect(parseConfig({ CUBE_ROLLUP_BUILD_TIMEOUT_SECONDS: '1200', CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '12288' }).rollups).toMatchObject({
+      buildTimeoutMs: 1_200_000,
+      buildMaxMemoryBytes: 12288 * 2 ** 20,
+    });
+    expect(parseConfig({ CLICKHOUSE_DATABASE: 'podcasts', CUBE_ROLLUP_REFRESH_SECONDS: '0' })).toMatchObject({
+      warehouse: { rollupDatabase: 'podcasts_rollups' },
+      rollups: { refreshSeconds: 0 },
+    });
+    const server = parseConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'reader', CLICKHOUSE_ROLLUP_USER: 'rollups', CLICKHOUSE_ROLLUP_PASSWORD: 'w', CUBE_ROLLUP_DATABASE: 'cube_rollups' });
+    expect(server.warehouse).toMatchObject({ username: 'reader', rollupUsername: 'rollups', rollupPassword: 'w', rollupDatabase: 'cube_rollups' });
+  });
+
+  it('refuses a rollup database that is the data database or not a plain name, naming the variable', () => {
+    expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'analytics' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=analytics: .*other than CLICKHOUSE_DATABASE/)]);
+    expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'a.b' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=/)]);
+    expect(problemsOf({ CUBE_ROLLUP_REFRESH_SECONDS: '-1' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_REFRESH_SECONDS=/)]);
+    expect(problemsOf({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '0' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_BUILD_MAX_MEMORY_MB="0": expected an integer from 1/)]);
   });
 
   it('gives running queries the whole query timeout at shutdown: the default covers it, a shorter one is refused', () => {

@@ -1,5 +1,9 @@
 import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension';
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
+import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations';
+
+/** The one time zone rollups are built and used in (the refresh worker's, src/cube/service.ts). */
+export const ROLLUP_TIME_ZONE = 'UTC';
 
 /**
  * Cube 0.33's ClickHouse dialect with six of its mistakes corrected, each
@@ -25,6 +29,9 @@ import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapte
  *
  * And one helper for model files, `SQL_UTILS.timeLowerBound(member, column)`
  * (see timeLowerBound).
+ *
+ * And rollups answer queries in ROLLUP_TIME_ZONE only (see
+ * RollupsInOneTimeZone).
  */
 export class WarehouseClickHouseQuery extends ClickHouseQuery {
   override parametrizedContextSymbols(): any {
@@ -54,6 +61,10 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
     return conditions.length > 0 ? conditions.join(' AND ') : '1 = 1';
   }
 
+  override newPreAggregations(): PreAggregations {
+    return new RollupsInOneTimeZone(this, this.options.historyQueries || [], this.options.cubeLatticeCache);
+  }
+
   override newFilter(filter: unknown): Filter {
     const Filter = (fixedFilterClass ??= withFixes(super.newFilter(filter).constructor as FilterClass));
     return new Filter(this, filter);
@@ -76,6 +87,18 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
 
   override dateTimeCast(value: string): string {
     return `parseDateTime64BestEffort(${value}, 3)`;
+  }
+}
+
+/**
+ * Cube builds a rollup table per time zone it is asked in, each reading an
+ * account's whole history: any key could make the service build hundreds
+ * (one per zone name). Queries in other zones read the raw tables instead,
+ * with the same answers.
+ */
+class RollupsInOneTimeZone extends PreAggregations {
+  override findPreAggregationForQuery(): any {
+    return this.query.timezone === ROLLUP_TIME_ZONE ? super.findPreAggregationForQuery() : undefined;
   }
 }
 

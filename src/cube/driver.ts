@@ -1,4 +1,6 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
+// The driver's own parameter formatting (its `query` uses it too).
+import { formatMySql } from '@cubejs-backend/shared';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
 import { statementTicket, type Ticket } from '../warehouse/statement-queue';
@@ -13,6 +15,10 @@ import { markDriverError } from './errors';
  * under the ticket of the request Cube names (`ticketOf`), which decides its
  * place in the statement queue; a statement of no known request (a
  * background refresh after its request ended) waits in a lane of its own.
+ *
+ * The one exception to read-only: the statements that build Cube's rollups
+ * (isRollupWrite) go through the warehouse's rollup client instead, which
+ * may write. Cube sends them through the same driver methods as queries.
  */
 export function createDriverFactory(
   warehouse: Warehouse,
@@ -20,10 +26,42 @@ export function createDriverFactory(
   ticketOf: (requestId: string | undefined) => Ticket | undefined,
   /** Told how long each statement took (its wait in the statement queue included), with the id of the request Cube names. */
   onStatement: (requestId: string | undefined, ms: number) => void = () => {},
+  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits otherwise. */
+  buildLimits: Pick<QueryLimits, 'timeoutMs' | 'maxMemoryBytes'> = limits,
 ): () => ClickHouseDriver {
+  const { rollupDatabase } = warehouse.config;
+  const rollupLimits: QueryLimits = { ...limits, ...buildLimits };
+
+  class RollupWriter extends ClickHouseDriver {
+    // Cube fills a rollup table with a CREATE … AS SELECT sent as a query,
+    // whose answer the driver parses as JSON; ClickHouse answers such a
+    // statement with nothing. Sent as a command, it answers no rows.
+    override async query<R = unknown>(query: string, values: unknown[], options?: { requestId?: string }): Promise<R[]> {
+      await this.command(formatMySql(query, values), options);
+      return [];
+    }
+
+    protected override createClient(maxPoolSize: number): ClickHouseClient {
+      return warehouse.rollupClient(rollupLimits, {
+        clickhouse_settings: this.config.clickhouseSettings,
+        compression: this.config.compression,
+        request_timeout: this.config.requestTimeout,
+        max_open_connections: maxPoolSize,
+        application: 'analytics-data-query-service rollups',
+      });
+    }
+  }
+
   // A closure rather than a field: ClickHouseDriver's constructor calls
   // createClient before a subclass's fields exist.
   class WarehouseDriver extends ClickHouseDriver {
+    private writer?: RollupWriter;
+
+    private rollupWriter(): RollupWriter {
+      this.writer ??= new RollupWriter({ database: warehouse.config.database, requestTimeout: rollupLimits.timeoutMs, maxPoolSize: 1 });
+      return this.writer;
+    }
+
     protected override createClient(maxPoolSize: number): ClickHouseClient {
       return warehouse.queryClient(limits, {
         clickhouse_settings: this.config.clickhouseSettings,
@@ -39,10 +77,22 @@ export function createDriverFactory(
       const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
       const started = performance.now();
       try {
-        return await statementTicket.run(ticket, () => super.query<R>(query, values, options));
+        return await statementTicket.run(ticket, () =>
+          isRollupWrite(query, rollupDatabase) ? this.rollupWriter().query<R>(query, values, options) : super.query<R>(query, values, options),
+        );
       } finally {
         onStatement(options?.requestId, performance.now() - started);
       }
+    }
+
+    // Cube creates the rollup database and drops old rollup tables with commands.
+    override async command(query: string, options?: { requestId?: string }): Promise<void> {
+      const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
+      await statementTicket.run(ticket, () => (isRollupWrite(query, rollupDatabase) ? this.rollupWriter().command(query, options) : super.command(query, options)));
+    }
+
+    override async release(): Promise<void> {
+      await Promise.all([super.release(), this.writer?.release()]);
     }
 
     // Every statement (the connection test Cube runs first included) goes
@@ -61,4 +111,24 @@ export function createDriverFactory(
       readOnly: true,
       requestTimeout: limits.timeoutMs,
     });
+}
+
+/**
+ * Whether a statement is one of a rollup build's: creating the rollup
+ * database, or creating, filling, indexing, renaming or dropping a table in it. The
+ * table name must be qualified with that database; nothing else may write.
+ */
+export function isRollupWrite(sql: string, rollupDatabase: string): boolean {
+  const db = rollupDatabase.replace(/[^A-Za-z0-9_]/g, '');
+  const table = `\`?${db}\`?\\.`;
+  const forms = [
+    `CREATE\\s+DATABASE\\s+IF\\s+NOT\\s+EXISTS\\s+\`?${db}\`?\\s*$`,
+    `CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?${table}`,
+    `INSERT\\s+INTO\\s+${table}`,
+    // Cube adds a rollup's declared indexes after creating its table.
+    `ALTER\\s+TABLE\\s+${table}[^\\s;]+\\s+ADD\\s+INDEX\\s`,
+    `DROP\\s+TABLE\\s+(IF\\s+EXISTS\\s+)?${table}[^\\s;]+\\s*$`,
+    `RENAME\\s+TABLE\\s+${table}[^\\s;]+\\s+TO\\s+${table}[^\\s;]+\\s*$`,
+  ];
+  return new RegExp(`^\\s*(${forms.join('|')})`, 'i').test(sql);
 }

@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import { BoundedCacheDriver } from './cache-driver';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
-import { WarehouseClickHouseQuery } from './dialect';
+import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
@@ -92,6 +92,10 @@ export interface CubeServiceOptions {
   watchModels?: boolean;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
+  /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */
+  rollupRefreshSeconds?: number;
+  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
+  rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
 }
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
@@ -112,6 +116,12 @@ class Core extends CubejsServerCore {
 
   gateway() {
     return this.apiGateway();
+  }
+
+  /** Cube 0.33's shutdown() leaves the refresh worker's timer running: it would go on querying a closed warehouse. A build under way is not waited for. */
+  async stopRefreshWorker(): Promise<void> {
+    await this.scheduledRefreshTimerInterval?.cancel(false);
+    this.scheduledRefreshTimerInterval = null;
   }
 
   protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
@@ -138,6 +148,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const timing = timings.of(requestId);
       if (timing) timing.warehouseMs += ms;
     },
+    options.rollupBuildLimits,
   );
   // Validation reads the catalog (system.columns, EXPLAIN), which clients'
   // row limit has nothing to do with: read-only still, but no row cap (0).
@@ -170,7 +181,22 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     devServer: false,
     telemetry: false,
     cacheAndQueueDriver: 'memory',
-    scheduledRefreshTimer: false,
+    // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
+    preAggregationsSchema: warehouse.config.rollupDatabase,
+    // The refresh worker builds every rollup for each account and for the
+    // operator: the account is in a rollup's SQL, so each has its own table.
+    // It runs in the background; a query arriving before a build builds the
+    // table itself, in the query's own lane, and waits for it.
+    scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
+    scheduledRefreshContexts: async () => {
+      await models.ready();
+      const accounts = await validationDriver.query<{ account_id: string }>('SELECT DISTINCT account_id FROM downloads ORDER BY account_id', []);
+      // An empty id would mean every account, which the operator's context already is.
+      const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
+      return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
+    },
+    // The one zone rollups serve (a query in another reads the raw tables).
+    scheduledRefreshTimeZones: [ROLLUP_TIME_ZONE],
     // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
     orchestratorOptions: {
       continueWaitTimeout: options.continueWaitSeconds ?? 5,
@@ -353,6 +379,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
+      await core.stopRefreshWorker();
       models.close();
       await validationDriver.release();
       await core.shutdown();

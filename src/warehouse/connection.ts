@@ -25,6 +25,14 @@ export interface Warehouse {
    * settings) and within the given limits, enforced by ClickHouse.
    */
   queryClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;
+  /**
+   * The client that builds Cube's rollups, the one writer while serving:
+   * not read-only, held to the time and memory limits. On a server it signs
+   * in as CLICKHOUSE_ROLLUP_USER, whose grants should cover the rollup
+   * database only; src/cube/driver.ts sends it nothing but statements on
+   * that database.
+   */
+  rollupClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;
   /** Resolves when the warehouse answers `SELECT 1` within `timeoutMs`; rejects saying why otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** Statements waiting for the embedded engine (always 0 for a server, which runs them in parallel). */
@@ -43,8 +51,11 @@ export interface QueryLimits {
 type Settings = Record<string, string | number>;
 
 function limitSettings(limits: QueryLimits): Settings {
+  return { readonly: 2, ...statementLimits(limits) };
+}
+
+function statementLimits(limits: QueryLimits): Settings {
   return {
-    readonly: 2,
     max_execution_time: Math.ceil(limits.timeoutMs / 1000),
     timeout_overflow_mode: 'throw',
     max_result_rows: limits.maxResultRows,
@@ -78,6 +89,16 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
     // A server applies settings per request, which is what limits need.
     queryClient: (limits, options = {}) =>
       client({ ...options, clickhouse_settings: { ...options.clickhouse_settings, ...limitSettings(limits) } }),
+    rollupClient: (limits, options = {}) =>
+      createClient({
+        ...options,
+        url: config.url,
+        username: config.rollupUsername,
+        password: config.rollupPassword,
+        database: config.database,
+        tls,
+        clickhouse_settings: { ...options.clickhouse_settings, ...statementLimits(limits) },
+      }),
     ping: prober((timeoutMs) => client({ request_timeout: timeoutMs })),
     queueDepth: () => 0,
     close: async () => {},
@@ -107,6 +128,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
     config,
     client: (options = {}) => createClient({ ...options, connection: shared }),
     queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
+    rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
     ping: prober(() => createClient({ connection: shared })),
     queueDepth: () => queue.depth,
     close: () => connection.close(),

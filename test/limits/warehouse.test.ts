@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { openWarehouse, type QueryLimits, type Warehouse } from '../../src/warehouse/connection';
-import { DATABASE } from '../support/constants';
+import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, testDataDir, type Oracle } from '../support/service';
 
 /**
@@ -12,7 +12,7 @@ import { openOracle, testDataDir, type Oracle } from '../support/service';
 const ROOMY: QueryLimits = { timeoutMs: 10_000, maxResultRows: 1_000_000, maxMemoryBytes: 1e9 };
 const TABLES = ['downloads', 'podcast_events', 'link_views', 'web_events'] as const;
 
-const open = () => openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE });
+const open = () => openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
 const rows = async (client: ClickHouseClient, query: string) => (await client.query({ query, format: 'JSONEachRow' })).json<Record<string, unknown>>();
 
 let oracle: Oracle;
@@ -45,6 +45,9 @@ describe('the query client is read-only', () => {
     `DROP TABLE ${DATABASE}.downloads`,
     `TRUNCATE TABLE ${DATABASE}.link_views`,
     `ALTER TABLE ${DATABASE}.web_events DELETE WHERE 1`,
+    // Rollup builds go through the rollup client (src/cube/driver.ts), never this one.
+    `CREATE DATABASE IF NOT EXISTS ${ROLLUP_DATABASE}_probe`,
+    `CREATE TABLE ${ROLLUP_DATABASE}.readonly_probe (a UInt8) ENGINE = Memory`,
   ];
 
   it.each(WRITES)('refuses %s (command and exec) as readonly', async (sql) => {
@@ -84,6 +87,17 @@ describe('the query client is read-only', () => {
     expect(await oracle.value(`SELECT sum(a) FROM ${SCRATCH}`)).toBe(3);
     await setup.command({ query: `DROP TABLE ${SCRATCH}` });
     expect(await oracle.value(`SELECT count() FROM system.tables WHERE database = '${DATABASE}' AND name = 'readonly_probe'`)).toBe(0);
+  });
+
+  it('leaves the rollup client able to write (Cube builds rollups through it), and this one still read-only after it', async () => {
+    const rollups = warehouse.rollupClient(ROOMY);
+    const table = `${ROLLUP_DATABASE}.readonly_probe`;
+    await rollups.command({ query: `CREATE DATABASE IF NOT EXISTS ${ROLLUP_DATABASE}` });
+    await rollups.command({ query: `CREATE TABLE ${table} ENGINE = MergeTree ORDER BY a AS SELECT toUInt8(number) AS a FROM numbers(3)` });
+    expect(await oracle.value(`SELECT sum(a) FROM ${table}`)).toBe(3);
+    await expect(client.command({ query: `DROP TABLE ${table}` })).rejects.toThrow(/readonly/i);
+    await rollups.command({ query: `DROP TABLE ${table}` });
+    expect(await oracle.value(`SELECT count() FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name = 'readonly_probe'`)).toBe(0);
   });
 
   it('runs no write that precedes a SELECT in one multi-statement text', async () => {

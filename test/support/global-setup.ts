@@ -5,7 +5,7 @@ import { drainPending } from 'chdb';
 import { createLogger } from '../../src/log';
 import { openWarehouse } from '../../src/warehouse/connection';
 import { applyDdl, ensureDemo } from '../../src/warehouse/setup';
-import { DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
+import { DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
 
 /**
  * Builds one small demo dataset in a fresh temporary chDB directory for the
@@ -15,7 +15,7 @@ import { DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
 export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-test-'));
   process.env.TEST_CHDB_DATA_DIR = dataDir;
-  const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE });
+  const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   await applyDdl(warehouse);
   await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });
   await warehouse.close();

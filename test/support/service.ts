@@ -67,6 +67,8 @@ export async function startService(env: Record<string, string> = {}, options: Te
     // Property and abuse tests send thousands of requests from one address; rate-limit tests set their own.
     RATE_LIMIT_REQUESTS: '1000000',
     RATE_LIMIT_UNAUTHENTICATED: '1000000',
+    // No refresh worker building rollups behind a test's back (test/rollups/refresh-worker.test.ts turns it on).
+    CUBE_ROLLUP_REFRESH_SECONDS: '0',
     ...env,
   });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});

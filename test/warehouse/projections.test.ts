@@ -2,7 +2,7 @@ import request from 'supertest';
 import { ddlStatements, projectionsByTable } from '../../src/warehouse/ddl';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
 import { addMissingProjections } from '../../src/warehouse/setup';
-import { API_KEY, DATABASE } from '../support/constants';
+import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 
 /**
@@ -54,7 +54,7 @@ let serviceClient: ReturnType<Warehouse['queryClient']>;
 beforeAll(async () => {
   service = await startService({}, { accounts: [ACCOUNT] });
   oracle = openOracle();
-  warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE });
+  warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   serviceClient = warehouse.queryClient({ timeoutMs: 60_000, maxResultRows: 1_000_000, maxMemoryBytes: 4 * 2 ** 30 });
 });
 afterAll(async () => {

@@ -1,0 +1,42 @@
+/**
+ * Rollup builds run under their own limits (CUBE_ROLLUP_BUILD_TIMEOUT_SECONDS,
+ * CUBE_ROLLUP_BUILD_MAX_MEMORY_MB), not the query limits: a build joins all
+ * of an account's rows, which no client query may.
+ */
+import request from 'supertest';
+import { API_KEY } from '../support/constants';
+import { openOracle, startService, type TestService } from '../support/service';
+
+const DB = 'analytics_rollups_build_limits';
+const query = {
+  measures: ['WebEventsFromPodcastFunnel.conversions'],
+  dimensions: ['WebEventsFromPodcastFunnel.step'],
+  timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: 'last 7 days' }],
+};
+
+const withService = async (env: Record<string, string>, run: (service: TestService) => Promise<void>) => {
+  const oracle = openOracle();
+  await oracle.command(`DROP DATABASE IF EXISTS ${DB} SYNC`);
+  const service = await startService({ CUBE_ROLLUP_DATABASE: DB, ...env });
+  try {
+    await run(service);
+  } finally {
+    await service.close();
+    await oracle.command(`DROP DATABASE IF EXISTS ${DB} SYNC`);
+    await oracle.close();
+  }
+};
+
+it('a build over its memory limit fails, while the same limit for queries does not touch it', async () => {
+  await withService({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '1' }, async (service) => {
+    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+    // A query waiting for a build that fails gets that build's error.
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('query_too_expensive');
+  });
+  await withService({ QUERY_MAX_MEMORY_MB: '1', CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '4096' }, async (service) => {
+    // The build succeeds under its own limit; reading the rollup (a few hundred rows) fits in the query's.
+    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+    expect(res.status).toBe(200);
+  });
+}, 120_000);
