@@ -15,7 +15,7 @@ import { directSql } from './direct-sql';
 import { outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
 import { MemoryWatch } from './memory';
 import { log, ms, perSecond, signedMs, stats, table } from './report';
-import { FUNNEL, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
+import { FUNNEL_PERCENT, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
 
 /**
  * Load benchmark: `npm run bench -- [--scale 0.2] [--days 90] [--requests 200]
@@ -81,7 +81,7 @@ async function main(): Promise<number> {
         RATE_LIMIT_CONCURRENT: '1000',
         QUERY_TIMEOUT_SECONDS: '120',
         // So the cost of the result cache can be measured: RESULT_CACHE_MB=0 npm run bench …
-        ...pick(process.env, ['RESULT_CACHE_MB', 'RESULT_CACHE_SECONDS']),
+        ...pick(process.env, ['RESULT_CACHE_MB', 'RESULT_CACHE_SECONDS', 'CUBE_CACHE_MB']),
       },
       {
         accounts: [account, otherAccount],
@@ -337,7 +337,7 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
 
 async function mixedSection(target: Target, options: Options): Promise<string> {
   const short: LoadScenario = { shape: SIMPLE_COUNT, key: 'account', cache: 'uncached' };
-  const slow: LoadScenario = { shape: FUNNEL, key: 'operator', cache: 'uncached' };
+  const slow: LoadScenario = { shape: FUNNEL_PERCENT, key: 'operator', cache: 'uncached' };
   log(`mixed: ${options.mixedRequests} short queries at concurrency ${options.mixedConcurrency}, alone and while ${slow.shape.name} runs in a loop`);
   const shortRun = () => runConcurrently(options.mixedRequests, options.mixedConcurrency, async () => outcomeOf(await loadRequest(target, short)));
 
