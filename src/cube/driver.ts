@@ -1,7 +1,7 @@
 import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 // The driver's own parameter formatting (its `query` uses it too).
 import { formatMySql } from '@cubejs-backend/shared';
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseClientConfigOptions } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../warehouse/connection';
 import { statementTicket, type Ticket } from '../warehouse/statement-queue';
 import { markDriverError } from './errors';
@@ -42,13 +42,7 @@ export function createDriverFactory(
     }
 
     protected override createClient(maxPoolSize: number): ClickHouseClient {
-      return warehouse.rollupClient(rollupLimits, {
-        clickhouse_settings: this.config.clickhouseSettings,
-        compression: this.config.compression,
-        request_timeout: this.config.requestTimeout,
-        max_open_connections: maxPoolSize,
-        application: 'analytics-data-query-service rollups',
-      });
+      return warehouse.rollupClient(rollupLimits, clientOptions(this.config, maxPoolSize, 'analytics-data-query-service rollups'));
     }
   }
 
@@ -63,13 +57,7 @@ export function createDriverFactory(
     }
 
     protected override createClient(maxPoolSize: number): ClickHouseClient {
-      return warehouse.queryClient(limits, {
-        clickhouse_settings: this.config.clickhouseSettings,
-        compression: this.config.compression,
-        request_timeout: this.config.requestTimeout,
-        max_open_connections: maxPoolSize,
-        application: 'analytics-data-query-service',
-      });
+      return warehouse.queryClient(limits, clientOptions(this.config, maxPoolSize, 'analytics-data-query-service'));
     }
 
     // Cube's queue passes the queued request, with its requestId, as the options.
@@ -111,6 +99,24 @@ export function createDriverFactory(
       readOnly: true,
       requestTimeout: limits.timeoutMs,
     });
+}
+
+type ClientSettings = ClickHouseClientConfigOptions['clickhouse_settings'];
+type ClientCompression = ClickHouseClientConfigOptions['compression'];
+
+/** The client options the driver itself would use, for one of the warehouse's clients. */
+function clientOptions(
+  config: { clickhouseSettings?: ClientSettings; compression?: ClientCompression; requestTimeout?: number },
+  maxPoolSize: number,
+  application: string,
+) {
+  return {
+    clickhouse_settings: config.clickhouseSettings,
+    compression: config.compression,
+    request_timeout: config.requestTimeout,
+    max_open_connections: maxPoolSize,
+    application,
+  };
 }
 
 /**
