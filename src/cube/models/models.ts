@@ -1,8 +1,7 @@
-import { watch, type FSWatcher } from 'node:fs';
 import { CubeFailure } from '../errors';
 import type { Logger } from '../../log';
 import { formatProblem, ModelsInvalid } from './problems';
-import { readSnapshot, type ModelSnapshot } from './snapshot';
+import { directoryState, readSnapshot, type ModelSnapshot } from './snapshot';
 import { validateSnapshot, type ModelEngine } from './validate';
 
 /**
@@ -39,15 +38,15 @@ export interface ModelsOptions {
   watch: boolean;
   logger: Logger;
   engine: ModelEngine;
-  /** How long the directory must stay quiet after a change before it is read (editors write in several steps). */
-  debounceMs?: number;
+  /** How often the directory is looked at for edits; a change is served about two intervals later. */
+  pollMs?: number;
 }
 
 /** Snapshots kept for requests in flight when a newer one starts serving. */
 const KEEP = 4;
 
 export function createModels(options: ModelsOptions): Models {
-  const { dir, logger, engine } = options;
+  const { dir, logger, engine, pollMs = 1000 } = options;
   const snapshots = new Map<string, ModelSnapshot>();
   let current: ModelSnapshot | undefined;
 
@@ -67,17 +66,43 @@ export function createModels(options: ModelsOptions): Models {
     if (problems.length > 0) throw new ModelsInvalid(dir, problems);
   };
 
-  let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  // The directory is looked at, not watched: Node's recursive fs.watch on
+  // Linux loses a file once it is saved by rename (sed -i, many editors, git
+  // checkout), and watches of bind mounts and network shares miss events.
+  // A change is read once the directory stayed the same for a whole
+  // interval, so a save in several steps is compiled once, complete.
+  let seen: string | undefined;
+  let read: string | undefined;
+  let unreadable = false;
+  const look = async () => {
+    let state: string;
+    try {
+      state = await directoryState(dir);
+    } catch (err) {
+      if (!unreadable) logger.error('models directory cannot be read: edits are not followed until it can be; the last good models keep serving', { dir, error: (err as Error).message });
+      unreadable = true;
+      return;
+    }
+    if (unreadable) logger.info('models directory readable again: following edits', { dir });
+    unreadable = false;
+    if (state === seen && state !== read) {
+      read = state;
+      reload();
+    }
+    seen = state;
+  };
+  const lookAgain = () => {
+    if (closed) return;
+    timer = setTimeout(() => void look().finally(lookAgain), pollMs);
+    timer.unref();
+  };
   // Watched from the first good snapshot on: before it there is nothing to keep serving.
   const startWatching = () => {
     if (!options.watch || closed) return;
-    watcher = watch(dir, { recursive: true }, () => {
-      clearTimeout(timer);
-      timer = setTimeout(reload, options.debounceMs ?? 200);
-    });
-    watcher.on('error', (err) => logger.error('models directory no longer watched', { dir, error: err.message }));
+    logger.info('following edits of the models directory', { dir, everyMs: pollMs });
+    lookAgain();
   };
 
   // The first snapshot is settled once: good, or invalid models. A warehouse
@@ -136,7 +161,6 @@ export function createModels(options: ModelsOptions): Models {
     close: () => {
       closed = true;
       clearTimeout(timer);
-      watcher?.close();
     },
   };
 }
