@@ -113,6 +113,13 @@ it('keeps serving the account filter after an edit that drops it', async () => {
   expect(await accountCount()).toBe(await expectedCount());
 });
 
+it('keeps the last good models serving after an edit that defines a member twice', async () => {
+  const twice = original.replace('title: Plays', 'title: Twice').replace('    dimensions:\n', '    dimensions:\n      - name: city\n        sql: country\n        type: string\n');
+  const failed = await edit(twice, 'models not reloaded:');
+  expect(failed.problems).toEqual([expect.stringMatching(/^Plays\.yml: Plays\.city: the dimension city is defined 2 times in the cube, at lines 12 and 15 of Plays\.yml;/)]);
+  expect(await playsTitle()).toBe('Plays Edited');
+});
+
 it('serves the next good edit, new members included', async () => {
   const added = '      - name: continent\n        sql: continent\n        type: string\n      - name: at\n        sql: ts\n        type: time\n';
   const withContinent = original.replace('title: Plays', 'title: Plays Again') + added;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CubeFailure } from '../errors';
 import { accessDeclaredIn, type Access } from './access';
 import { problemOf, yamlProblems } from './compile-errors';
+import { duplicateProblems } from './duplicates';
 import type { ModelProblem } from './problems';
 import type { ModelSnapshot } from './snapshot';
 
@@ -46,6 +47,7 @@ interface CubeDefinition {
 export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEngine): Promise<ModelProblem[]> {
   const unreadable = yamlProblems(snapshot);
   if (unreadable.length > 0) return unreadable;
+  const duplicates = duplicateProblems(snapshot);
 
   let compiled: CompiledModels;
   try {
@@ -53,7 +55,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
   } catch (err) {
     // Cube's package does not export the class; a YAML or file-system error is thrown as is.
     const errors = (err as Error)?.constructor?.name === 'CompileError' ? await engine.compileErrors(snapshot) : [err];
-    return dedupe(errors.map((e) => problemOf(snapshot, e)));
+    return [...duplicates, ...dedupe(errors.map((e) => problemOf(snapshot, e)))];
   }
 
   // A warehouse that cannot be reached is not a problem of the models: say
@@ -64,7 +66,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     throw new CubeFailure('warehouse_unavailable', 'The database cannot be reached to check the models; try again shortly.', firstLine(err));
   }
 
-  const problems: ModelProblem[] = [];
+  const problems: ModelProblem[] = [...duplicates];
   for (const file of snapshot.files) {
     const { problem } = accessDeclaredIn(file.content);
     if (problem) problems.push({ file: file.fileName, message: problem });
