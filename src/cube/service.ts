@@ -14,6 +14,7 @@ import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from './members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
+import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
@@ -57,6 +58,8 @@ export interface CubeService {
     ready(): Promise<void>;
     /** Whether compiled, validated models are serving now. */
     compiled(): boolean;
+    /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
+    warnings(): readonly ModelProblem[];
     /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
     sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
   };
@@ -268,11 +271,16 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   const meta = async (context: RequestContext): Promise<Schema[]> => {
-    const reply = await call('meta', {}, context);
+    const version = await models.version();
+    const reply = await call('meta', {}, context, version);
     const failure = failed(reply);
     if (failure) throw failure;
     const cubes: Record<string, unknown>[] = reply.body.cubes;
-    return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // Members the models' checks found cannot be queried are not offered (models/validate.ts).
+    const out = models.unavailable(version);
+    const offered = (schema: Schema): Schema =>
+      out.size === 0 ? schema : { ...schema, measures: schema.measures.filter((m) => !out.has(m.name)), dimensions: schema.dimensions.filter((d) => !out.has(d.name)) };
+    return cubes.map(toSchema).map(offered).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
   const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
@@ -293,7 +301,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     if (members?.version !== version) {
       const read = meta(context).then((schemas) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
-        return modelMembersOf(schemas);
+        return { ...modelMembersOf(schemas), unavailable: models.unavailable(version) };
       });
       members = { version, members: read };
       read.catch(() => {
@@ -375,6 +383,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     models: {
       ready: () => models.ready(),
       compiled: () => models.compiled(),
+      warnings: () => models.warnings(),
       sql: (query, context) => generateSql(query, context),
     },
 

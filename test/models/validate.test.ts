@@ -103,7 +103,7 @@ describe('validate', () => {
     });
 
     it('reports a column ClickHouse does not find, with the member', () => {
-      expect(linesOf('BadColumn.yml')).toEqual([expect.stringMatching(/^ {2}BadColumn\.yml: BadColumn\.platform: ClickHouse rejects the member's SQL: .*platfrom/)]);
+      expect(linesOf('BadColumn.yml')).toEqual([expect.stringMatching(/^ {2}BadColumn\.yml: BadColumn\.platform: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*platfrom/)]);
     });
 
     it('passes a public declaration, an account filter, and a table without account_id', () => {

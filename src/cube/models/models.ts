@@ -1,6 +1,6 @@
 import { CubeFailure } from '../errors';
 import type { Logger } from '../../log';
-import { formatProblem, ModelsInvalid } from './problems';
+import { formatProblem, isWarning, ModelsInvalid, type ModelProblem } from './problems';
 import { directoryState, readSnapshot, type ModelSnapshot } from './snapshot';
 import { validateSnapshot, type ModelEngine } from './validate';
 
@@ -25,6 +25,10 @@ export interface Models {
   version(): Promise<string>;
   /** For Cube's core: the app id and the model files of a request's context. */
   appIdOf(context: ModelContext): string;
+  /** Warnings of the snapshot serving now: advice, and members left out. */
+  warnings(): readonly ModelProblem[];
+  /** Members of a version that cannot be queried (Cube.member → why), refused before Cube sees the query. */
+  unavailable(version: string): ReadonlyMap<string, string>;
   repositoryOf(context: ModelContext): ModelSnapshot['repository'];
   close(): void;
 }
@@ -48,6 +52,7 @@ const KEEP = 4;
 export function createModels(options: ModelsOptions): Models {
   const { dir, logger, engine, pollMs = 1000 } = options;
   const snapshots = new Map<string, ModelSnapshot>();
+  const warningsOf = new Map<string, ModelProblem[]>();
   let current: ModelSnapshot | undefined;
 
   const remember = (snapshot: ModelSnapshot) => {
@@ -57,13 +62,18 @@ export function createModels(options: ModelsOptions): Models {
       const oldest = [...snapshots.keys()].find((v) => v !== current?.version && v !== snapshot.version);
       if (oldest === undefined) break;
       snapshots.delete(oldest);
+      warningsOf.delete(oldest);
     }
   };
 
   const check = async (snapshot: ModelSnapshot) => {
     remember(snapshot);
-    const problems = await validateSnapshot(snapshot, engine);
-    if (problems.length > 0) throw new ModelsInvalid(dir, problems);
+    const found = await validateSnapshot(snapshot, engine);
+    const warnings = found.filter(isWarning);
+    const problems = found.filter((p) => !isWarning(p));
+    if (problems.length > 0) throw new ModelsInvalid(dir, problems, warnings);
+    warningsOf.set(snapshot.version, warnings);
+    if (warnings.length > 0) logger.warn('models served with warnings', { dir, version: snapshot.version, warnings: warnings.map(formatProblem) });
   };
 
   let timer: NodeJS.Timeout | undefined;
@@ -157,6 +167,8 @@ export function createModels(options: ModelsOptions): Models {
       return current!.version;
     },
     appIdOf: (context) => `models-${versionOf(context)}`,
+    warnings: () => (current ? (warningsOf.get(current.version) ?? []) : []),
+    unavailable: (version) => new Map((warningsOf.get(version) ?? []).flatMap((p) => (p.unavailable ? [[`${p.cube}.${p.member}`, p.unavailable] as const] : []))),
     repositoryOf: (context) => snapshots.get(versionOf(context))!.repository,
     close: () => {
       closed = true;
