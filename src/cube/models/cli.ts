@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import { ConfigError, loadConfig, type Config } from '../../config';
-import { createLogger } from '../../log';
+import { createLogger, routeConsole } from '../../log';
+import { INAPPLICABLE_CUBE_ADVICE } from '../console-advice';
 import { createMetrics } from '../../metrics/registry';
 import { openWarehouse } from '../../warehouse/connection';
 import { CubeFailure } from '../errors';
@@ -136,6 +137,8 @@ if (require.main === module) {
     process.exit(1);
   }
   const io = { config, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
+  // stdout is the report; what Cube prints goes to stderr as log lines.
+  routeConsole(createLogger('warn', io.stderr), INAPPLICABLE_CUBE_ADVICE);
   runModelsCli(process.argv.slice(2), io)
     .then(async (code) => {
       if (config.warehouse.kind === 'chdb') await drainPending();

@@ -121,10 +121,12 @@ export function createModels(options: ModelsOptions): Models {
   let first: Promise<void> | undefined;
   const firstGood = () =>
     (first ??= (async () => {
+      const started = performance.now();
       const snapshot = await readSnapshot(dir);
       await check(snapshot);
       current = snapshot;
-      logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length });
+      // Compiling holds the event loop for most of this: said here, as the work it is.
+      logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length, durationMs: Math.round(performance.now() - started) });
       startWatching();
     })().catch((err: unknown) => {
       if (err instanceof CubeFailure && err.kind === 'warehouse_unavailable') first = undefined;
@@ -137,11 +139,12 @@ export function createModels(options: ModelsOptions): Models {
   const reload = () => {
     reloading = reloading.then(async () => {
       try {
+        const started = performance.now();
         const snapshot = await readSnapshot(dir);
         if (snapshot.version === current?.version) return;
         await check(snapshot);
         current = snapshot;
-        logger.info('models reloaded', { dir, version: snapshot.version });
+        logger.info('models reloaded', { dir, version: snapshot.version, durationMs: Math.round(performance.now() - started) });
       } catch (err) {
         if (!(err instanceof ModelsInvalid)) throw err;
         logger.error('models not reloaded: the last good models keep serving', {
