@@ -276,11 +276,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     const failure = failed(reply);
     if (failure) throw failure;
     const cubes: Record<string, unknown>[] = reply.body.cubes;
-    // Members the models' checks found cannot be queried are not offered (models/validate.ts).
     const out = models.unavailable(version);
-    const offered = (schema: Schema): Schema =>
-      out.size === 0 ? schema : { ...schema, measures: schema.measures.filter((m) => !out.has(m.name)), dimensions: schema.dimensions.filter((d) => !out.has(d.name)) };
-    return cubes.map(toSchema).map(offered).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return cubes.map((cube) => offered(toSchema(cube), out)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
   const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
@@ -355,10 +352,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     cubeMeta: async (context) => {
-      const reply = await call('meta', {}, context);
+      const version = await models.version();
+      const reply = await call('meta', {}, context, version);
       const failure = failed(reply);
       if (failure) throw failure;
-      return cubeMetaWithoutDescriptions(reply.body);
+      const out = models.unavailable(version);
+      const { cubes } = cubeMetaWithoutDescriptions(reply.body);
+      return { cubes: cubes.map((cube) => offered(cube, out)) };
     },
 
     cubeLoad: async (sent, multi, context) => {
@@ -394,6 +394,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       await core.shutdown();
     },
   };
+}
+
+/** A cube without the members the models' checks found cannot be queried (models/validate.ts): they are not offered. */
+function offered<C extends { measures?: { name: string }[]; dimensions?: { name: string }[] }>(cube: C, unavailable: ReadonlyMap<string, string>): C {
+  if (unavailable.size === 0) return cube;
+  const keep = (members?: { name: string }[]) => members?.filter((member) => !unavailable.has(member.name));
+  return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
 /** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */

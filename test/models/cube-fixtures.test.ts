@@ -186,6 +186,15 @@ describe('served', () => {
     for (const name of approximate) expect(offered).not.toContain(name);
     expect(offered).toEqual(expect.arrayContaining(['Customers.count', 'ECommerce.totalSales', 'BigECommerce.totalProfit']));
   });
+
+  it("does not offer them in Cube's own /cubejs-api/v1/meta either, and refuses them there too", async () => {
+    const res = await request(service.app).get('/cubejs-api/v1/meta').set('authorization', API_KEY).expect(200);
+    const offered = (res.body.cubes as { measures: { name: string }[] }[]).flatMap((c) => c.measures.map((m) => m.name));
+    for (const name of approximate) expect(offered).not.toContain(name);
+    expect(offered).toEqual(expect.arrayContaining(['Customers.count', 'ECommerce.totalSales']));
+    const refused = await request(service.app).post('/cubejs-api/v1/load').set('authorization', API_KEY).send({ query: { measures: ['ECommerce.countApproxByCustomer'] } }).expect(400);
+    expect(JSON.stringify(refused.body)).toContain('\\"ECommerce.countApproxByCustomer\\" cannot be queried');
+  });
 });
 
 describe('a member ClickHouse cannot run, whatever the reason', () => {
