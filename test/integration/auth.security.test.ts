@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { looksLikeKey } from '../src/keys/key';
-import { createKey, readKeyFile, revokeKey } from '../src/keys/store';
+import { looksLikeKey } from '../../src/keys/key';
+import { createKey, readKeyFile, revokeKey } from '../../src/keys/store';
 import { API_KEY } from './support/constants';
 import { startService, type TestService } from './support/service';
 

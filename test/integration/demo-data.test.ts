@@ -1,5 +1,5 @@
-import { ddlStatements } from '../src/warehouse/ddl';
-import { loadDemoData } from '../src/warehouse/demo-data';
+import { ddlStatements } from '../../src/warehouse/ddl';
+import { loadDemoData } from '../../src/warehouse/demo-data';
 import { DATABASE, TEST_DEMO, TEST_END_DATE } from './support/constants';
 import { openOracle, type Oracle } from './support/service';
 

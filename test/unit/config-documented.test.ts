@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig } from '../src/config';
+import { parseConfig } from '../../src/config';
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Every variable parseConfig asks the environment for, found by handing it an environment that records each lookup. */
 function variablesRead(env: Record<string, string>): Set<string> {

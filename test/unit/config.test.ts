@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, DEMO_API_KEY, parseConfig } from '../src/config';
+import { ConfigError, DEMO_API_KEY, parseConfig } from '../../src/config';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {

@@ -1,5 +1,5 @@
-import { monitorEventLoop } from '../src/event-loop';
-import { createLogger } from '../src/log';
+import { monitorEventLoop } from '../../src/event-loop';
+import { createLogger } from '../../src/log';
 
 const block = (ms: number) => {
   const until = Date.now() + ms;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import request from 'supertest';
-import { createKey } from '../../src/keys/store';
+import { createKey } from '../../../src/keys/store';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';

@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { startService, type TestService } from '../support/service';
-import { createHttpServer } from '../../src/http/server';
-import { refusedConnections } from '../../src/http/refused-connections';
+import { createHttpServer } from '../../../src/http/server';
+import { refusedConnections } from '../../../src/http/refused-connections';
 
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 const CAP = 20;

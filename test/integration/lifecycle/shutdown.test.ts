@@ -6,8 +6,8 @@ import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from '../limits/envelope';
-import { createHttpServer } from '../../src/http/server';
-import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF, shutDown } from '../../src/shutdown';
+import { createHttpServer } from '../../../src/http/server';
+import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF, shutDown } from '../../../src/shutdown';
 
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 

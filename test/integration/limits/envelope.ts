@@ -1,4 +1,4 @@
-import { STATUS_BY_CODE, type ErrorCode } from '../../src/http/errors';
+import { STATUS_BY_CODE, type ErrorCode } from '../../../src/http/errors';
 
 /**
  * The one error envelope (`{ error, code, requestId }`) with the status the

@@ -17,6 +17,7 @@ const installed = redisServerInstalled();
 if (!installed && process.env.CI === 'true') {
   throw new Error('redis-server is not installed: .ci/run installs it (apt-get install -y redis-server)');
 }
+if (!installed) process.stderr.write('skipped: the Redis tests: redis-server is not installed (apt-get install -y redis-server)\n');
 const describeWithRedis = installed ? describe : describe.skip;
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { openWarehouse, type QueryLimits, type Warehouse } from '../../src/warehouse/connection';
+import { openWarehouse, type QueryLimits, type Warehouse } from '../../../src/warehouse/connection';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, testDataDir, type Oracle } from '../support/service';
 

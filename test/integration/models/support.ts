@@ -1,11 +1,11 @@
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../src/config';
-import { runModelsCli } from '../../src/cube/models/cli';
+import { parseConfig } from '../../../src/config';
+import { runModelsCli } from '../../../src/cube/models/cli';
 import { testDataDir } from '../support/service';
 
-export const SCHEMA_DIR = path.resolve(__dirname, '..', '..', 'schema');
+export const SCHEMA_DIR = path.resolve(__dirname, '..', '..', '..', 'schema');
 
 /** A fresh model directory holding the given files (name → content), or a copy of schema/. */
 export function modelDir(files: Record<string, string> | 'schema'): string {

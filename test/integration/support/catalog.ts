@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { accessDeclaredIn, type Access } from '../../src/cube/models/access';
+import { accessDeclaredIn, type Access } from '../../../src/cube/models/access';
 
 /**
  * The cubes as the tests see them, transcribed from the spec and the table
@@ -12,7 +12,7 @@ import { accessDeclaredIn, type Access } from '../../src/cube/models/access';
  * cube to it against SQL.
  */
 
-const SCHEMA_DIR = path.resolve(__dirname, '..', '..', 'schema');
+const SCHEMA_DIR = path.resolve(__dirname, '..', '..', '..', 'schema');
 
 /** The access declared in the cube's model file (schema/<cube>.yml or .js), if any. */
 export function declaredAccess(cube: string): Access | undefined {

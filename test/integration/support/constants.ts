@@ -1,4 +1,4 @@
-import type { DemoConfig } from '../../src/config';
+import type { DemoConfig } from '../../../src/config';
 
 export const DATABASE = 'analytics';
 /** Cube's rollup tables (CUBE_ROLLUP_DATABASE's default for DATABASE). */

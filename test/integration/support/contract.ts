@@ -1,6 +1,6 @@
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import OpenAPIBackend, { SetMatchType, type Operation } from 'openapi-backend';
-import { openApiDocument } from '../../src/http/openapi';
+import { openApiDocument } from '../../../src/http/openapi';
 
 /**
  * Checks every answer a test receives from a documented operation (GET

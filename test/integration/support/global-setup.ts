@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { drainPending } from 'chdb';
-import { createLogger } from '../../src/log';
-import { openWarehouse } from '../../src/warehouse/connection';
-import { applyDdl, ensureDemo } from '../../src/warehouse/setup';
+import { createLogger } from '../../../src/log';
+import { openWarehouse } from '../../../src/warehouse/connection';
+import { applyDdl, ensureDemo } from '../../../src/warehouse/setup';
 import { DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
 
 /**

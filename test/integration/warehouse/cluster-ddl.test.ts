@@ -1,4 +1,4 @@
-import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../src/warehouse/ddl';
+import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../../src/warehouse/ddl';
 import { DATABASE } from '../support/constants';
 import { openOracle, type Oracle } from '../support/service';
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { ddlStatements, projectionsByTable } from '../../src/warehouse/ddl';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
-import { addMissingProjections } from '../../src/warehouse/setup';
+import { ddlStatements, projectionsByTable } from '../../../src/warehouse/ddl';
+import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
+import { addMissingProjections } from '../../../src/warehouse/setup';
 import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 

@@ -1,24 +1,23 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 /**
- * The real start-up (`node dist/index.js`, built here as `npm start` builds
- * it) on a port another process holds: one clear line on stderr, exit code
+ * The real start-up (`node dist/index.js`, built once by the system tier's
+ * global setup, as `npm start` builds it) on a port another process holds:
+ * one clear line on stderr, exit code
  * 1, no stack trace, and no "listening" before it. The same start on a free
  * port does log "listening", so the first test cannot pass by never logging.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 let dataDir: string;
 let holder: Server;
 let heldPort: number;
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.json')]);
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-listen-'));
   holder = createServer();
   heldPort = await listen(holder);

@@ -1,12 +1,12 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF } from '../../src/shutdown';
+import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF } from '../../../src/shutdown';
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..', '..', '..');
 const KEY = 'sigterm-test-key-0123456789';
 
 /** A port nothing listens on now. */
@@ -63,10 +63,6 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   }
   return { process: child, url, port, lines, exited };
 }
-
-beforeAll(() => {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
-}, 120_000);
 
 describe('`node dist/index.js` starting on an empty data directory', () => {
   it('listens at once: /healthz 200, /readyz and the API 503 not_ready saying what it waits for, then ready', async () => {

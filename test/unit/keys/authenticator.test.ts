@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { createAuthenticator, type Authenticator } from '../../src/keys/authenticator';
-import { openKeyRing, type KeyRing } from '../../src/keys/ring';
-import { createKey, readKeyFile } from '../../src/keys/store';
+import { createAuthenticator, type Authenticator } from '../../../src/keys/authenticator';
+import { openKeyRing, type KeyRing } from '../../../src/keys/ring';
+import { createKey, readKeyFile } from '../../../src/keys/store';
 import { cli, recordingLogger, tempKeyFile } from './support';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { looksLikeKey } from '../../src/keys/key';
-import { readKeyFile } from '../../src/keys/store';
+import { looksLikeKey } from '../../../src/keys/key';
+import { readKeyFile } from '../../../src/keys/store';
 import { cli, tempKeyFile } from './support';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');

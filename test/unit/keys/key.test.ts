@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { generateKey, hashKey, KEY_PREFIX, looksLikeKey } from '../../src/keys/key';
+import { generateKey, hashKey, KEY_PREFIX, looksLikeKey } from '../../../src/keys/key';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

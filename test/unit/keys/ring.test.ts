@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { createAuthenticator } from '../../src/keys/authenticator';
-import { openKeyRing, type KeyRing } from '../../src/keys/ring';
-import { createKey, revokeKey } from '../../src/keys/store';
+import { createAuthenticator } from '../../../src/keys/authenticator';
+import { openKeyRing, type KeyRing } from '../../../src/keys/ring';
+import { createKey, revokeKey } from '../../../src/keys/store';
 import { eventually, recordingLogger, tempKeyFile } from './support';
 
 const INTERVAL_MS = 100;

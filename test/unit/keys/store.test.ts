@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { looksLikeKey } from '../../src/keys/key';
+import { looksLikeKey } from '../../../src/keys/key';
 import {
   ACCOUNT_ID_PATTERN,
   createKey,
@@ -13,7 +13,7 @@ import {
   SCOPES,
   writeKeyFile,
   type KeyRecord,
-} from '../../src/keys/store';
+} from '../../../src/keys/store';
 import { tempKeyFile } from './support';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runKeysCli } from '../../src/keys/cli';
-import type { Logger } from '../../src/log';
+import { runKeysCli } from '../../../src/keys/cli';
+import type { Logger } from '../../../src/log';
 
 /** A key file path in a fresh temporary directory (the file itself is not created); removed after each test. */
 export function tempKeyFile(): string {

@@ -4,8 +4,8 @@
  * byte cap (least recently used out first), and keys tell apart everything
  * that changes an answer, relative date ranges included.
  */
-import { ResultCache } from '../../src/cube/result-cache';
-import { cacheKey } from '../../src/cube/result-key';
+import { ResultCache } from '../../../src/cube/result-cache';
+import { cacheKey } from '../../../src/cube/result-key';
 
 const WINDOW_MS = 10_000;
 

@@ -5,7 +5,7 @@
  * (test/limits/warehouse.test.ts proves it refuses writes, the rollup
  * database's included).
  */
-import { isRollupWrite } from '../../src/cube/driver';
+import { isRollupWrite } from '../../../src/cube/driver';
 
 const R = 'analytics_rollups';
 const T = `${R}.web_events_from_podcast_funnel_conversions_by_step_jso4eu3w_4idmroq5_1lg8nhr`;
