@@ -36,7 +36,8 @@ async function main(): Promise<void> {
   // Listening before the set-up, so that probes learn what the service waits for (503 not_ready) rather than
   // meeting a refused connection while the demo data is built.
   let waitingFor = 'the tables are being checked';
-  const server = createHttpServer(createStartingApp(logger, () => waitingFor), config.http, logger);
+  const startingApp = createStartingApp(logger, () => waitingFor);
+  const server = createHttpServer(startingApp, config.http, logger, measured.metrics);
   await listenOrExit(() => listen(server, config, logger), { port: config.port, host: config.host, variables: ['PORT', 'HOST'] });
 
   // The embedded engine is ours to set up; a ClickHouse server is set up by
@@ -66,7 +67,8 @@ async function main(): Promise<void> {
   }
   const { app, cube, readiness, gate } = service;
   // From now on requests reach the service itself.
-  server.removeAllListeners('request');
+  // Only the starting app's listener: the connection cap keeps one of its own.
+  server.off('request', startingApp);
   server.on('request', app);
   logger.info('ready', { warehouse: config.warehouse.kind });
   onShutdownSignals({

@@ -20,7 +20,7 @@ async function listening(env: Record<string, string>): Promise<{ service: TestSe
   const lines: Record<string, any>[] = [];
   const service = await startService(env, { schemaPath: SLOW_SCHEMA, log: (line) => lines.push(JSON.parse(line)) });
   await service.cube.models.ready();
-  const server = createHttpServer(service.app, service.config.http, service.logger);
+  const server = createHttpServer(service.app, service.config.http, service.logger, service.metrics);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { service, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
 }
