@@ -1,7 +1,14 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { looksLikeKey } from '../../src/keys/key';
 import { readKeyFile } from '../../src/keys/store';
-import { cli, tempKeyFile } from './support';
+import { DEMO_ACCOUNTS } from '../../src/warehouse/reference-data';
+import { DATABASE } from '../support/constants';
+import { testDataDir } from '../support/service';
+import { cli, closeTestWarehouse, tempKeyFile, testWarehouse } from './support';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 
@@ -18,11 +25,11 @@ async function createThroughCli(file: string, args: string[], now = NOW): Promis
 describe('keys create', () => {
   it('prints the new key once, with its id, account, name, expiry, scopes and a warning, and stores only its hash', async () => {
     const file = tempKeyFile();
-    const { key, id, stdout } = await createThroughCli(file, ['--account', 'acme', '--name', 'CI pipeline']);
+    const { key, id, stdout } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'CI pipeline']);
 
     expect(looksLikeKey(key)).toBe(true);
     expect(stdout).toContain(`Created key ${id}`);
-    expect(stdout).toMatch(/account: +acme\n/);
+    expect(stdout).toMatch(/account: +northwind-audio\n/);
     expect(stdout).toMatch(/name: +CI pipeline\n/);
     expect(stdout).toMatch(/expires: +never\n/);
     expect(stdout).toMatch(/scopes: +data:meta, data:load\n/);
@@ -34,7 +41,7 @@ describe('keys create', () => {
 
   it('sets the expiry from --expires-in-days and the scopes from --scope', async () => {
     const file = tempKeyFile();
-    const { stdout } = await createThroughCli(file, ['--account', 'acme', '--name', 'n', '--expires-in-days', '30', '--scope', 'data:meta']);
+    const { stdout } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'n', '--expires-in-days', '30', '--scope', 'data:meta']);
     expect(stdout).toMatch(/expires: +2026-12-22T10:00:00.000Z\n/);
     const [record] = await readKeyFile(file);
     expect(record.expiresAt).toBe('2026-12-22T10:00:00.000Z');
@@ -43,13 +50,13 @@ describe('keys create', () => {
 
   it.each([
     ['no --account', ['--name', 'n'], /create needs --account/],
-    ['no --name', ['--account', 'acme'], /create needs --name/],
+    ['no --name', ['--account', 'northwind-audio'], /create needs --name/],
     ['an account id with capitals', ['--account', 'Acme', '--name', 'n'], /account "Acme": expected 2 to 63 lowercase letters/],
-    ['an unknown option', ['--account', 'acme', '--name', 'n', '--owner', 'x'], /--owner/],
-    ['a positional argument', ['--account', 'acme', '--name', 'n', 'extra'], /extra/],
-    ['zero days', ['--account', 'acme', '--name', 'n', '--expires-in-days', '0'], /--expires-in-days "0": expected a whole number/],
-    ['a fraction of days', ['--account', 'acme', '--name', 'n', '--expires-in-days', '1.5'], /--expires-in-days "1.5"/],
-    ['an unknown scope', ['--account', 'acme', '--name', 'n', '--scope', 'data:write'], /--scope "data:write": expected one of data:meta, data:load/],
+    ['an unknown option', ['--account', 'northwind-audio', '--name', 'n', '--owner', 'x'], /--owner/],
+    ['a positional argument', ['--account', 'northwind-audio', '--name', 'n', 'extra'], /extra/],
+    ['zero days', ['--account', 'northwind-audio', '--name', 'n', '--expires-in-days', '0'], /--expires-in-days "0": expected a whole number/],
+    ['a fraction of days', ['--account', 'northwind-audio', '--name', 'n', '--expires-in-days', '1.5'], /--expires-in-days "1.5"/],
+    ['an unknown scope', ['--account', 'northwind-audio', '--name', 'n', '--scope', 'data:write'], /--scope "data:write": expected one of data:meta, data:load/],
   ])('answers %s with a usage error, exit 2, and creates nothing', async (_what, args, message) => {
     const file = tempKeyFile();
     const { code, stdout, stderr } = await cli(file, ['create', ...args], NOW);
@@ -61,12 +68,96 @@ describe('keys create', () => {
   });
 });
 
+describe('keys create: an account without rows', () => {
+  // The demo generator's accounts, each of which owns rows of the suite's data.
+  const accounts = [...DEMO_ACCOUNTS].sort();
+
+  it('is refused, exit 1, naming the nearest account and those with rows, and creates nothing', async () => {
+    const file = tempKeyFile();
+    const { code, stdout, stderr } = await cli(file, ['create', '--account', 'nortwind-audio', '--name', 'n'], NOW);
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toContain('error: account "nortwind-audio" has no rows in the warehouse, so a key for it would read nothing. Did you mean "northwind-audio"?');
+    expect(stderr).toContain(`Accounts with rows: ${accounts.join(', ')}.`);
+    expect(stderr).toContain('Pass --force');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('suggests nothing for a name unlike any account', async () => {
+    const { code, stderr } = await cli(tempKeyFile(), ['create', '--account', 'zz-nobody', '--name', 'n'], NOW);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error: account "zz-nobody" has no rows in the warehouse, so a key for it would read nothing\.\nAccounts with rows: /);
+  });
+
+  it('is created with --force (an account whose data is not loaded yet)', async () => {
+    const file = tempKeyFile();
+    const { code, stderr } = await cli(file, ['create', '--account', 'nortwind-audio', '--name', 'n', '--force'], NOW);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['nortwind-audio']);
+  });
+
+  it('has rows in the suite\'s data for every demo account (the oracle above)', async () => {
+    const client = (await testWarehouse()).client();
+    const result = await client.query({ query: 'SELECT DISTINCT account_id FROM downloads ORDER BY account_id', format: 'JSONEachRow' });
+    expect((await result.json<{ account_id: string }>()).map((row) => row.account_id)).toEqual(accounts);
+  });
+});
+
+describe('npm run keys (the built CLI) on the embedded engine', () => {
+  const ROOT = path.resolve(__dirname, '..', '..');
+  beforeAll(async () => {
+    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.json')]);
+  }, 300_000);
+
+  async function run(dataDir: string, file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const env = { PATH: process.env.PATH, CHDB_DATA_DIR: dataDir, CLICKHOUSE_DATABASE: DATABASE, API_KEYS_FILE: file, DEMO_DATA: 'false' };
+    return promisify(execFile)(process.execPath, [path.join(ROOT, 'dist', 'keys', 'cli.js'), ...args], { cwd: ROOT, env }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    );
+  }
+
+  it('refuses when the running service (here: this process) holds CHDB_DATA_DIR, saying it could not check; --force creates the key', async () => {
+    await testWarehouse();
+    const file = tempKeyFile();
+    const refused = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n']);
+    expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(refused.stderr).toContain(`error: could not check that account "northwind-audio" has rows in the warehouse: CHDB_DATA_DIR ${testDataDir()}`);
+    expect(refused.stderr).toContain('Pass --force');
+    expect(existsSync(file)).toBe(false);
+
+    const forced = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n', '--force']);
+    expect(forced.code).toBe(0);
+    expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['northwind-audio']);
+  }, 60_000);
+
+  it('checks the account itself once no other process holds CHDB_DATA_DIR', async () => {
+    await closeTestWarehouse();
+    const file = tempKeyFile();
+    const typo = await run(testDataDir(), file, ['create', '--account', 'nortwind-audio', '--name', 'n']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('Did you mean "northwind-audio"?');
+    const created = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n']);
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+    expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['northwind-audio']);
+  }, 60_000);
+
+  it('refuses on a data directory that holds nothing yet, without creating it', async () => {
+    const dataDir = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-keys-chdb-')), 'chdb');
+    const file = tempKeyFile();
+    const refused = await run(dataDir, file, ['create', '--account', 'northwind-audio', '--name', 'n']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error: account "northwind-audio" has no rows: the warehouse holds no account's rows yet/);
+    expect(existsSync(dataDir)).toBe(false);
+    expect(existsSync(file)).toBe(false);
+  }, 60_000);
+});
+
 describe('keys list', () => {
   it('shows a table with the status of every key and never a key', async () => {
     const file = tempKeyFile();
-    const active = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard']);
-    const revoked = await createThroughCli(file, ['--account', 'globex', '--name', 'old laptop']);
-    const expiring = await createThroughCli(file, ['--account', 'acme', '--name', 'trial', '--expires-in-days', '1', '--scope', 'data:meta']);
+    const active = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard']);
+    const revoked = await createThroughCli(file, ['--account', 'harbor-lane-media', '--name', 'old laptop']);
+    const expiring = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'trial', '--expires-in-days', '1', '--scope', 'data:meta']);
     expect((await cli(file, ['revoke', revoked.id], NOW)).code).toBe(0);
 
     const { code, stdout } = await cli(file, ['list'], new Date(NOW.getTime() + 2 * 24 * 60 * 60 * 1000));
@@ -74,22 +165,22 @@ describe('keys list', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0].split(/\s+/)).toEqual(['ID', 'PREFIX', 'ACCOUNT', 'NAME', 'CREATED', 'EXPIRES', 'STATUS', 'SCOPES']);
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^${active.id} +${active.key.slice(0, 12)} +acme +dashboard +2026-11-22T10:00:00.000Z +never +active +data:meta,data:load$`));
-    expect(lines[2]).toMatch(new RegExp(`^${revoked.id} +${revoked.key.slice(0, 12)} +globex +old laptop .* revoked `));
+    expect(lines[1]).toMatch(new RegExp(`^${active.id} +${active.key.slice(0, 12)} +northwind-audio +dashboard +2026-11-22T10:00:00.000Z +never +active +data:meta,data:load$`));
+    expect(lines[2]).toMatch(new RegExp(`^${revoked.id} +${revoked.key.slice(0, 12)} +harbor-lane-media +old laptop .* revoked `));
     expect(lines[3]).toMatch(new RegExp(`^${expiring.id} .* 2026-11-23T10:00:00.000Z +expired +data:meta$`));
     for (const { key } of [active, revoked, expiring]) expect(stdout).not.toContain(key.slice(12, 30));
   });
 
   it('--json gives the records without their hashes', async () => {
     const file = tempKeyFile();
-    const { key, id } = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard']);
+    const { key, id } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard']);
     const { code, stdout } = await cli(file, ['list', '--json'], NOW);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual([
       {
         id,
         prefix: key.slice(0, 12),
-        account: 'acme',
+        account: 'northwind-audio',
         name: 'dashboard',
         createdAt: NOW.toISOString(),
         expiresAt: null,
@@ -109,7 +200,7 @@ describe('keys list', () => {
 
   it('fails with exit 1 and the file and problem when the file is invalid', async () => {
     const file = tempKeyFile();
-    await createThroughCli(file, ['--account', 'acme', '--name', 'n']);
+    await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'n']);
     writeFileSync(file, '{"version": 3, "keys": []}');
     const { code, stdout, stderr } = await cli(file, ['list'], NOW);
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
@@ -120,10 +211,10 @@ describe('keys list', () => {
 describe('keys revoke', () => {
   it('revokes a key, says so again when it already is, and fails on an unknown id', async () => {
     const file = tempKeyFile();
-    const { id } = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard']);
+    const { id } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard']);
     const later = new Date(NOW.getTime() + 60_000);
 
-    expect(await cli(file, ['revoke', id], later)).toEqual({ code: 0, stdout: `Revoked key ${id} (account acme, dashboard).\n`, stderr: '' });
+    expect(await cli(file, ['revoke', id], later)).toEqual({ code: 0, stdout: `Revoked key ${id} (account northwind-audio, dashboard).\n`, stderr: '' });
     expect((await readKeyFile(file))[0].revokedAt).toBe(later.toISOString());
 
     expect(await cli(file, ['revoke', id], NOW)).toEqual({

@@ -1,8 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { accountRows } from '../../src/keys/accounts';
 import { runKeysCli } from '../../src/keys/cli';
 import type { Logger } from '../../src/log';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
+import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
+import { testDataDir } from '../support/service';
 
 /** A key file path in a fresh temporary directory (the file itself is not created); removed after each test. */
 export function tempKeyFile(): string {
@@ -29,7 +33,21 @@ export async function eventually(what: string, check: () => boolean, timeoutMs =
   }
 }
 
-/** Runs the CLI in-process on `file`, collecting what it prints. */
+let warehouse: Promise<Warehouse> | undefined;
+/** The suite's demo data, opened by this process (so no other can open it), for the CLI's account check. */
+export function testWarehouse(): Promise<Warehouse> {
+  warehouse ??= openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
+  return warehouse;
+}
+/** Lets another process open the suite's data; the next testWarehouse() opens it again. */
+export async function closeTestWarehouse(): Promise<void> {
+  const opened = warehouse;
+  warehouse = undefined;
+  await (await opened)?.close();
+}
+afterAll(closeTestWarehouse);
+
+/** Runs the CLI in-process on `file`, checking accounts against the suite's demo data, collecting what it prints. */
 export async function cli(
   file: string,
   argv: string[],
@@ -39,6 +57,7 @@ export async function cli(
   let stderr = '';
   const code = await runKeysCli(argv, {
     file,
+    accounts: async (account) => accountRows(await testWarehouse(), account),
     stdout: (s) => (stdout += s),
     stderr: (s) => (stderr += s),
     now: now === undefined ? undefined : () => now,
