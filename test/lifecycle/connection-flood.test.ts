@@ -54,7 +54,7 @@ function normalRequest(port: number, path: string): Promise<number | string> {
   });
 }
 
-const CAP = 40;
+const CAP = 100;
 const FLOOD = 300;
 const REQUESTS = 100;
 
@@ -108,9 +108,10 @@ describe(`${FLOOD} connections sending their headers byte by byte against HTTP_M
       for (const socket of flood) socket.destroy();
     }
 
-    const answered = answers.filter((status) => status === 200).length;
-    expect({ answered, failures: answers.filter((status) => status !== 200) }).toEqual({ answered: REQUESTS, failures: [] });
-    expect(answered / REQUESTS).toBeGreaterThanOrEqual(0.99);
+    // What the normal client met, by outcome: statuses, or error codes such as ECONNRESET.
+    const outcomes: Record<string, number> = {};
+    for (const status of answers) outcomes[status] = (outcomes[status] ?? 0) + 1;
+    expect({ atLeast99Percent: (outcomes[200] ?? 0) / REQUESTS >= 0.99, outcomes }).toMatchObject({ atLeast99Percent: true });
 
     // Only waiting sockets were closed (the normal client's never idle nor refused), all of them counted.
     const counted = await shed(service);
