@@ -117,7 +117,8 @@ function listen(server: Server, config: Config, logger: Logger): Promise<void> {
         process.stdout.write(
           `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
             `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
-            `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
+            `A key for one account: npm run keys -- create --account northwind-audio --name demo --force\n` +
+            `  (--force: while the service holds the chDB directory, the CLI cannot check that the account has rows)\n\n`,
         );
       }
       resolve();
