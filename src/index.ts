@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     }
     await applyDdl(warehouse, logger);
     waitingFor = 'the demo data is being built';
-    if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
+    if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
   }
 
   waitingFor = 'the models are being compiled and checked';

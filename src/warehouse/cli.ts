@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     if (command.name === 'demo') {
       // Same all-or-nothing build as the service's start-up; on a server, rows
       // that no finished demo build put there may be an operator's and stay.
-      await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep' });
+      await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
     }
   } finally {
     await warehouse.close();

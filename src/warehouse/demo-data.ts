@@ -16,8 +16,11 @@
  *   traffic comes from IPs that downloaded an episode shortly before.
  */
 import { quoteIdentifier, TableName } from './ddl';
+import { deriveDownloadsSql, type Places } from './derive/downloads';
+import type { DownloadRuleSettings } from './derive/rules';
+import type { UserAgentLists } from './derive/user-agents';
 import {
-  APPLE_CHART_COUNTRIES, BLACKLISTED_AGENTS, DEMO_ACCOUNTS, BOT_AGENTS, BOT_UA_PATTERN, CATEGORIES, CITIES, COUNTRIES, Country,
+  APPLE_CHART_COUNTRIES, BLACKLISTED_AGENTS, DEMO_ACCOUNTS, BOT_AGENTS, CATEGORIES, CITIES, COUNTRIES, Country,
   EPISODE_TITLE_TEMPLATES, FetchPattern, GUEST_FIRST_NAMES, GUEST_LAST_NAMES, HOSTING_NETWORKS, HOURLY_ACTIVITY,
   LINK_BROWSERS, LINK_DOMAIN, LINK_OPEN_APPS, LINK_OPEN_WEIGHTS, LINK_SOURCES, LISTEN_ON_APPS, LISTENER_AGENTS,
   MEDIA_HOSTS, MEMBERSHIP_TIERS, SHOP_PRODUCTS, SLUG_ADJECTIVES, SLUG_PATTERNS, SPOTIFY_CATEGORIES,
@@ -40,9 +43,12 @@ export interface DemoDataOptions {
    * default. The two big steps (listener requests, downloads) run as several
    * statements over consecutive ranges of their input, which gives the same
    * rows as one statement: each row depends only on its own candidate number,
-   * and each download on requests of one UTC day.
+   * and the downloads of each range are derived after those before it, whose
+   * rows the rolling windows read back (src/warehouse/derive).
    */
   chunkRows?: number;
+  /** How requests become downloads: the same derivation imported logs go through. */
+  downloads: { settings: DownloadRuleSettings; userAgents: UserAgentLists };
   /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
   onProgress?: (message: string) => void;
 }
@@ -114,7 +120,13 @@ function steps(plan: Plan, chunkRows: number): Step[] {
     ...parts('podcast_events: listener requests', candidates, sizes.playCandidates * REQUESTS_PER_PLAY_CANDIDATE, (r) => listenerRequestsSql(plan, r)),
     step('podcast_events: bot requests', sizes.botRequests, botRequestsSql(plan)),
     step(`podcast_events: requests from ${sizes.blacklistedIps} blacklisted IPs`, sizes.blacklistedRequests, blacklistedRequestsSql(plan)),
-    ...parts('downloads derived from podcast_events', dayRanges, sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE, (r) => downloadsSql(plan, r)),
+    ...parts('downloads derived from podcast_events', dayRanges, sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE, (r) => deriveDownloadsSql({
+      ...plan.downloads,
+      database: plan.database,
+      places: demoPlaces(plan),
+      from: plan.windowStart + r.offset * DAY,
+      to: plan.windowStart + (r.offset + r.length) * DAY,
+    })),
     step('link_views', sizes.linkVisits * 0.46, linkViewsSql(plan)),
     step('web_events: sessions of downloaders visiting the podcast websites', sizes.listeners * 0.2, downloaderWebEventsSql(plan)),
     step('web_events: events from organic visitors', sizes.organicSessions * 1.1, organicWebEventsSql(plan)),
@@ -143,6 +155,8 @@ function count(n: number): string {
 // Plan: validated options plus the small universe computed in TypeScript.
 
 interface Plan {
+  database: string;
+  downloads: DemoDataOptions['downloads'];
   days: number;
   /** First second of the window (00:00 UTC of endDate - days + 1). */
   windowStart: number;
@@ -184,6 +198,8 @@ function makePlan(options: DemoDataOptions): Plan {
   const db = quoteIdentifier(options.database);
   const podcasts = trackedPodcasts(options.seed, windowStart, windowEnd);
   return {
+    database: options.database,
+    downloads: options.downloads,
     days,
     windowStart,
     windowEnd,
@@ -959,43 +975,20 @@ FROM (
 }
 
 /**
- * IAB-style downloads: probes, bots (by user agent) and blacklisted IPs
- * dropped, then one row per IP + user agent + episode URL per UTC day, at the
- * group's first request. Geo and device come from the same reference tables
- * that generated the events, looked up by IP /16 and by user-agent string.
+ * The demo's tiny GeoIP database as the derivation's places: continent,
+ * time zone and org of a download are functions of its IP's /16, like the
+ * city and country the requests carry.
  */
-function downloadsSql(plan: Plan, days: Range): string {
-  return `
-INSERT INTO ${plan.table('downloads')}
-  (account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org)
-${withClause({ ...geoConstants(plan), ...listenerAgentConstants() })}
-SELECT
-  account_id,
-  min(ts),
-  toIPv6(ip4),
-  ip4,
-  token,
-  url,
-  -- the referer of the first request; ties on ts fall back to the value itself, so the pick is deterministic
-  argMin(referer, (ts, referer)),
-  raw_ua,
-  parsed_ua,
-  transform(raw_ua, agent_ua, agent_os, 'Other'),
-  transform(raw_ua, agent_ua, agent_device, 'Other'),
-  city,
-  country,
-  city_continent[blk_city[block]],
-  city_timezone[blk_city[block]],
-  blk_org[block]
-FROM (
-  SELECT *, indexOf(blk_prefix, intDiv(toUInt32(ip4), 65536)) AS block
-  FROM ${plan.table('podcast_events')}
-  WHERE byte_range_larger_one AND NOT ip_blacklisted AND NOT match(raw_ua, ${sql(BOT_UA_PATTERN)})
-    -- whole UTC days, as grouped below
-    AND ts >= toDateTime(${plan.windowStart + days.offset * DAY}, 'UTC')
-    AND ts < toDateTime(${plan.windowStart + (days.offset + days.length) * DAY}, 'UTC')
-)
-GROUP BY account_id, ip4, raw_ua, parsed_ua, token, url, city, country, block, toDate(ts)`;
+function demoPlaces(plan: Plan): Places {
+  const block = 'indexOf(blk_prefix, intDiv(toUInt32(ip4), 65536))';
+  return {
+    constants: geoConstants(plan),
+    city: 'city',
+    country: 'country',
+    continent: `city_continent[blk_city[${block}]]`,
+    timezone: `city_timezone[blk_city[${block}]]`,
+    org: `blk_org[${block}]`,
+  };
 }
 
 // ---------------------------------------------------------------------------
