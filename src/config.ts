@@ -40,6 +40,8 @@ export interface DownloadsConfig {
   window: DownloadWindow;
   /** The src/ folder of opawg/user-agents-v2, read when downloads are derived. */
   userAgentsDir: string;
+  /** Imported request URLs start with it, then the show's token, '/', and the media host and path. */
+  trackingPrefix: string;
 }
 
 export interface Config {
@@ -231,6 +233,7 @@ export function parseConfig(env: Env): Config {
     rules: read.oneOf('DOWNLOAD_RULES', DOWNLOAD_RULES, 'iab'),
     window: read.oneOf('DOWNLOAD_WINDOW', DOWNLOAD_WINDOWS, 'calendar'),
     userAgentsDir: path.resolve(read.string('USER_AGENTS_DIR', DEFAULT_USER_AGENTS_DIR)),
+    trackingPrefix: read.match('TRACKING_PREFIX', 'https://pfx.example-analytics.net/e/', /^https?:\/\/[^\s/]+\/(\S*\/)?$/, 'an http(s) URL ending in /'),
   };
 
   const maxLimit = read.integer('QUERY_MAX_LIMIT', 50000, 1, 1_000_000);

@@ -4,6 +4,7 @@ import type { Warehouse } from './connection';
 import { addProjectionStatements, columnsByTable, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
+import { TRACKING_PREFIX } from './reference-data';
 import { DEFAULT_USER_AGENTS_DIR, readUserAgentLists } from './derive/user-agents';
 
 /** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
@@ -173,7 +174,7 @@ export interface EnsureDemoOptions {
   downloads?: DownloadsConfig;
 }
 
-const DEFAULT_DOWNLOADS: DownloadsConfig = { rules: 'iab', window: 'calendar', userAgentsDir: DEFAULT_USER_AGENTS_DIR };
+const DEFAULT_DOWNLOADS: DownloadsConfig = { rules: 'iab', window: 'calendar', userAgentsDir: DEFAULT_USER_AGENTS_DIR, trackingPrefix: TRACKING_PREFIX };
 
 /**
  * Makes the live tables a complete demo build, building it when they are
