@@ -9,6 +9,8 @@ import { createLogger, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
+import { readUserAgentLists } from './warehouse/derive/user-agents';
+import { watchInbox } from './warehouse/import/inbox';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -61,6 +63,14 @@ async function main(): Promise<void> {
   // From now on requests reach the service itself.
   server.removeAllListeners('request');
   server.on('request', app);
+  // The import command hands files to this process while it holds chDB's directory (src/warehouse/import/inbox.ts).
+  const inbox = config.warehouse.kind === 'chdb'
+    ? watchInbox(config.warehouse.dataDir, warehouse.client(), {
+        database: config.warehouse.database,
+        trackingPrefix: config.downloads.trackingPrefix,
+        derivation: { settings: config.downloads, userAgents: readUserAgentLists(config.downloads.userAgentsDir) },
+      }, logger)
+    : undefined;
   logger.info('ready', { warehouse: config.warehouse.kind });
   onShutdownSignals({
     server,
@@ -71,6 +81,7 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       eventLoop.stop();
+      inbox?.stop();
       metricsServer?.close();
       await service.close();
     },

@@ -7,6 +7,7 @@ import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
 import { readUserAgentLists } from './derive/user-agents';
 import { ensureImportTables, importFile, IMPORT_FORMATS, type ImportFormat } from './import/import';
+import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
@@ -54,6 +55,19 @@ function parseArgs(argv: string[]): Command | undefined {
   return undefined;
 }
 
+/** While `npm start` holds chDB's directory, its files go to the service (src/warehouse/import/inbox.ts). */
+async function handToService(dataDir: string, command: Extract<Command, { name: 'import' }>): Promise<number> {
+  let failed = false;
+  for (const file of command.files) {
+    const summary = await handOff(dataDir, file, {
+      format: command.format, account: command.account, maxBadRows: command.maxBadRows, ignoreUnknown: command.ignoreUnknown, rejectsDir: process.cwd(),
+    }, (message) => process.stderr.write(`${message}\n`));
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (summary.outcome === 'refused') failed = true;
+  }
+  return failed ? 1 : 0;
+}
+
 /** Sets a warehouse up: what the service itself never does on a ClickHouse server. */
 async function main(argv: string[]): Promise<number> {
   const command = parseArgs(argv);
@@ -66,6 +80,9 @@ async function main(argv: string[]): Promise<number> {
     throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
   }
   const logger = createLogger(config.logLevel);
+  if (command.name === 'import' && config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined) {
+    return handToService(config.warehouse.dataDir, command);
+  }
   const warehouse = await openWarehouse(config.warehouse);
   try {
     const outdated = await outdatedTables(warehouse);

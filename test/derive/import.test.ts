@@ -93,3 +93,22 @@ describe('import of samples/requests-with-errors.ndjson', () => {
     expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 6, imported: 2, rejected: 4, downloads: 2 });
   });
 });
+
+describe('an import killed after moving its rows in', () => {
+  it('leaves nothing: the next import removes its rows and derives their span again', async () => {
+    const database = await freshDatabase();
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
+    // What a kill -9 between the move and the 'done' record leaves: a 'started' record and rows carrying its id, already derived.
+    await client.command({ query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')` });
+    await client.command({ query: `INSERT INTO ${database}.podcast_events SELECT * REPLACE (generateUUIDv4() AS request_id, 'killed' AS import_id, toIPv4('192.0.2.200') AS ip4, toIPv6('::ffff:192.0.2.200') AS ip) FROM ${database}.podcast_events` });
+    await client.command({ query: `INSERT INTO ${database}.downloads SELECT * REPLACE (toIPv4('192.0.2.200') AS ip4) FROM ${database}.downloads` });
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(6);
+
+    const next = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
+    expect(next.outcome).toBe('already imported');
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(3);
+    expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
+  });
+});

@@ -37,6 +37,8 @@ export interface ImportOptions {
   /** Where `<name>.rejects.ndjson` goes. */
   rejectsDir: string;
   derivation: Derivation;
+  /** The file's name in summaries, rejects and the imports table, when it is read from a copy (stdin, the service's inbox). */
+  name?: string;
   progress?: (message: string) => void;
 }
 
@@ -62,7 +64,7 @@ export async function importFile(client: ClickHouseClient, file: string, options
     await pipeline(process.stdin, createWriteStream(source));
   }
   try {
-    return await importPath(client, file, source, options, started);
+    return await importPath(client, options.name ?? file, source, options, started);
   } finally {
     if (spool) rmSync(spool, { recursive: true, force: true });
   }
