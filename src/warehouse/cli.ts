@@ -6,7 +6,7 @@ import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
 import { readUserAgentLists } from './derive/user-agents';
-import { ensureImportTables, importFile, IMPORT_FORMATS, type ImportFormat } from './import/import';
+import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
 import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
@@ -19,7 +19,7 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           node and a Distributed <table> the service reads (see README)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
-  import [--account ID] [--format ndjson] [--max-bad-rows N] [--ignore-unknown] FILE...
+  import [--account ID] [--format ndjson|csv] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load request logs (FILE - reads standard input, *.gz is read compressed) into
                           podcast_events and derive their downloads; a file already imported adds nothing
   derive                  derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
@@ -152,7 +152,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof WarehouseSetupError;
+    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused;
     process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

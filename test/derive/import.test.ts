@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -64,6 +64,18 @@ describe('import of samples/requests.ndjson', () => {
       expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
     });
   }
+});
+
+describe('import of samples/requests.csv (the same requests)', () => {
+  it('derives the same 3 IAB calendar downloads; an unknown column refuses the file', async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(client, path.join(SAMPLES, 'requests.csv'), options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }));
+    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
+    const bad = path.join(dir, 'bad.csv');
+    writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
+    await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(/unknown column colour/);
+  });
 });
 
 describe('import of samples/requests-with-errors.ndjson', () => {

@@ -19,7 +19,7 @@ import { classifyColumns, userAgentConstants } from '../derive/user-agents';
  * is moved into podcast_events. A file is recognised by the SHA-256 of its
  * bytes as given (compressed or not), recorded in the imports table.
  */
-export const IMPORT_FORMATS = ['ndjson'] as const;
+export const IMPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** The canonical record's fields, named like OP3's exports where a name exists. */
@@ -41,6 +41,9 @@ export interface ImportOptions {
   name?: string;
   progress?: (message: string) => void;
 }
+
+/** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
+export class ImportRefused extends Error {}
 
 export interface ImportSummary {
   file: string;
@@ -85,9 +88,21 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const lines = `${staging}.${quoteIdentifier(`lines_${id}`)}`;
   const parsed = `${staging}.${quoteIdentifier(`rows_${id}`)}`;
   try {
-    await client.command({ query: `CREATE TABLE ${lines} (line UInt64, raw String) ENGINE = MergeTree ORDER BY line` });
-    await client.insert({ table: lines, values: numberedLines(source, options.progress), format: 'TabSeparated' });
-    await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, options)}` });
+    const header = options.format === 'csv' ? await csvHeader(source) : [];
+    const unknown = header.filter((f) => !FIELDS.includes(f));
+    if (unknown.length > 0 && !options.ignoreUnknown) {
+      throw new ImportRefused(`${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`);
+    }
+    const columns = options.format === 'csv' ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
+    await client.command({ query: `CREATE TABLE ${lines} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
+    await client.insert({
+      table: lines,
+      values: numberedLines(source, options.format, options.progress),
+      format: options.format === 'csv' ? 'CSVWithNames' : 'TabSeparated',
+      clickhouse_settings: { input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 },
+    });
+    const accessors = options.format === 'csv' ? csvAccessors(header) : JSON_ACCESSORS;
+    await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, accessors, options)}` });
     const [counts] = await rows<{ read: string; rejected: string; from: string; to: string }>(client,
       `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to FROM ${parsed}`);
     const rowsRead = Number(counts.read);
@@ -147,10 +162,13 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
 }
 
 /**
- * Each line as `number <TAB> line`, TabSeparated-escaped, so ClickHouse
- * stores it as one String whatever it holds; empty lines are skipped.
+ * Numbers the lines on their way in, so a rejected row is reported by its
+ * line: NDJSON lines become `number <TAB> line` (TabSeparated-escaped, so
+ * ClickHouse stores each as one String whatever it holds); CSV lines get the
+ * number as a first column (a record per line: a quoted field spanning lines
+ * is not supported). Empty lines are skipped.
  */
-function numberedLines(source: string, progress?: (message: string) => void): Readable {
+function numberedLines(source: string, format: ImportFormat, progress?: (message: string) => void): Readable {
   let line = 0;
   let rest = '';
   let bytes = 0;
@@ -158,7 +176,9 @@ function numberedLines(source: string, progress?: (message: string) => void): Re
   const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
   const emit = (text: string, out: string[]) => {
     line += 1;
-    if (text.trim() !== '') out.push(`${line}\t${escape(text)}\n`);
+    if (text.trim() === '') return;
+    if (format === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
+    else out.push(`${line}\t${escape(text)}\n`);
   };
   const numbering = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -179,39 +199,84 @@ function numberedLines(source: string, progress?: (message: string) => void): Re
       callback(null, out.join(''));
     },
   });
-  const file = createReadStream(source);
-  const input = source.endsWith('.gz') ? file.pipe(createGunzip()) : file;
+  const input = openSource(source);
   input.on('error', (err: Error) => numbering.destroy(err));
   return input.pipe(numbering);
 }
 
+function openSource(source: string): Readable {
+  const file = createReadStream(source);
+  return source.endsWith('.gz') ? file.pipe(createGunzip()) : file;
+}
+
+/** The CSV header's field names (the file's first line; names are plain words, so splitting on commas reads them). */
+async function csvHeader(source: string): Promise<string[]> {
+  let text = '';
+  for await (const chunk of openSource(source)) {
+    text += (chunk as Buffer).toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  return text.split('\n')[0].replace(/\r$/, '').split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+}
+
+/** How the validation reads a field of a staged row, and the row's text for the reject file. */
+interface Accessors {
+  text(field: string): string;
+  /** The field's JSON token (a number stays unquoted), or its text for CSV. */
+  raw(field: string): string;
+  has(field: string): string;
+  unknown: string;
+  isRecord: string;
+  line: string;
+}
+
+const JSON_ACCESSORS: Accessors = {
+  text: (f) => `if(startsWith(JSONExtractRaw(raw, ${sqlLiteral(f)}), '"'), JSONExtractString(raw, ${sqlLiteral(f)}), JSONExtractRaw(raw, ${sqlLiteral(f)}))`,
+  raw: (f) => `JSONExtractRaw(raw, ${sqlLiteral(f)})`,
+  has: (f) => `JSONHas(raw, ${sqlLiteral(f)})`,
+  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), JSONExtractKeys(raw))`,
+  isRecord: `isValidJSON(raw) AND startsWith(trimLeft(raw), '{')`,
+  line: 'raw',
+};
+
+function csvAccessors(header: string[]): Accessors {
+  return {
+    text: (f) => quoteIdentifier(f),
+    raw: (f) => quoteIdentifier(f),
+    has: (f) => (header.includes(f) ? 'true' : 'false'),
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: 'true',
+    line: `toJSONString(map(${FIELDS.map((f) => `${sqlLiteral(f)}, ${quoteIdentifier(f)}`).join(', ')}))`,
+  };
+}
+
 /** Parsed columns and the first reason a row cannot be imported ('' when it can). */
-function validateSql(lines: string, options: ImportOptions): string {
-  const field = (name: string) => `JSONExtractString(raw, ${sqlLiteral(name)})`;
+function validateSql(lines: string, a: Accessors, options: ImportOptions): string {
   const prefix = sqlLiteral(options.trackingPrefix);
   return `
-    SELECT line, raw,
-      JSONExtractRaw(raw, 'time') AS time_raw,
-      if(startsWith(time_raw, '"'),
-        if(match(${field('time')}, '(Z|[+-][0-9][0-9]:?[0-9][0-9])$'), parseDateTime64BestEffortOrNull(${field('time')}, 3, 'UTC'), NULL),
-        if(match(time_raw, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_raw) * 1000), 'UTC'), NULL)) AS time64,
+    SELECT line, ${a.line} AS raw,
+      ${a.text('time')} AS time_text,
+      multiIf(
+        match(time_text, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'),
+        match(time_text, '(Z|[+-][0-9][0-9]:?[0-9][0-9])$'), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
+        NULL) AS time64,
       toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
-      ${field('ip')} AS ip_text,
+      ${a.text('ip')} AS ip_text,
       multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
       if(isIPv4String(ip_text), toIPv4(ip_text), toIPv4(0)) AS ip4,
-      ${field('method')} AS method,
-      JSONExtractRaw(raw, 'status') AS status_raw,
+      ${a.text('method')} AS method,
+      ${a.raw('status')} AS status_raw,
       if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
-      ${field('url')} AS url,
+      ${a.text('url')} AS url,
       extract(url, concat('^', ${sqlLiteral(escapeRegex(options.trackingPrefix))}, '([A-Za-z0-9_-]+)/(.+)$')) AS token,
       substring(url, length(${prefix}) + length(token) + 2) AS media,
-      ${field('userAgent')} AS raw_ua,
-      ${field('referer')} AS referer,
-      ${field('range')} AS byte_range,
-      if(JSONHas(raw, 'account'), ${field('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
-      ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), JSONExtractKeys(raw))`} AS unknown,
+      ${a.text('userAgent')} AS raw_ua,
+      ${a.text('referer')} AS referer,
+      ${a.text('range')} AS byte_range,
+      if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
+      ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
-        NOT isValidJSON(raw) OR NOT startsWith(trimLeft(raw), '{'), 'not a JSON object',
+        NOT (${a.isRecord}), 'not a JSON object',
         length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
         time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
         NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
