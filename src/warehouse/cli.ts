@@ -19,7 +19,7 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           node and a Distributed <table> the service reads (see docs/operations.md)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
-  import [--account ID] [--format ndjson|csv] [--max-bad-rows N] [--ignore-unknown] FILE...
+  import [--account ID] [--format ndjson|csv|cloudfront] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load request logs (FILE - reads standard input, *.gz is read compressed) into
                           podcast_events and derive their downloads; a file already imported adds nothing
   derive                  derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW

@@ -78,6 +78,19 @@ describe('import of samples/requests.csv (the same requests)', () => {
   });
 });
 
+describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
+  // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
+  const cases: [DownloadRuleSettings, number][] = [[{ rules: 'iab', window: 'calendar' }, 2], [{ rules: 'op3', window: 'calendar' }, 4]];
+  for (const [settings, expected] of cases) {
+    it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
+      const database = await freshDatabase();
+      const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
+      expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
+      expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
+    });
+  }
+});
+
 describe('import of samples/requests-with-errors.ndjson', () => {
   const file = path.join(SAMPLES, 'requests-with-errors.ndjson');
 

@@ -19,7 +19,7 @@ import { classifyColumns, userAgentConstants } from '../derive/user-agents';
  * is moved into podcast_events. A file is recognised by the SHA-256 of its
  * bytes as given (compressed or not), recorded in the imports table.
  */
-export const IMPORT_FORMATS = ['ndjson', 'csv'] as const;
+export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** The canonical record's fields, named like OP3's exports where a name exists. */
@@ -88,8 +88,8 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const lines = `${staging}.${quoteIdentifier(`lines_${id}`)}`;
   const parsed = `${staging}.${quoteIdentifier(`rows_${id}`)}`;
   try {
-    const header = options.format === 'csv' ? await csvHeader(source) : [];
-    const unknown = header.filter((f) => !FIELDS.includes(f));
+    const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
+    const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
     if (unknown.length > 0 && !options.ignoreUnknown) {
       throw new ImportRefused(`${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`);
     }
@@ -101,7 +101,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       format: options.format === 'csv' ? 'CSVWithNames' : 'TabSeparated',
       clickhouse_settings: { input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 },
     });
-    const accessors = options.format === 'csv' ? csvAccessors(header) : JSON_ACCESSORS;
+    const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
     await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, accessors, options)}` });
     const [counts] = await rows<{ read: string; rejected: string; from: string; to: string }>(client,
       `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to FROM ${parsed}`);
@@ -176,7 +176,7 @@ function numberedLines(source: string, format: ImportFormat, progress?: (message
   const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
   const emit = (text: string, out: string[]) => {
     line += 1;
-    if (text.trim() === '') return;
+    if (text.trim() === '' || (format === 'cloudfront' && text.startsWith('#'))) return;
     if (format === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
     else out.push(`${line}\t${escape(text)}\n`);
   };
@@ -217,6 +217,53 @@ async function csvHeader(source: string): Promise<string[]> {
     if (text.includes('\n')) break;
   }
   return text.split('\n')[0].replace(/\r$/, '').split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+}
+
+/**
+ * CloudFront standard access logs: tab-separated, the columns named by the
+ * `#Fields:` header line. They log the byte range served (sc-range-start,
+ * sc-range-end) rather than the Range header, and URL-encode the user agent
+ * and referer.
+ */
+async function cloudFrontFields(source: string, name: string): Promise<string[]> {
+  let text = '';
+  for await (const chunk of openSource(source)) {
+    text += (chunk as Buffer).toString('utf8');
+    const fields = /^#Fields:(.*)$/m.exec(text);
+    if (fields && text.indexOf('\n', fields.index) >= 0) return fields[1].trim().split(/\s+/);
+    if (text.length > 65_536) break;
+  }
+  throw new ImportRefused(`${name}: no #Fields: header line, which CloudFront standard logs start with`);
+}
+
+function cloudFrontAccessors(fields: string[]): Accessors {
+  const column = (name: string) => {
+    const i = fields.indexOf(name);
+    if (i < 0) return "''";
+    return `if(splitByChar('\t', raw)[${i + 1}] = '-', '', splitByChar('\t', raw)[${i + 1}])`;
+  };
+  const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
+  const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
+  const text: Record<string, string> = {
+    time: `concat(${column('date')}, 'T', ${column('time')}, 'Z')`,
+    ip: column('c-ip'),
+    method: column('cs-method'),
+    status: column('sc-status'),
+    url: `concat('https://', ${host}, ${column('cs-uri-stem')})`,
+    userAgent: decoded('cs(User-Agent)'),
+    referer: decoded('cs(Referer)'),
+    // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.
+    range: fields.includes('sc-range-start') ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))` : "''",
+    account: "''",
+  };
+  return {
+    text: (f) => text[f],
+    raw: (f) => text[f],
+    has: () => 'false',
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: `length(splitByChar('\t', raw)) = ${fields.length}`,
+    line: 'raw',
+  };
 }
 
 /** How the validation reads a field of a staged row, and the row's text for the reject file. */
@@ -276,7 +323,7 @@ function validateSql(lines: string, a: Accessors, options: ImportOptions): strin
       if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
       ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
-        NOT (${a.isRecord}), 'not a JSON object',
+        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record' : 'not a JSON object')},
         length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
         time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
         NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
