@@ -5,6 +5,8 @@ import { WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import type { UserAgentLists } from './user-agents';
 
 const DAY = 86_400;
+/** Requests one derivation statement reads at most (whole days; one day may exceed it), as the demo build's parts. */
+const CHUNK_REQUESTS = 8_000_000;
 
 export interface Derivation {
   settings: DownloadRuleSettings;
@@ -35,10 +37,24 @@ export async function rederive(client: ClickHouseClient, database: string, deriv
   }
   const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')`;
   await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}`, clickhouse_settings: { mutations_sync: '2' } });
-  // Day by day in time order: each statement's memory is one day's requests, and rolling windows read the days before.
-  for (let day = start; day < end; day = Math.min(end, Math.floor(day / DAY) * DAY + DAY)) {
-    const dayEnd = Math.min(end, Math.floor(day / DAY) * DAY + DAY);
-    await client.command({ query: deriveDownloadsSql({ ...derivation, database, from: day, to: dayEnd }) });
+  // In time order, in runs of whole UTC days of at most CHUNK_REQUESTS requests: each statement's memory is its
+  // part of the requests, rolling windows read the parts before, and an empty stretch costs no statement.
+  const perDay = await client.query({
+    query: `SELECT toInt64(toStartOfDay(ts)) AS day, count() AS n FROM ${events} WHERE ${span} GROUP BY day ORDER BY day`,
+    format: 'JSONEachRow',
+  });
+  const bounds = [start];
+  let pending = 0;
+  for (const { day, n } of await perDay.json<{ day: string; n: string }>()) {
+    if (pending > 0 && pending + Number(n) > CHUNK_REQUESTS && Number(day) > bounds[bounds.length - 1]) {
+      bounds.push(Number(day));
+      pending = 0;
+    }
+    pending += Number(n);
+  }
+  bounds.push(end);
+  for (let i = 0; i + 1 < bounds.length; i++) {
+    await client.command({ query: deriveDownloadsSql({ ...derivation, database, from: bounds[i], to: bounds[i + 1] }) });
   }
   const result = await client.query({ query: `SELECT count() AS n FROM ${downloads} WHERE ${span}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
