@@ -11,7 +11,7 @@ import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
-import { readUserAgentLists } from './warehouse/derive/user-agents';
+import { loadUserAgentLists } from './warehouse/derive/user-agents';
 import { watchInbox } from './warehouse/import/inbox';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     ? watchInbox(config.warehouse.dataDir, warehouse.client(), {
         database: config.warehouse.database,
         trackingPrefix: config.downloads.trackingPrefix,
-        derivation: { settings: config.downloads, userAgents: readUserAgentLists(config.downloads.userAgentsDir) },
+        derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
       }, logger)
     : undefined;
   logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });

@@ -5,7 +5,7 @@ import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
-import { readUserAgentLists } from './derive/user-agents';
+import { loadUserAgentLists } from './derive/user-agents';
 import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
 import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
@@ -109,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
     if (command.name === 'import' || command.name === 'derive') {
       const client = warehouse.client();
-      const derivation = { settings: config.downloads, userAgents: readUserAgentLists(config.downloads.userAgentsDir) };
+      const derivation = { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) };
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {
         await ensureImportTables(client, config.warehouse.database);

@@ -5,7 +5,7 @@ import { addProjectionStatements, columnsByTable, ddlStatements, localTableName,
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 import { TRACKING_PREFIX } from './reference-data';
-import { DEFAULT_USER_AGENTS_DIR, readUserAgentLists } from './derive/user-agents';
+import { DEFAULT_USER_AGENTS_DIR, loadUserAgentLists } from './derive/user-agents';
 
 /** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
 export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
@@ -237,7 +237,7 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
       scale: demo.scale,
       days: demo.days,
       endDate: end,
-      downloads: { settings: downloads, userAgents: readUserAgentLists(downloads.userAgentsDir) },
+      downloads: { settings: downloads, userAgents: loadUserAgentLists(downloads.userAgentsDir, logger.warn) },
       onProgress: (message) => logger.info(`demo data: ${message}`),
     });
     await client.command({

@@ -56,6 +56,21 @@ export function readUserAgentLists(dir: string): UserAgentLists {
 }
 
 /**
+ * The lists for a derivation. The OPAWG list is not published as a package, so a
+ * clone without `../shared` beside it has none at the default place: then user
+ * agents stay unclassified (no bot dropped, no app named) and a warning says so,
+ * rather than the service not starting. A USER_AGENTS_DIR set by hand must hold
+ * the list.
+ */
+export function loadUserAgentLists(dir: string, warn: (message: string, fields: Record<string, unknown>) => void): UserAgentLists {
+  if (dir === path.resolve(DEFAULT_USER_AGENTS_DIR) && !existsSync(dir)) {
+    warn('user-agent list not found: downloads are derived without classifying user agents (no bot filtering, no app names); set USER_AGENTS_DIR to the src/ folder of opawg/user-agents-v2', { USER_AGENTS_DIR: dir });
+    return Object.fromEntries(USER_AGENT_LISTS.map((list) => [list, []])) as unknown as UserAgentLists;
+  }
+  return readUserAgentLists(dir);
+}
+
+/**
  * The operating system each device entry implies: the list names devices,
  * not systems, and these names say which system runs on them. Devices the
  * table does not name leave os_name 'Other'.
