@@ -100,7 +100,9 @@ const APPLE_WATCH_PATTERN = '^atc/.*watchOS|\\(null\\)/\\(null\\) watchOS';
 
 /** WITH constants the classification expressions read. */
 export function userAgentConstants(lists: UserAgentLists): Record<string, string> {
-  const column = (list: UserAgentList, pick: (e: UserAgentEntry) => Literal) => sqlLiteral(lists[list].map(pick));
+  // Typed, so that an empty list (no list found) is still an Array(String) to multiMatchAllIndices.
+  const column = (list: UserAgentList, pick: (e: UserAgentEntry) => Literal, type = 'String') =>
+    `CAST(${sqlLiteral(lists[list].map(pick))} AS Array(${type}))`;
   return {
     ua_bot_patterns: column('bots', (e) => e.pattern),
     ua_bot_names: column('bots', (e) => e.name),
@@ -108,7 +110,7 @@ export function userAgentConstants(lists: UserAgentLists): Record<string, string
     ua_app_names: column('apps', (e) => e.name),
     ua_library_patterns: column('libraries', (e) => e.pattern),
     ua_library_names: column('libraries', (e) => e.name),
-    ua_library_is_bot: column('libraries', (e) => e.category === 'bot'),
+    ua_library_is_bot: column('libraries', (e) => e.category === 'bot', 'Bool'),
     ua_browser_patterns: column('browsers', (e) => e.pattern),
     ua_browser_names: column('browsers', (e) => e.name),
     ua_device_patterns: column('devices', (e) => e.pattern),
