@@ -17,6 +17,7 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
+import { checkQueryDates } from '../query/dates';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { Tickets } from './tickets';
@@ -308,6 +309,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       checkMembers(query, known);
       checkTimezone(query);
       guardQuery(query, known);
+      checkQueryDates(query);
     }
   };
 
