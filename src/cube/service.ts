@@ -333,6 +333,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     meta,
 
     load: (sent, context) => {
+      refuseMultiOnly(sent);
       const query = withNumericPaging(sent);
       return timed([query], async () => {
         await check([query], context);
@@ -357,9 +358,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     cubeLoad: async (sent, multi, context) => {
       const query = pagingOf(sent);
-      if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
-        throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
-      }
+      if (!multi) refuseMultiOnly(query);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
@@ -394,9 +393,15 @@ function pagingOf<Q extends Query | Query[]>(query: Q): Q {
   return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
 }
 
-function hasCompareDateRange(query: Query): boolean {
+const ADD_MULTI = 'add "queryType": "multi" next to "query" (on GET, the URL parameter queryType=multi)';
+
+/** Queries whose answer is one result per query or per range, which only Cube's multi shape holds. */
+function refuseMultiOnly(query: Query | Query[]): void {
+  if (Array.isArray(query)) throw new CubeFailure('invalid_query', `An array of queries answers one result per query: ${ADD_MULTI}.`);
   const { timeDimensions } = query;
-  return Array.isArray(timeDimensions) && timeDimensions.some((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+  if (!Array.isArray(timeDimensions)) return;
+  const i = timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+  if (i >= 0) throw new CubeFailure('invalid_query', `timeDimensions[${i}].compareDateRange answers one result per range: ${ADD_MULTI}.`);
 }
 
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {
