@@ -49,8 +49,8 @@ const DATA_ROUTES = [
   '/cubejs-api/v1/dry-run',
 ];
 
-/** Routes that are their own label in the request metrics; any other path counts as "unmatched". */
-const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
+/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/operations.md lists them all). */
+export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
 
 /**
  * The HTTP surface, in the order a request meets it: request id, metrics
