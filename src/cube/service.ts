@@ -68,6 +68,11 @@ export interface CubeService {
 export type Query = Record<string, unknown>;
 
 export interface RequestContext {
+  /**
+   * The server's own id of the request (src/http/auth.ts requestKeyOf),
+   * unique per request: its ticket, timings and cache lookups are keyed by
+   * it. Never the client's x-request-id, which two requests may share.
+   */
   requestId: string;
   /**
    * The account whose rows the query may read, or null for an operator,
