@@ -1,5 +1,5 @@
-import { CubeFailure } from './errors';
-import type { Schema } from './shapes';
+import { CubeFailure } from '../cube/errors';
+import type { Schema } from '../cube/shapes';
 
 /**
  * Every member reference of a query is checked against the model's members

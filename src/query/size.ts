@@ -1,7 +1,7 @@
 import type { Config } from '../config';
-import { dateRangeSpanMs, GRANULARITY_MS } from '../cube/date-range';
+import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
 import type { Query } from '../cube/service';
-import { ApiError } from './errors';
+import { ApiError } from '../http/errors';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
 
