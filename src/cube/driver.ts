@@ -83,6 +83,10 @@ export function createDriverFactory(
       await Promise.all([super.release(), this.writer?.release()]);
     }
 
+    protected override normaliseResponse<R = unknown>(res: Parameters<ClickHouseDriver['normaliseResponse']>[0]): R[] {
+      return withoutBinaryNoise(super.normaliseResponse<R>(res), res.meta);
+    }
+
     // Every statement (the connection test Cube runs first included) goes
     // through here, where the error object still has its codes.
     protected override async queryResponse(...args: Parameters<ClickHouseDriver['queryResponse']>) {
@@ -137,4 +141,29 @@ export function isRollupWrite(sql: string, rollupDatabase: string): boolean {
     `RENAME\\s+TABLE\\s+${table}[^\\s;]+\\s+TO\\s+${table}[^\\s;]+\\s*$`,
   ];
   return new RegExp(`^\\s*(${forms.join('|')})`, 'i').test(sql);
+}
+
+/**
+ * A Float64 holds about 15.95 significant decimal digits; a sum or an average
+ * of floats carries the error of every addition in its last one or two
+ * (61848.5 summed as 61848.499999999956). Each Float64 of an answer, whatever
+ * measure, dimension or rollup it comes from, is written with the 15
+ * significant digits it holds: 61848.5. Other types (integers beyond 2^53,
+ * decimals) are left exactly as ClickHouse wrote them.
+ */
+export function withoutBinaryNoise<R>(rows: R[], meta: { name: string; type: string }[] | undefined): R[] {
+  const floats = (meta ?? []).filter((column) => /^(Nullable\()?Float64\)?$/.test(column.type)).map((column) => column.name);
+  if (floats.length === 0) return rows;
+  for (const row of rows as Record<string, unknown>[]) {
+    for (const name of floats) {
+      const value = row[name];
+      if (typeof value === 'number') row[name] = rounded(value);
+      else if (typeof value === 'string' && value !== '') row[name] = String(rounded(Number(value)));
+    }
+  }
+  return rows;
+}
+
+function rounded(value: number): number {
+  return Number.isFinite(value) ? Number(value.toPrecision(15)) : value;
 }

@@ -12,13 +12,14 @@ import { unrefIntervals } from './unref-intervals';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { checkMembers, modelMembersOf, type ModelMembers } from './members';
+import { checkMembers, modelMembersOf, type ModelMembers } from '../query/members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
-import { withNumericPaging } from './paging';
-import { guardBlending, guardQuery } from './query-guard';
+import { withNumericPaging } from '../query/paging';
+import { guardBlending, guardQuery } from '../query/guard';
+import { checkQueryDates } from '../query/dates';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { Tickets } from './tickets';
@@ -70,6 +71,11 @@ export interface CubeService {
 export type Query = Record<string, unknown>;
 
 export interface RequestContext {
+  /**
+   * The server's own id of the request (src/http/auth.ts requestKeyOf),
+   * unique per request: its ticket, timings and cache lookups are keyed by
+   * it. Never the client's x-request-id, which two requests may share.
+   */
   requestId: string;
   /**
    * The account whose rows the query may read, or null for an operator,
@@ -320,6 +326,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       checkMembers(query, known);
       checkTimezone(query);
       guardQuery(query, known);
+      checkQueryDates(query);
     }
   };
 
@@ -343,6 +350,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     meta,
 
     load: (sent, context) => {
+      refuseMultiOnly(sent);
       const query = withNumericPaging(sent);
       return timed([query], async () => {
         await check([query], context);
@@ -370,9 +378,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     cubeLoad: async (sent, multi, context) => {
       const query = pagingOf(sent);
-      if (!multi && (Array.isArray(query) || hasCompareDateRange(query))) {
-        throw new CubeFailure('invalid_query', 'Arrays of queries and compareDateRange queries need queryType "multi".');
-      }
+      if (!multi) refuseMultiOnly(query);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
@@ -415,9 +421,15 @@ function pagingOf<Q extends Query | Query[]>(query: Q): Q {
   return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
 }
 
-function hasCompareDateRange(query: Query): boolean {
+const ADD_MULTI = 'add "queryType": "multi" next to "query" (on GET, the URL parameter queryType=multi)';
+
+/** Queries whose answer is one result per query or per range, which only Cube's multi shape holds. */
+function refuseMultiOnly(query: Query | Query[]): void {
+  if (Array.isArray(query)) throw new CubeFailure('invalid_query', `An array of queries answers one result per query: ${ADD_MULTI}.`);
   const { timeDimensions } = query;
-  return Array.isArray(timeDimensions) && timeDimensions.some((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+  if (!Array.isArray(timeDimensions)) return;
+  const i = timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+  if (i >= 0) throw new CubeFailure('invalid_query', `timeDimensions[${i}].compareDateRange answers one result per range: ${ADD_MULTI}.`);
 }
 
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {

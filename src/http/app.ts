@@ -49,8 +49,8 @@ const DATA_ROUTES = [
   '/cubejs-api/v1/dry-run',
 ];
 
-/** Routes that are their own label in the request metrics; any other path counts as "unmatched". */
-const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
+/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/operations.md lists them all). */
+export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
 
 /**
  * The HTTP surface, in the order a request meets it: request id, metrics
@@ -74,6 +74,9 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
     const incoming = req.get('x-request-id');
     res.locals.requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', res.locals.requestId);
+    // What the server keys this request's state by (its tickets, timings, cache lookups, its place in the
+    // shutdown gate): made here, so two requests sending the same x-request-id never share any of it.
+    res.locals.requestKey = randomUUID();
     const started = performance.now();
     res.locals.startedAt = started;
     res.on('finish', () => {

@@ -74,11 +74,20 @@ export function principalOf(res: Response): Principal {
 }
 
 /**
- * What Cube needs to know of a request: its id, the account its queries may
- * read, and the key's id, which is its lane in the warehouse's fair
- * statement queue.
+ * What Cube needs to know of a request: the id the server made for it (never
+ * the client's x-request-id, which two requests may share), the account its
+ * queries may read, and the key's id, which is its lane in the warehouse's
+ * fair statement queue.
  */
 export function requestContextOf(res: Response): RequestContext {
   const principal = principalOf(res);
-  return { requestId: res.locals.requestId, accountId: principal.accountId, lane: principal.keyId };
+  return { requestId: requestKeyOf(res), accountId: principal.accountId, lane: principal.keyId };
+}
+
+/** The server's own id of the request (app.ts), which its per-request state is keyed by. */
+export function requestKeyOf(res: Response): string {
+  const key: unknown = res.locals.requestKey;
+  // Set by the first middleware of the app; a route without it is our bug.
+  if (typeof key !== 'string') throw new Error('no request key: route mounted outside the app');
+  return key;
 }

@@ -63,7 +63,8 @@ export const notFound: RequestHandler = (req) => {
 export function methodNotAllowed(allowed: string): RequestHandler {
   return (req, res) => {
     res.setHeader('Allow', allowed);
-    throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed}.`);
+    // req.path is relative to the router's mount point (/v1, /cubejs-api/v1); the client sent the whole path.
+    throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; use ${allowed}.`);
   };
 }
 

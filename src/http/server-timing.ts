@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { cacheStatus, type RequestTiming, type RequestTimings } from '../metrics/request-timing';
+import { requestKeyOf } from './auth';
 
 /**
  * Adds a Server-Timing header to every answer of the route, errors
@@ -12,11 +13,11 @@ import { cacheStatus, type RequestTiming, type RequestTimings } from '../metrics
  */
 export function serverTiming(timings: RequestTimings): RequestHandler {
   return (_req, res, next) => {
-    const requestId = String(res.locals.requestId);
+    const requestKey = requestKeyOf(res);
     const started = typeof res.locals.startedAt === 'number' ? res.locals.startedAt : performance.now();
-    const timing = timings.begin(requestId);
+    const timing = timings.begin(requestKey);
     // 'close' follows every answer and every abandoned request alike.
-    res.once('close', () => timings.end(requestId));
+    res.once('close', () => timings.end(requestKey));
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
       if (!this.headersSent) this.setHeader('Server-Timing', format(timing, performance.now() - started));

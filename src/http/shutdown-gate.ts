@@ -22,7 +22,7 @@ export interface ShutdownGate {
 }
 
 export function createShutdownGate(): ShutdownGate {
-  const open = new Map<string, { method: string; path: string; since: number }>();
+  const open = new Map<string, { requestId: string; method: string; path: string; since: number }>();
   let closed = false;
   let waiters: (() => void)[] = [];
   const settle = () => {
@@ -34,11 +34,12 @@ export function createShutdownGate(): ShutdownGate {
   return {
     middleware: (req, res, next) => {
       if (closed) throw new ApiError('shutting_down', 'The service is shutting down; retry on another instance or in a few seconds.');
-      const requestId = String(res.locals.requestId);
-      open.set(requestId, { method: req.method, path: req.originalUrl.split('?')[0], since: Date.now() });
+      // Keyed by the server's id: two requests may send the same x-request-id.
+      const requestKey = String(res.locals.requestKey ?? res.locals.requestId);
+      open.set(requestKey, { requestId: String(res.locals.requestId), method: req.method, path: req.originalUrl.split('?')[0], since: Date.now() });
       // 'close' comes after the answer is sent and also when the client hangs up first.
       res.on('close', () => {
-        open.delete(requestId);
+        open.delete(requestKey);
         settle();
       });
       next();
@@ -46,7 +47,7 @@ export function createShutdownGate(): ShutdownGate {
     close: () => {
       closed = true;
     },
-    inFlight: () => [...open].map(([requestId, { method, path, since }]) => ({ requestId, method, path, ms: Date.now() - since })),
+    inFlight: () => [...open.values()].map(({ requestId, method, path, since }) => ({ requestId, method, path, ms: Date.now() - since })),
     idle: () =>
       new Promise<void>((resolve) => {
         waiters.push(resolve);

@@ -3,8 +3,8 @@ import type { Config } from '../../config';
 import type { CubeService } from '../../cube/service';
 import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
-import { isQuery, isQueryOrList, readQueryRequest } from '../query-request';
-import { checkQuerySize } from '../query-size';
+import { isQuery, isQueryOrList, readQueryRequest } from '../../query/request';
+import { checkQuerySize } from '../../query/size';
 
 /**
  * /v1/data/load/ — runs a query (spec 4.2). POST carries `{ query, queryType? }`

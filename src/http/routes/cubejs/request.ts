@@ -2,8 +2,8 @@ import type { Request } from 'express';
 import type { Config } from '../../../config';
 import type { Query } from '../../../cube/service';
 import { ApiError } from '../../errors';
-import { isQueryOrList, readQueryRequest } from '../../query-request';
-import { checkQuerySize } from '../../query-size';
+import { isQueryOrList, readQueryRequest } from '../../../query/request';
+import { checkQuerySize } from '../../../query/size';
 
 /**
  * The query of a request to Cube's own API, read as Cube's routes read it (a

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { Query } from '../cube/service';
-import { ApiError } from './errors';
+import { ApiError } from '../http/errors';
 
 /**
  * A query as Cube's clients send it: POST carries `{ query, queryType? }` as

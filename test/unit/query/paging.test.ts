@@ -1,5 +1,5 @@
 import { CubeFailure } from '../../../src/cube/errors';
-import { withNumericPaging } from '../../../src/cube/paging';
+import { withNumericPaging } from '../../../src/query/paging';
 
 // Cube's validator accepts "limit": "2" (Joi converts it) but Cube 0.33 then reads only numbers.
 describe('withNumericPaging', () => {

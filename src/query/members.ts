@@ -1,5 +1,5 @@
-import { CubeFailure } from './errors';
-import type { Schema } from './shapes';
+import { CubeFailure } from '../cube/errors';
+import type { Schema } from '../cube/shapes';
 
 /**
  * Every member reference of a query is checked against the model's members
@@ -42,6 +42,14 @@ export function modelMembersOf(schemas: Schema[]): ModelMembers {
     types: new Map(schemas.flatMap((schema) => [...schema.measures, ...schema.dimensions].map((member) => [member.name, member.type] as const))),
   };
 }
+
+/** Cube 0.33's filter operators (its gateway's query schema); any other answers "does not match any of the allowed types". */
+export const FILTER_OPERATORS: readonly string[] = [
+  'equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith',
+  'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet',
+  'inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate', 'measureFilter',
+];
+const KNOWN_OPERATORS = new Set(FILTER_OPERATORS);
 
 const MAX_NAME_SHOWN = 100;
 
@@ -101,6 +109,10 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
     for (const [key, nested] of [['and', and], ['or', or]] as const) {
       if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
+    }
+    if (typeof operator === 'string' && !KNOWN_OPERATORS.has(operator)) {
+      const shown = operator.length > MAX_NAME_SHOWN ? `${operator.slice(0, MAX_NAME_SHOWN)}…` : operator;
+      throw new CubeFailure('invalid_query', `${where}.operator: ${JSON.stringify(shown)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);
     }
     for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
       if (typeof name !== 'string') continue;

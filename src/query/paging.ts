@@ -1,4 +1,4 @@
-import { CubeFailure } from './errors';
+import { CubeFailure } from '../cube/errors';
 
 /**
  * Cube's validator takes a `limit` or `offset` written as a string ("2"),

@@ -1,13 +1,13 @@
 import type { Config } from '../config';
-import { dateRangeSpanMs, GRANULARITY_MS } from '../cube/date-range';
+import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
 import type { Query } from '../cube/service';
-import { ApiError } from './errors';
+import { ApiError } from '../http/errors';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
 
 export type QuerySizeLimits = Pick<
   Config['query'],
-  'maxMembers' | 'maxFilters' | 'maxQueries' | 'maxFilterValues' | 'maxValueLength' | 'maxTimeBuckets' | 'maxDepth'
+  'maxMembers' | 'maxFilters' | 'maxQueries' | 'maxFilterValues' | 'maxValueLength' | 'maxTimeBuckets' | 'maxDepth' | 'maxLimit'
 >;
 
 /**
@@ -32,7 +32,15 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
 
   let members = 0;
   let orders = 0;
-  for (const query of queries) {
+  for (const [i, query] of queries.entries()) {
+    // Cube says only "The query limit has been exceeded."
+    const limit = typeof query.limit === 'string' && /^\d+$/.test(query.limit) ? Number(query.limit) : query.limit;
+    if (typeof limit === 'number' && limit > limits.maxLimit) {
+      throw new ApiError(
+        'invalid_query',
+        `${queries.length > 1 ? `query[${i}]: ` : ''}"limit" is ${limit}; the maximum is ${limits.maxLimit} (QUERY_MAX_LIMIT). Ask for at most that many rows and page on with "offset".`,
+      );
+    }
     for (const list of MEMBER_LISTS) {
       const value = query[list];
       if (Array.isArray(value)) members += value.length;

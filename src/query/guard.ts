@@ -1,4 +1,4 @@
-import { CubeFailure } from './errors';
+import { CubeFailure } from '../cube/errors';
 
 /**
  * Query shapes that Cube 0.33 accepts from its validator and then crashes on

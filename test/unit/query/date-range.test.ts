@@ -1,4 +1,4 @@
-import { dateRangeSpanMs, GRANULARITY_MS } from '../../../src/cube/date-range';
+import { dateRangeSpanMs, GRANULARITY_MS } from '../../../src/query/date-range';
 
 const DAY = 86_400_000;
 

@@ -1,0 +1,124 @@
+import { dateParser } from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import { CubeFailure } from '../cube/errors';
+
+/**
+ * Dates a query gives: the values of the date filters and the ranges of
+ * time dimensions. Cube 0.33 checks neither. A filter value that is not a
+ * date ("2026-13-01") becomes a NULL bound in the SQL, so the query answers
+ * 0 rows with a 200; a range becomes "Invalid date" and a 400 naming neither
+ * the member nor the value; a phrase goes through chrono, which reads
+ * "2026-13-01" as 13 January. Each is refused here, naming both.
+ */
+
+/** How many values each date operator reads (Cube's BaseFilter; onTheDate and the ranges take one date as that day, see the dialect). */
+export const DATE_OPERATOR_VALUES: Readonly<Record<string, readonly [number, number]>> = {
+  inDateRange: [1, 2],
+  notInDateRange: [1, 2],
+  onTheDate: [1, 2],
+  beforeDate: [1, 1],
+  beforeOrOnDate: [1, 1],
+  afterDate: [1, 1],
+  afterOrOnDate: [1, 1],
+};
+
+const DATE_FORMS = 'a date (YYYY-MM-DD) or a local time (YYYY-MM-DDTHH:mm:ss.SSS)';
+const RANGE_FORMS = `${DATE_FORMS}, or a relative range such as "last 7 days", "yesterday" or "from 7 days ago to now"`;
+
+/** ISO 8601 as Cube reads it (moment's ISO parser): a date, optionally a time to the minute or finer, optionally a zone. */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** Whether `value` is a date or time that exists on the calendar and the clock. */
+export function isDateValue(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const match = ISO.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour = '0', minute = '0', second = '0'] = match.slice(1).map((part) => part ?? undefined);
+  const y = Number(year);
+  const m = Number(month);
+  const d = Number(day);
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return (
+    date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d &&
+    Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60
+  );
+}
+
+/** Dates written inside a phrase ("from 2026-13-01 to now"): chrono would read them some other way rather than refuse them. */
+const DATE_IN_TEXT = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?/g;
+
+/** Whether Cube reads `text` as a relative range that means what it says. */
+function isRangePhrase(text: string, timezone: string): boolean {
+  for (const [written] of text.matchAll(DATE_IN_TEXT)) if (!isDateValue(written)) return false;
+  try {
+    return dateParser(text, timezone).every((bound) => isDateValue(bound));
+  } catch {
+    return false;
+  }
+}
+
+const shown = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+};
+
+function refuse(message: string): never {
+  throw new CubeFailure('invalid_query', message);
+}
+
+/** One date filter's values: how many its operator reads, each a date. */
+export function checkDateFilter(where: string, member: string, operator: string, values: unknown): void {
+  const counts = DATE_OPERATOR_VALUES[operator];
+  if (counts === undefined) return;
+  const [fewest, most] = counts;
+  const list = Array.isArray(values) ? values : [];
+  if (list.length < fewest || list.length > most) {
+    const wanted = fewest === most ? `${fewest} date` : `${fewest} or ${most} dates`;
+    refuse(`${where}: the ${operator} filter on ${member} takes ${wanted}; got ${list.length}.`);
+  }
+  for (const value of list) {
+    if (!isDateValue(value)) refuse(`${where}: the ${operator} filter on ${member} needs ${DATE_FORMS}; ${shown(value)} is not one.`);
+  }
+}
+
+/** One time dimension's `dateRange` or one range of its `compareDateRange`: a phrase, or one or two dates. */
+export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
+  const zone = typeof timezone === 'string' ? timezone : 'UTC';
+  if (typeof range === 'string') {
+    if (!isRangePhrase(range, zone)) refuse(`${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
+    return;
+  }
+  if (!Array.isArray(range) || range.length < 1 || range.length > 2) {
+    refuse(`${where}: a date range for ${member} is one or two dates, [from, to], or a phrase such as "last 7 days"; got ${shown(range)}.`);
+  }
+  for (const value of range) {
+    if (!isDateValue(value)) refuse(`${where}: ${shown(value)} is not a date for ${member}; expected ${DATE_FORMS}.`);
+  }
+}
+
+/** Every date of a query: its date filters at any depth and its time dimensions' ranges. */
+export function checkQueryDates(query: Record<string, unknown>): void {
+  const { timeDimensions, filters, timezone } = query;
+  if (Array.isArray(timeDimensions)) {
+    timeDimensions.forEach((td, i) => {
+      if (typeof td !== 'object' || td === null) return;
+      const { dimension, dateRange, compareDateRange } = td as Record<string, unknown>;
+      const member = typeof dimension === 'string' ? dimension : `timeDimensions[${i}]`;
+      if (dateRange !== undefined) checkDateRange(`timeDimensions[${i}].dateRange`, member, dateRange, timezone);
+      if (Array.isArray(compareDateRange)) {
+        compareDateRange.forEach((range, j) => checkDateRange(`timeDimensions[${i}].compareDateRange[${j}]`, member, range, timezone));
+      }
+    });
+  }
+  if (!Array.isArray(filters)) return;
+  const pending: { filter: unknown; where: string }[] = filters.map((filter, i) => ({ filter, where: `filters[${i}]` }));
+  while (pending.length > 0) {
+    const { filter, where } = pending.pop()!;
+    if (typeof filter !== 'object' || filter === null) continue;
+    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
+    for (const [key, nested] of [['and', and], ['or', or]] as const) {
+      if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
+    }
+    const name = member ?? dimension;
+    if (typeof name === 'string' && typeof operator === 'string') checkDateFilter(where, name, operator, values);
+  }
+}

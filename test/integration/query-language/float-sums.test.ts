@@ -1,0 +1,74 @@
+/**
+ * Sums and averages of floats answer the number their values add up to, not
+ * its binary rounding error ("61848.499999999956" for 61848.5): each is the
+ * exact decimal sum (ClickHouse's Decimal arithmetic over the same rows, the
+ * oracle) to the 15 significant digits a Float64 holds, on both APIs, for a
+ * sum measure, a ratio of measures and a float dimension; integer measures
+ * are left exact.
+ */
+import request from 'supertest';
+import { API_KEY, DATABASE } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+
+let service: TestService;
+let oracle: Oracle;
+beforeAll(async () => {
+  service = await startService({ RESULT_CACHE_MB: '0' });
+  oracle = openOracle();
+});
+afterAll(async () => {
+  await oracle.close();
+  await service.close();
+});
+
+type Row = Record<string, string | number | null>;
+const v1 = async (query: Record<string, unknown>) =>
+  (await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200)).body.data as Row[];
+const cubejs = async (query: Record<string, unknown>) =>
+  (await request(service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send({ query }).expect(200)).body.data as Row[];
+
+/** The exact decimal as a Float64 shows it: its 15 significant digits, no more. */
+const fifteenDigits = (exact: string) => String(Number(Number(exact).toPrecision(15)));
+const significantDigits = (text: string) => text.replace(/^-?0*\.?0*/, '').replace(/\./, '').replace(/0+$/, '').length;
+
+describe.each([
+  ['/v1/data/load/', v1],
+  ['/cubejs-api/v1/load', cubejs],
+])('%s', (_name, load) => {
+  it('WebEvents.se_value_sum, in total and by app: the exact decimal sum', async () => {
+    const exact = await oracle.rows<{ app: string; s: string }>(
+      `SELECT app_id AS app, toString(sum(toDecimal128(se_value, 12))) AS s FROM ${DATABASE}.web_events WHERE se_value IS NOT NULL GROUP BY app_id`,
+    );
+    const [{ s: total }] = await oracle.rows<{ s: string }>(`SELECT toString(sum(toDecimal128(se_value, 12))) AS s FROM ${DATABASE}.web_events`);
+    const [{ noisy }] = await oracle.rows<{ noisy: string }>(`SELECT toString(sum(se_value)) AS noisy FROM ${DATABASE}.web_events`);
+    // The data shows the problem: a plain Float64 sum has more digits than it holds.
+    expect(significantDigits(noisy)).toBeGreaterThan(15);
+
+    const [all] = await load({ measures: ['WebEvents.se_value_sum'] });
+    expect(String(all['WebEvents.se_value_sum'])).toBe(fifteenDigits(total));
+
+    const byApp = await load({ measures: ['WebEvents.se_value_sum'], dimensions: ['WebEvents.appId'] });
+    const want = Object.fromEntries(exact.map((r) => [r.app, fifteenDigits(r.s)]));
+    const got = Object.fromEntries(byApp.filter((r) => r['WebEvents.se_value_sum'] !== null).map((r) => [r['WebEvents.appId'], String(r['WebEvents.se_value_sum'])]));
+    expect(got).toEqual(want);
+  });
+
+  it('a ratio of measures (ChannelRanks.avgRank) shows at most 15 digits', async () => {
+    const ranks = await load({ measures: ['ChannelRanks.avgRank'], dimensions: ['ChannelRanks.platform'] });
+    expect(ranks.length).toBeGreaterThan(0);
+    for (const row of ranks) expect(significantDigits(String(row['ChannelRanks.avgRank']))).toBeLessThanOrEqual(15);
+    const exact = await oracle.rows<{ p: string; s: string }>(
+      `SELECT platform AS p, toString(sum(toDecimal128(rank, 12)) / toDecimal128(count(), 12)) AS s FROM ${DATABASE}.channel_ranks GROUP BY platform`,
+    );
+    for (const { p, s } of exact) {
+      const row = ranks.find((r) => r['ChannelRanks.platform'] === p)!;
+      expect(Number(row['ChannelRanks.avgRank'])).toBeCloseTo(Number(s), 9);
+    }
+  });
+
+  it('integer sums and counts stay exact', async () => {
+    const [{ n }] = await oracle.rows<{ n: string }>(`SELECT toString(count()) AS n FROM ${DATABASE}.downloads`);
+    const [row] = await load({ measures: ['Downloads.count'] });
+    expect(String(row['Downloads.count'])).toBe(n);
+  });
+});
