@@ -20,6 +20,7 @@ import { guardBlending, guardQuery } from './query-guard';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { Tickets } from './tickets';
+import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -136,8 +137,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const { timings } = metrics;
   const observeCache = cubeCacheObserver(metrics);
   const tickets = new Tickets();
-  // Cube 0.33 reads its row limits from the environment only.
-  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
+  // Cube 0.33 reads its row limits from the environment only; it is asked
+  // for one row more than a client may (truncation.ts), and the client's
+  // maximum is held there.
+  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit + 1);
   process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
 
   const driverFactory = createDriverFactory(
@@ -334,7 +337,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = withNumericPaging(sent);
       return timed([query], async () => {
         await check([query], context);
-        return throughCache('v1', query, context, async () => toLoadResult(await loadUntilDone({ query }, context), query));
+        return throughCache('v1', query, context, async () => {
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context));
+          return markTruncation(toLoadResult(body, query), truncated);
+        });
       });
     },
 
@@ -342,7 +348,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = pagingOf(sent);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return throughCache('v1 multi', query, context, async () => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query));
+        return throughCache('v1 multi', query, context, async () => {
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context));
+          return markTruncation(toMultiLoadResult(body, query), truncated);
+        });
       });
     },
 
@@ -360,9 +369,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       }
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
-          cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context)),
-        );
+        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
+          const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
+          const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context));
+          return markTruncation(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated);
+        });
       });
     },
 

@@ -115,7 +115,7 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
         methods: ['GET', 'POST'],
         // Cube's clients send their token in authorization and an x-request-id of their own.
         allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'x-request-id'],
-        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Server-Timing'],
+        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Server-Timing', 'Result-Truncated', 'Content-Disposition'],
         maxAge: 600,
       }),
     );
