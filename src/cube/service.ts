@@ -9,6 +9,7 @@ import { BoundedCacheDriver } from './cache-driver';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import { createDriverFactory } from './driver';
+import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from './members';
@@ -43,6 +44,12 @@ export interface CubeService {
   cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
   /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /**
+   * The SQL Cube generates for one query under the context's account, with
+   * at most `limit` rows, for an export to run (export-sql.ts); checked like
+   * a load, nothing runs.
+   */
+  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
   dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /**
@@ -380,6 +387,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     sql: (query, context) => generate('sql', query, context),
 
     dryRun: (query, context) => generate('dryRun', query, context),
+
+    exportSql: async (sent, limit, context) => {
+      const query = withNumericPaging(sent);
+      await check([query], context);
+      const gatewayContext = { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() };
+      return generateExportSql(gateway as unknown as SqlGateway, { ...query, limit }, gatewayContext);
+    },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
