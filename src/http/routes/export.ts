@@ -134,7 +134,8 @@ function fileName(members: string[], format: ExportFormat): string {
 }
 
 function written(res: Response, chunk: Uint8Array): Promise<void> | void {
-  if (res.write(chunk)) return;
+  // A response already closed emits no more events: the caller sees its aborted signal next.
+  if (res.write(chunk) || res.destroyed) return;
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
