@@ -8,6 +8,7 @@ import type { Warehouse } from '../warehouse/connection';
 import { BoundedCacheDriver } from './cache-driver';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
+import { unrefIntervals } from './unref-intervals';
 import { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
@@ -115,11 +116,17 @@ type Reply = { body: any; status: number };
 
 /** Cube keeps its gateway accessor and its orchestrator's cache protected; this is the one place that opens them. */
 class Core extends CubejsServerCore {
-  constructor(
-    options: CreateOptions,
-    private readonly cacheDriver: BoundedCacheDriver,
-  ) {
-    super(options);
+  private readonly cacheDriver: BoundedCacheDriver;
+
+  constructor(options: CreateOptions, cacheDriver: BoundedCacheDriver) {
+    // Cube's constructor starts an interval it never clears (unref-intervals.ts).
+    const restoreIntervals = unrefIntervals();
+    try {
+      super(options);
+    } finally {
+      restoreIntervals();
+    }
+    this.cacheDriver = cacheDriver;
   }
 
   gateway() {
