@@ -33,10 +33,12 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
     res.on('close', () => {
       if (!res.writableFinished) left.abort(new CubeFailure('internal', 'The client went away.'));
     });
-    const signal = AbortSignal.any([left.signal, deadline(limits.timeoutMs)]);
-    const opened = await exporter.open(query, format, requestContextOf(res), signal);
-    const chunks = opened.chunks[Symbol.asyncIterator]();
+    const timeout = deadline(limits.timeoutMs);
+    const signal = AbortSignal.any([left.signal, timeout.signal]);
+    let chunks: AsyncIterator<Uint8Array> | undefined;
     try {
+      const opened = await exporter.open(query, format, requestContextOf(res), signal);
+      chunks = opened.chunks[Symbol.asyncIterator]();
       // The first chunk before the status line: a statement that fails at once is an error envelope.
       let next: IteratorResult<Uint8Array>;
       try {
@@ -101,8 +103,9 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
       if (format.records === 'csv') res.addTrailers({ [TRUNCATED_HEADER]: String(cut !== undefined || opened.truncated === true) });
       res.end();
     } finally {
+      timeout.clear();
       // Stops the statement when it has not ended (a cap, an error, the client left), which frees the engine.
-      await chunks.return?.();
+      await chunks?.return?.();
     }
   };
 }
@@ -152,9 +155,9 @@ async function hasMore(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
   return false;
 }
 
-function deadline(ms: number): AbortSignal {
+/** QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included. */
+function deadline(ms: number): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The export did not finish within ${ms / 1000} s.`)), ms);
-  timer.unref();
-  return controller.signal;
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
