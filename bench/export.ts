@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { statementTicket } from '../src/warehouse/statement-queue';
 import { API_KEY } from '../test/integration/support/constants';
-import { startService } from '../test/integration/support/service';
+import { startService, type TestService } from '../test/integration/support/service';
 import { prepareDataset } from './dataset';
 import { log, mb, perSecond, table } from './report';
 
@@ -42,15 +42,21 @@ async function main(): Promise<number> {
     const server = service.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const port = (server.address() as AddressInfo).port;
-    // Raw requests, one row each: enough rows at scale 1 for a million.
-    const query = { dimensions: ['PodcastEvents.requestId', 'PodcastEvents.city', 'PodcastEvents.country', 'PodcastEvents.referer'], ungrouped: true, limit: rows };
+    // Chart ranks by podcast, country, platform and hour: about one row each, 1.5 million at scale 1.
+    const query = {
+      measures: ['ChannelRanks.avgRank'],
+      dimensions: ['ChannelRanks.podcastSlug', 'ChannelRanks.countryCode', 'ChannelRanks.platform'],
+      timeDimensions: [{ dimension: 'ChannelRanks.timestamp', granularity: 'hour' }],
+      limit: rows,
+    };
     const context = { requestId: 'bench-export', accountId: null, lane: 'bench' };
     const { sql, columns } = await service.cube.exportSql(query, rows, context);
     const direct = `SELECT ${columns.map((c) => `\`${c.alias}\` AS \`${c.member}\``).join(', ')} FROM (${sql}) LIMIT ${rows}`;
 
+    // The first run reads the table into the engine's caches; the measured runs then start alike.
+    await engineRun(service, direct, 'csv', rows, outDir);
     const results: string[][] = [];
     for (const name of FORMAT_NAMES) {
-      const format = formatNamed(name)!;
       const api = await measured(async () => {
         const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
           const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': API_KEY } }, resolve);
@@ -62,15 +68,7 @@ async function main(): Promise<number> {
         if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode}`);
         return bytes;
       });
-      const file = path.join(outDir, `direct.${format.extension}`);
-      const engine = await measured(async () => {
-        const signal = new AbortController().signal;
-        const chunks = await statementTicket.run({ lane: 'bench', signal }, () =>
-          service.warehouse.stream({ query: direct, format: format.clickhouse, settings: format.settings, signal, limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows } }),
-        );
-        await pipeline(Readable.from(chunks), createWriteStream(file));
-        return statSync(file).size;
-      });
+      const engine = await measured(() => engineRun(service, direct, name, rows, outDir));
       results.push(
         [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), mb(api.peakRss)],
         [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), mb(engine.peakRss)],
@@ -86,6 +84,18 @@ async function main(): Promise<number> {
     rmSync(outDir, { recursive: true, force: true });
     if (!values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The SQL streamed by the engine into a file in the format, as the export's statement is; resolves with the file's size. */
+async function engineRun(service: TestService, sql: string, name: string, rows: number, outDir: string): Promise<number> {
+  const format = formatNamed(name)!;
+  const file = path.join(outDir, `direct.${format.extension}`);
+  const signal = new AbortController().signal;
+  const chunks = await statementTicket.run({ lane: 'bench', signal }, () =>
+    service.warehouse.stream({ query: sql, format: format.clickhouse, settings: format.settings, signal, limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows } }),
+  );
+  await pipeline(Readable.from(chunks), createWriteStream(file));
+  return statSync(file).size;
 }
 
 /** Runs `work` while sampling RSS; the peak is above the RSS at its start. */
