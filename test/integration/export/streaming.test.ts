@@ -31,7 +31,7 @@ afterAll(async () => {
   await service.close();
 });
 
-/** A million rows (EXPORT_MAX_ROWS), about 35 MB of ndjson. */
+/** A million rows (EXPORT_MAX_ROWS), about 51 MB of ndjson. */
 const MILLION = { dimensions: ['Numbers.number', 'Numbers.label'], order: { 'Numbers.number': 'asc' } };
 
 /** Starts an export and stops reading it after the first chunk; resolves with the request and what arrived. */
