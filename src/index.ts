@@ -5,7 +5,9 @@ import { ModelsInvalid } from './cube/models/problems';
 import { monitorEventLoop } from './event-loop';
 import { createHttpServer } from './http/server';
 import { createStartingApp } from './http/starting-app';
-import { createLogger, type Logger } from './log';
+import { INAPPLICABLE_CUBE_ADVICE } from './cube/console-advice';
+import { KeyFileError, readKeyFileIfPresent } from './keys/store';
+import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
@@ -21,15 +23,23 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
+  routeConsole(logger, INAPPLICABLE_CUBE_ADVICE);
+  // Everything the operator can get wrong is checked before "listening", so that a start which fails says so at
+  // once, in one line naming the variable, rather than after a banner that promised a service.
+  await readKeyFileIfPresent(config.keys.file);
   const measured = await openMeasuredWarehouse(config);
   const { warehouse } = measured;
+  const metricsServer = await listenOrExit(
+    () => serveMetrics(config.metrics, measured.metrics.registry, logger),
+    { port: config.metrics.port, host: config.metrics.host, variables: ['METRICS_PORT', 'METRICS_HOST'] },
+  );
 
   // Listening before the set-up, so that probes learn what the service waits for (503 not_ready) rather than
   // meeting a refused connection while the demo data is built.
   let waitingFor = 'the tables are being checked';
-  const server = createHttpServer(createStartingApp(logger, () => waitingFor), config.http, logger);
-  await listen(server, config, logger);
+  const startingApp = createStartingApp(logger, () => waitingFor);
+  const server = createHttpServer(startingApp, config.http, logger, measured.metrics);
+  await listenOrExit(() => listen(server, config, logger), { port: config.port, host: config.host, variables: ['PORT', 'HOST'] });
 
   // The embedded engine is ours to set up; a ClickHouse server is set up by
   // its operator (npm run warehouse -- init), and the service only reads it.
@@ -56,12 +66,14 @@ async function main(): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   }
-  const { app, cube, readiness, gate, metrics } = service;
-  const metricsServer = await serveMetrics(config.metrics, metrics.registry, logger);
+  const { app, cube, readiness, gate } = service;
   // From now on requests reach the service itself.
-  server.removeAllListeners('request');
+  // Only the starting app's listener: the connection cap keeps one of its own.
+  server.off('request', startingApp);
   server.on('request', app);
-  logger.info('ready', { warehouse: config.warehouse.kind });
+  logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });
+  // From ready on: the start-up's own work (demo data, model compile) is logged with its duration, not as delays.
+  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
   onShutdownSignals({
     server,
     http: config.http,
@@ -77,24 +89,40 @@ async function main(): Promise<void> {
   });
 }
 
-/** Listens, or exits with one line saying why it cannot. "listening" is logged only once it does. */
+interface Listener {
+  port: number;
+  host: string;
+  /** The variables that set the port and the host. */
+  variables: [string, string];
+}
+
+/** Runs `start`, or exits with one line saying why it cannot listen. */
+async function listenOrExit<T>(start: () => Promise<T>, listener: Listener): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    if (!(err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string')) throw err;
+    process.stderr.write(`${listenFailure(err, listener)}\n`);
+    process.exit(1);
+  }
+}
+
+/** Listens; "listening" is logged only once it does. */
 function listen(server: Server, config: Config, logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const failed = (err: Error) => {
-      process.stderr.write(`${listenFailure(err, config)}\n`);
-      process.exit(1);
-    };
-    server.once('error', failed);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
     server.listen(config.port, config.host, () => {
-      server.off('error', failed);
+      server.off('error', reject);
       server.on('error', (error) => logger.error('server error', { error: error.message }));
       const url = `http://localhost:${config.port}`;
       logger.info('listening', { url, warehouse: config.warehouse.kind });
       if (config.usingDemoKey) {
-        process.stdout.write(
+        // For the person at the terminal; stdout is the log, one JSON object a line.
+        process.stderr.write(
           `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
             `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
-            `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,
+            `A key for one account: npm run keys -- create --account northwind-audio --name demo --force\n` +
+            `  (--force: while the service holds the chDB directory, the CLI cannot check that the account has rows)\n\n`,
         );
       }
       resolve();
@@ -103,23 +131,31 @@ function listen(server: Server, config: Config, logger: Logger): Promise<void> {
 }
 
 /** Why the server could not listen, in one line naming the variables to change. */
-function listenFailure(err: Error, { port, host }: Config): string {
+function listenFailure(err: Error, { port, host, variables: [portVariable, hostVariable] }: Listener): string {
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
-      return `Port ${port} on ${host} is already in use (PORT)`;
+      return `Port ${port} on ${host} is already in use (${portVariable})`;
     case 'EACCES':
-      return `Port ${port} on ${host} needs more privileges than this process has; choose a port above 1023 (PORT)`;
+      return `Port ${port} on ${host} needs more privileges than this process has; choose a port above 1023 (${portVariable})`;
     case 'EADDRNOTAVAIL':
-      return `Address ${host} is not an address of this machine (HOST)`;
+      return `Address ${host} is not an address of this machine (${hostVariable})`;
     default:
-      return `Cannot listen on ${host}:${port} (PORT, HOST): ${err.message}`;
+      return `Cannot listen on ${host}:${port} (${portVariable}, ${hostVariable}): ${err.message}`;
   }
 }
 
-// Known failures (a full disk, an unusable data directory) are one line the
-// operator can act on; anything else keeps its stack for whoever debugs it.
+// Known failures (a full disk, an unusable data directory, a key file that
+// does not read) are one line the operator can act on; anything else keeps
+// its stack for whoever debugs it.
 main().catch((err: unknown) => {
-  const detail = err instanceof WarehouseSetupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  const detail =
+    err instanceof WarehouseSetupError
+      ? err.message
+      : err instanceof KeyFileError
+        ? `API_KEYS_FILE ${err.message}`
+        : err instanceof Error
+          ? (err.stack ?? err.message)
+          : String(err);
   process.stderr.write(`Failed to start: ${detail}\n`);
   process.exit(1);
 });

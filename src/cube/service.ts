@@ -16,6 +16,7 @@ import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from './members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
+import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
@@ -66,6 +67,8 @@ export interface CubeService {
     ready(): Promise<void>;
     /** Whether compiled, validated models are serving now. */
     compiled(): boolean;
+    /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
+    warnings(): readonly ModelProblem[];
     /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
     sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
   };
@@ -285,11 +288,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   const meta = async (context: RequestContext): Promise<Schema[]> => {
-    const reply = await call('meta', {}, context);
+    const version = await models.version();
+    const reply = await call('meta', {}, context, version);
     const failure = failed(reply);
     if (failure) throw failure;
     const cubes: Record<string, unknown>[] = reply.body.cubes;
-    return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out = models.unavailable(version);
+    return cubes.map((cube) => offered(toSchema(cube), out)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
   const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
@@ -310,7 +315,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     if (members?.version !== version) {
       const read = meta(context).then((schemas) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
-        return modelMembersOf(schemas);
+        return { ...modelMembersOf(schemas), unavailable: models.unavailable(version) };
       });
       members = { version, members: read };
       read.catch(() => {
@@ -370,10 +375,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     cubeMeta: async (context) => {
-      const reply = await call('meta', {}, context);
+      const version = await models.version();
+      const reply = await call('meta', {}, context, version);
       const failure = failed(reply);
       if (failure) throw failure;
-      return cubeMetaWithoutDescriptions(reply.body);
+      const out = models.unavailable(version);
+      const { cubes } = cubeMetaWithoutDescriptions(reply.body);
+      return { cubes: cubes.map((cube) => offered(cube, out)) };
     },
 
     cubeLoad: async (sent, multi, context) => {
@@ -407,6 +415,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     models: {
       ready: () => models.ready(),
       compiled: () => models.compiled(),
+      warnings: () => models.warnings(),
       sql: (query, context) => generateSql(query, context),
     },
 
@@ -417,6 +426,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       await core.shutdown();
     },
   };
+}
+
+/** A cube without the members the models' checks found cannot be queried (models/validate.ts): they are not offered. */
+function offered<C extends { measures?: { name: string }[]; dimensions?: { name: string }[] }>(cube: C, unavailable: ReadonlyMap<string, string>): C {
+  if (unavailable.size === 0) return cube;
+  const keep = (members?: { name: string }[]) => members?.filter((member) => !unavailable.has(member.name));
+  return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
 /** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */

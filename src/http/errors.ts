@@ -73,9 +73,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
     const { code, message } = toApiError(err);
+    const path = req.originalUrl.split('?')[0];
     // A probe's 503 is an answer, not a failure; the request line records it.
-    if (STATUS_BY_CODE[code] >= 500 && code !== 'not_ready') {
-      logger.error('request failed', { requestId, method: req.method, path: req.originalUrl.split('?')[0], code, error: describe(err) });
+    // A request refused while draining is what a drain is for, not a failure either.
+    if (code === 'shutting_down') {
+      logger.info('request refused: shutting down', { requestId, method: req.method, path });
+    } else if (STATUS_BY_CODE[code] >= 500 && code !== 'not_ready') {
+      logger.error('request failed', { requestId, method: req.method, path, code, error: describe(err) });
     }
     const retryAfter = RETRY_AFTER_SECONDS[code];
     if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));

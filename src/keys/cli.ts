@@ -1,13 +1,17 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config';
-import { createKey, isScope, KeyFileError, KeyInputError, keyStatus, readKeyFile, revokeKey, SCOPES, type KeyRecord } from './store';
+import { ConfigError, loadConfig, type Config } from '../config';
+import { nearestAccounts, warehouseAccountCheck, type AccountCheck, type AccountRows } from './accounts';
+import { ACCOUNT_ID_PATTERN, createKey, isScope, KeyFileError, KeyInputError, keyStatus, readKeyFile, revokeKey, SCOPES, type KeyRecord } from './store';
 
 const USAGE = `Usage: npm run keys -- <command>
 
 Commands (on the key file API_KEYS_FILE, default data/api-keys.json):
-  create --account <id> --name <name> [--expires-in-days <n>] [--scope <scope>]...
+  create --account <id> --name <name> [--expires-in-days <n>] [--scope <scope>]... [--force]
                       create a key and print it; it is shown this once only
-                      (scopes: ${SCOPES.join(', ')}; default: all of them)
+                      (scopes: ${SCOPES.join(', ')}; default: all of them).
+                      Refused when the account has no rows in the warehouse, or
+                      when that cannot be checked (chDB's directory is held by
+                      the running service); --force creates it unchecked
   list [--json]       list keys (never the keys themselves)
   revoke <id>         revoke a key; the running service drops it within API_KEYS_RELOAD_MS
   help                show this text
@@ -18,6 +22,8 @@ const MAX_EXPIRY_DAYS = 3650;
 
 export interface KeysCliIo {
   file: string;
+  /** Whether the account of a new key has rows (see accounts.ts). */
+  accounts: AccountCheck;
   stdout: (s: string) => void;
   stderr: (s: string) => void;
   now?: () => Date;
@@ -70,6 +76,7 @@ async function create(args: string[], io: KeysCliIo, now: Date): Promise<number>
       name: { type: 'string' },
       'expires-in-days': { type: 'string' },
       scope: { type: 'string', multiple: true },
+      force: { type: 'boolean', default: false },
     },
   });
   if (values.account === undefined) throw new UsageError('create needs --account <id>');
@@ -88,6 +95,13 @@ async function create(args: string[], io: KeysCliIo, now: Date): Promise<number>
     throw new UsageError(`--scope ${JSON.stringify(unknown)}: expected one of ${SCOPES.join(', ')}`);
   }
 
+  if (!values.force && ACCOUNT_ID_PATTERN.test(values.account)) {
+    const refusal = accountRefusal(values.account, await io.accounts(values.account));
+    if (refusal !== undefined) {
+      io.stderr(`error: ${refusal}\n`);
+      return 1;
+    }
+  }
   const { key, record } = await createKey(
     io.file,
     { account: values.account, name: values.name, expiresAt, scopes },
@@ -103,6 +117,35 @@ async function create(args: string[], io: KeysCliIo, now: Date): Promise<number>
       `Store this key now: it will not be shown again.\n`,
   );
   return 0;
+}
+
+/** Why a key for `account` is not created without --force, or undefined when it has rows. */
+function accountRefusal(account: string, rows: AccountRows): string | undefined {
+  const force = 'Pass --force to create the key anyway (for an account whose data is not loaded yet).';
+  switch (rows.status) {
+    case 'has-rows':
+      return undefined;
+    case 'unchecked':
+      return (
+        `could not check that account ${JSON.stringify(account)} has rows in the warehouse: ${rows.reason}\n` +
+        'The embedded engine (chDB) lets one process at a time open CHDB_DATA_DIR, so while the service runs on it ' +
+        'the account cannot be checked from here: stop the service, or check the account yourself. ' +
+        force
+      );
+    case 'no-rows': {
+      const accounts = rows.known.map((known) => known.account);
+      if (accounts.length === 0) {
+        return `account ${JSON.stringify(account)} has no rows: the warehouse holds no account's rows yet (load the data first). ${force}`;
+      }
+      const nearest = nearestAccounts(account, rows.known);
+      const shown = accounts.length <= 20 ? accounts.join(', ') : `${accounts.slice(0, 20).join(', ')}, … (${accounts.length} in all)`;
+      return (
+        `account ${JSON.stringify(account)} has no rows in the warehouse, so a key for it would read nothing.` +
+        (nearest.length > 0 ? ` Did you mean ${nearest.map((name) => JSON.stringify(name)).join(' or ')}?` : '') +
+        `\nAccounts with rows: ${shown}.\n${force}`
+      );
+    }
+  }
 }
 
 async function list(args: string[], io: KeysCliIo, now: Date): Promise<number> {
@@ -156,16 +199,17 @@ function withoutHash({ hash: _hash, ...rest }: KeyRecord): Omit<KeyRecord, 'hash
 }
 
 async function main(): Promise<number> {
-  let file: string;
+  let config: Config;
   try {
-    file = loadConfig().keys.file;
+    config = loadConfig();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
     return 1;
   }
   return runKeysCli(process.argv.slice(2), {
-    file,
+    file: config.keys.file,
+    accounts: warehouseAccountCheck(config.warehouse),
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
   });

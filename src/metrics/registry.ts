@@ -23,6 +23,7 @@ export interface Metrics {
   rateLimitRefusals: Counter<'reason'>;
   authFailures: Counter<'reason'>;
   keyFileReloadFailures: Counter;
+  connectionsShed: Counter<'reason'>;
   /** Per-request figures for the Server-Timing header. */
   timings: RequestTimings;
 }
@@ -92,6 +93,12 @@ export function createMetrics(): Metrics {
     keyFileReloadFailures: new Counter({
       name: 'analytics_key_file_reload_failures_total',
       help: 'Changes to the key file that did not read cleanly; the previous keys stay in use.',
+      registers,
+    }),
+    connectionsShed: new Counter({
+      name: 'analytics_http_connections_closed_at_cap_total',
+      help: 'Connections closed because the server held HTTP_MAX_CONNECTIONS, by reason: waiting_headers (the oldest without complete request headers, closed for a newcomer), idle (the longest-idle keep-alive, likewise), refused (the newcomer, every other one having a request in progress).',
+      labelNames: ['reason'],
       registers,
     }),
     timings: new RequestTimings(),

@@ -95,7 +95,7 @@ export async function openWarehouse(config: WarehouseConfig, queueObserver?: Que
 }
 
 function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Warehouse {
-  const tls = config.caCertPath ? { ca_cert: readFileSync(config.caCertPath) } : undefined;
+  const tls = config.caCertPath ? { ca_cert: readCaCert(config.caCertPath) } : undefined;
   const client = (options: ClientOptions = {}) =>
     createClient({
       ...options,
@@ -135,6 +135,14 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
     queueDepth: () => 0,
     close: async () => {},
   };
+}
+
+function readCaCert(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new WarehouseSetupError(`CLICKHOUSE_CA_CERT ${file} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queueObserver?: QueueObserver): Promise<Warehouse> {

@@ -20,7 +20,7 @@ async function listening(env: Record<string, string>): Promise<{ service: TestSe
   const lines: Record<string, any>[] = [];
   const service = await startService(env, { schemaPath: SLOW_SCHEMA, log: (line) => lines.push(JSON.parse(line)) });
   await service.cube.models.ready();
-  const server = createHttpServer(service.app, service.config.http, service.logger);
+  const server = createHttpServer(service.app, service.config.http, service.logger, service.metrics);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { service, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
 }
@@ -52,7 +52,8 @@ describe('SIGTERM with a query running and 31 queued', () => {
     const duringDrain = await request(url).get('/v1/data/meta').set('x-api-key', API_KEY);
     expect(duringDrain.status).toBe(200);
 
-    for (const res of await Promise.all(queued)) {
+    const refused = await Promise.all(queued);
+    for (const res of refused) {
       expectEnvelope(res, 'shutting_down');
       expect(res.headers['retry-after']).toMatch(/^\d+$/);
     }
@@ -65,6 +66,11 @@ describe('SIGTERM with a query running and 31 queued', () => {
     const msgs = lines.map((l) => (l.msg === 'request' ? `${l.method} ${l.path} ${l.status}` : l.msg));
     expect(msgs.indexOf('GET /v1/data/meta 200')).toBeGreaterThan(msgs.indexOf('shutting down: draining'));
     expect(msgs.indexOf('GET /v1/data/meta 200')).toBeLessThan(msgs.indexOf('shutting down: no longer accepting; waiting for running requests'));
+    // A refusal is what a drain is for: logged below error, once per request, naming it.
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+    const refusals = lines.filter((l) => l.msg === 'request refused: shutting down');
+    expect(refusals.map((l) => l.level)).toEqual(refused.map(() => 'info'));
+    expect(refusals.map((l) => l.requestId).sort()).toEqual(refused.map((res) => res.body.requestId).sort());
     // And now nothing listens.
     await expect(request(url).get('/healthz')).rejects.toThrow(/ECONNREFUSED/);
   });

@@ -3,7 +3,8 @@
  * serves the next request with no restart; an edit with problems is logged
  * in the validate format and the last good models keep serving.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
@@ -59,7 +60,7 @@ afterAll(async () => {
   await oracle.close();
 });
 
-type LogLine = { msg: string; problems?: string[] };
+type LogLine = { msg: string; level?: string; dir?: string; problems?: string[] };
 
 /** The first log line whose message starts with `msg`, written after `from` lines; waits for it (the watcher debounces, then compiles). */
 async function logged(msg: string, from: number): Promise<LogLine> {
@@ -112,6 +113,13 @@ it('keeps serving the account filter after an edit that drops it', async () => {
   expect(await accountCount()).toBe(await expectedCount());
 });
 
+it('keeps the last good models serving after an edit that defines a member twice', async () => {
+  const twice = original.replace('title: Plays', 'title: Twice').replace('    dimensions:\n', '    dimensions:\n      - name: city\n        sql: country\n        type: string\n');
+  const failed = await edit(twice, 'models not reloaded:');
+  expect(failed.problems).toEqual([expect.stringMatching(/^Plays\.yml: Plays\.city: the dimension city is defined 2 times in the cube, at lines 12 and 15 of Plays\.yml;/)]);
+  expect(await playsTitle()).toBe('Plays Edited');
+});
+
 it('serves the next good edit, new members included', async () => {
   const added = '      - name: continent\n        sql: continent\n        type: string\n      - name: at\n        sql: ts\n        type: time\n';
   const withContinent = original.replace('title: Plays', 'title: Plays Again') + added;
@@ -128,4 +136,46 @@ it('serves the next good edit, new members included', async () => {
     `SELECT continent AS \`Plays.continent\`, toString(count()) AS \`Plays.count\` FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}' GROUP BY continent ORDER BY continent`,
   );
   expect(res.body.data).toEqual(want);
+});
+
+describe('whichever way a file is saved', () => {
+  /** Reads /meta until `want` holds of it; a change not followed within this time fails the test. */
+  async function served(want: (schemas: { name: string; title: string }[]) => boolean): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+      if (want(res.body.schemas)) return;
+      if (Date.now() > deadline) throw new Error(`/meta still serves ${JSON.stringify(res.body.schemas.map((s: { name: string; title: string }) => [s.name, s.title]))}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  const titled = (title: string) => served((schemas) => schemas.find((s) => s.name === 'Plays')?.title === title);
+
+  it('follows a file saved by rename (sed -i), then written in place, created and deleted', async () => {
+    // sed -i writes a new file and renames it over the old one, as many editors and git checkout do.
+    execFileSync('sed', ['-i', 's/^    title: .*$/    title: Renamed Over/', file]);
+    await titled('Renamed Over');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('title: Renamed Over', 'title: Written In Place'));
+    await titled('Written In Place');
+    const extraFile = path.join(dir, 'Extra.yml');
+    writeFileSync(extraFile, CHARTS.replace(/Charts/g, 'Extra'));
+    await served((schemas) => schemas.some((s) => s.name === 'Extra'));
+    unlinkSync(extraFile);
+    await served((schemas) => !schemas.some((s) => s.name === 'Extra'));
+    unlinkSync(path.join(dir, 'Charts.yml'));
+    await served((schemas) => !schemas.some((s) => s.name === 'Charts'));
+  });
+
+  it('logs that it cannot follow edits while the directory is gone, and follows them again once it is back', async () => {
+    const from = lines.length;
+    renameSync(dir, `${dir}.away`);
+    try {
+      expect(await logged('models directory cannot be read', from)).toMatchObject({ level: 'error', dir });
+    } finally {
+      renameSync(`${dir}.away`, dir);
+    }
+    await logged('models directory readable again', from);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('title: Written In Place', 'title: Back Again'));
+    await titled('Back Again');
+  });
 });

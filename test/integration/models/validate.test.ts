@@ -4,6 +4,7 @@
  * checked in the engine against the suite's tables (downloads has an
  * account_id column, channel_ranks does not).
  */
+import { startService } from '../support/service';
 import { models, modelDir, problemLines, SCHEMA_DIR } from './support';
 
 /** A cube selecting `from`, with a count and a country, after the file's `head` lines. */
@@ -102,11 +103,45 @@ describe('validate', () => {
     });
 
     it('reports a column ClickHouse does not find, with the member', () => {
-      expect(linesOf('BadColumn.yml')).toEqual([expect.stringMatching(/^ {2}BadColumn\.yml: BadColumn\.platform: ClickHouse rejects the member's SQL: .*platfrom/)]);
+      expect(linesOf('BadColumn.yml')).toEqual([expect.stringMatching(/^ {2}BadColumn\.yml: BadColumn\.platform: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*platfrom/)]);
     });
 
     it('passes a public declaration, an account filter, and a table without account_id', () => {
       expect([...linesOf('Shared.yml'), ...linesOf('Isolated.yml'), ...linesOf('Charts.yml')]).toEqual([]);
+    });
+  });
+});
+
+describe('duplicates, which Cube would resolve by keeping one definition silently', () => {
+  const twice = CHARTS.replace('    dimensions:\n', '    dimensions:\n      - name: platform\n        sql: country_code\n        type: string\n');
+
+  it('reports a member defined twice in a cube, at both lines', async () => {
+    const { code, stdout } = await models(['validate', '--dir', modelDir({ 'Charts.yml': twice })]);
+    expect(code).toBe(1);
+    expect(problemLines(stdout)).toEqual([
+      '  Charts.yml: Charts.platform: the dimension platform is defined 2 times in the cube, at lines 10 and 13 of Charts.yml; Cube would keep only the last: remove or rename the others',
+    ]);
+  });
+
+  it('reports a cube defined in two files, naming both', async () => {
+    const js = "cube('Charts', {\n  sql_table: 'channel_ranks',\n  measures: { count: { type: 'count', description: 'Chart entries.' } },\n});\n";
+    const { code, stdout } = await models(['validate', '--dir', modelDir({ 'Charts.yml': CHARTS, 'More.yml': `${CHARTS}${CHARTS.replace('cubes:\n', '')}`, 'Legacy.js': js })]);
+    expect(code).toBe(1);
+    expect(problemLines(stdout)).toEqual([
+      '  Charts.yml: Charts: the cube Charts is defined 4 times, at Charts.yml line 2 and Legacy.js line 1 and More.yml line 2 and More.yml line 13; Cube would serve only one of them: remove or rename the others',
+    ]);
+  });
+
+  it('reports a measure defined twice', async () => {
+    const measures = CHARTS.replace('        drill_members: [platform]\n', '      - name: count\n        description: Again.\n        type: count\n');
+    const { stdout } = await models(['validate', '--dir', modelDir({ 'Charts.yml': measures })]);
+    expect(problemLines(stdout)).toEqual([expect.stringMatching(/^ {2}Charts\.yml: Charts\.count: the measure count is defined 2 times in the cube, at lines 5 and 8 of Charts\.yml;/)]);
+  });
+
+  it('refuses to start the service on them', async () => {
+    await expect(startService({ CUBE_MODELS_DIR: modelDir({ 'Charts.yml': twice }) })).rejects.toMatchObject({
+      name: 'ModelsInvalid',
+      problems: [expect.objectContaining({ file: 'Charts.yml', cube: 'Charts', member: 'platform' })],
     });
   });
 });

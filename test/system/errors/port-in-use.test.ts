@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 /**
  * The real start-up (`node dist/index.js`, built once by the system tier's
- * global setup, as `npm start` builds it) on a port another process holds:
- * one clear line on stderr, exit code
- * 1, no stack trace, and no "listening" before it. The same start on a free
- * port does log "listening", so the first test cannot pass by never logging.
+ * global setup, as `npm start` builds it) on a port another process holds, or with a key file it cannot read:
+ * one clear line on stderr naming the variable, exit code 1, no stack trace,
+ * and no "listening" (nor the banner) before it. The same start on a free
+ * port does log "listening", so these tests cannot pass by never logging.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -40,7 +40,7 @@ interface Run {
 }
 
 /** Starts the service; `until` may end it early once its output says enough. */
-function start(port: number, name: string, until?: (stdout: string) => boolean): Promise<Run> {
+function start(port: number, name: string, until?: (stdout: string) => boolean, env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'index.js')], {
     cwd: ROOT,
     env: {
@@ -52,6 +52,9 @@ function start(port: number, name: string, until?: (stdout: string) => boolean):
       API_KEYS: 'listen-test-key-0123456789',
       DEMO_DATA: 'false',
       LOG_LEVEL: 'info',
+      // No port shared with anything else on the machine, unless a test asks for one.
+      METRICS_PORT: '0',
+      ...env,
     },
   });
   const run: Run = { code: null, stdout: '', stderr: '' };
@@ -81,3 +84,40 @@ it('a free port: "listening" once it listens', async () => {
   expect(listeningLines(run.stdout)).toHaveLength(1);
   expect(JSON.parse(listeningLines(run.stdout)[0])).toMatchObject({ level: 'info', url: `http://localhost:${freePort}` });
 }, 120_000);
+
+/** A free port, for the API, while another process holds the one under test. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  const port = await listen(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+function expectRefusedBeforeListening(run: Run, line: string | RegExp): void {
+  expect(run.code).toBe(1);
+  const lines = run.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(line);
+  expect(run.stderr).not.toMatch(/\bat .+:\d+/);
+  expect(listeningLines(run.stdout)).toEqual([]);
+  expect(run.stdout).not.toMatch(/Analytics API on/);
+}
+
+it('a metrics port in use: one line naming the port and METRICS_PORT, before listening on PORT', async () => {
+  const run = await start(await freePort(), 'metrics-held', undefined, { METRICS_PORT: String(heldPort), METRICS_HOST: '127.0.0.1' });
+  expectRefusedBeforeListening(run, `Port ${heldPort} on 127.0.0.1 is already in use (METRICS_PORT)`);
+}, 120_000);
+
+describe('a key file that does not read: one line naming API_KEYS_FILE and the problem, before listening', () => {
+  const cases: [string, (file: string) => void, RegExp][] = [
+    ['a directory', (file) => mkdirSync(file), /EISDIR/],
+    ['not JSON', (file) => writeFileSync(file, '{"version": 1, "keys": ['), /is not valid JSON/],
+    ['another version', (file) => writeFileSync(file, '{"version": 2, "keys": []}'), /unknown version 2/],
+  ];
+  it.each(cases)('%s', async (name, make, problem) => {
+    const file = path.join(dataDir, `${name.replace(/\W/g, '-')}-keys.json`);
+    make(file);
+    const run = await start(await freePort(), `keys-${name.replace(/\W/g, '-')}`, undefined, { API_KEYS_FILE: file });
+    expectRefusedBeforeListening(run, new RegExp(`^Failed to start: API_KEYS_FILE ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${problem.source}`));
+  }, 120_000);
+});

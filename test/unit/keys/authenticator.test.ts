@@ -34,15 +34,15 @@ describe('createAuthenticator', () => {
 
   it("gives a stored key its id, its account and its scopes, and never the key", async () => {
     const file = tempKeyFile();
-    const { key, id } = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard', '--scope', 'data:meta']);
+    const { key, id } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard', '--scope', 'data:meta']);
     const principal = (await authenticatorOver(file)).authenticate(key, NOW);
-    expect(principal).toEqual({ keyId: id, accountId: 'acme', scopes: ['data:meta'] });
+    expect(principal).toEqual({ keyId: id, accountId: 'northwind-audio', scopes: ['data:meta'] });
     expect(JSON.stringify(principal)).not.toContain(key.slice(4));
   });
 
   it('stops accepting a key once it is revoked', async () => {
     const file = tempKeyFile();
-    const { key, id } = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard']);
+    const { key, id } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard']);
     expect((await authenticatorOver(file)).authenticate(key, NOW)?.keyId).toBe(id);
 
     expect((await cli(file, ['revoke', id], NOW)).code).toBe(0);
@@ -51,27 +51,27 @@ describe('createAuthenticator', () => {
 
   it('accepts a key until its expiry and not from then on', async () => {
     const file = tempKeyFile();
-    const { key } = await createThroughCli(file, ['--account', 'acme', '--name', 'trial', '--expires-in-days', '1']);
+    const { key } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'trial', '--expires-in-days', '1']);
     const auth = await authenticatorOver(file);
     const expiry = NOW.getTime() + 24 * 60 * 60 * 1000;
-    expect(auth.authenticate(key, new Date(expiry - 1))?.accountId).toBe('acme');
+    expect(auth.authenticate(key, new Date(expiry - 1))?.accountId).toBe('northwind-audio');
     expect(auth.authenticate(key, new Date(expiry))).toBeUndefined();
     expect(auth.authenticate(key, new Date(expiry + 1))).toBeUndefined();
   });
 
   it('uses the current time when no time is given', async () => {
     const file = tempKeyFile();
-    const { key } = await createKey(file, { account: 'acme', name: 'n', expiresAt: new Date(Date.now() + 60_000) });
-    const expired = await createKey(file, { account: 'acme', name: 'n', expiresAt: new Date(Date.now() + 1) }, new Date(Date.now() - 60_000));
+    const { key } = await createKey(file, { account: 'northwind-audio', name: 'n', expiresAt: new Date(Date.now() + 60_000) });
+    const expired = await createKey(file, { account: 'northwind-audio', name: 'n', expiresAt: new Date(Date.now() + 1) }, new Date(Date.now() - 60_000));
     await new Promise((resolve) => setTimeout(resolve, 5));
     const auth = await authenticatorOver(file);
-    expect(auth.authenticate(key)?.accountId).toBe('acme');
+    expect(auth.authenticate(key)?.accountId).toBe('northwind-audio');
     expect(auth.authenticate(expired.key)).toBeUndefined();
   });
 
   it('answers undefined alike for everything that is not exactly a live key', async () => {
     const file = tempKeyFile();
-    const { key } = await createThroughCli(file, ['--account', 'acme', '--name', 'dashboard']);
+    const { key } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard']);
     const [record] = await readKeyFile(file);
     const auth = await authenticatorOver(file);
     const last = key[key.length - 1];
@@ -101,7 +101,7 @@ describe('createAuthenticator', () => {
   it('compares the presented key with every operator and stored key, even after a match', async () => {
     const file = tempKeyFile();
     const created = [];
-    for (const name of ['a', 'b', 'c']) created.push(await createThroughCli(file, ['--account', 'acme', '--name', name]));
+    for (const name of ['a', 'b', 'c']) created.push(await createThroughCli(file, ['--account', 'northwind-audio', '--name', name]));
     const auth = await authenticatorOver(file);
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
     try {
