@@ -1,5 +1,7 @@
 import path from 'node:path';
 import dotenv from 'dotenv';
+import { DOWNLOAD_RULES, DOWNLOAD_WINDOWS, type DownloadRules, type DownloadWindow } from './warehouse/derive/rules';
+import { DEFAULT_USER_AGENTS_DIR } from './warehouse/derive/user-agents';
 
 /**
  * The only place that reads the environment. Everything the service can be
@@ -31,6 +33,17 @@ export interface DemoConfig {
   days: number;
 }
 
+export interface DownloadsConfig {
+  /** Which published rules turn requests into downloads (src/warehouse/derive/rules.ts). */
+  rules: DownloadRules;
+  /** IAB's dedup window; OP3 always uses the UTC calendar day. */
+  window: DownloadWindow;
+  /** The src/ folder of opawg/user-agents-v2, read when downloads are derived. */
+  userAgentsDir: string;
+  /** Imported request URLs start with it, then the show's token, '/', and the media host and path. */
+  trackingPrefix: string;
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
@@ -51,6 +64,7 @@ export interface Config {
   };
   warehouse: WarehouseConfig;
   demo: DemoConfig;
+  downloads: DownloadsConfig;
   models: {
     /** Folder of Cube model files; watched for changes outside production. */
     dir: string;
@@ -222,6 +236,13 @@ export function parseConfig(env: Env): Config {
     days: read.integer('DEMO_DAYS', 90, 7, 3650),
   };
 
+  const downloads: DownloadsConfig = {
+    rules: read.oneOf('DOWNLOAD_RULES', DOWNLOAD_RULES, 'iab'),
+    window: read.oneOf('DOWNLOAD_WINDOW', DOWNLOAD_WINDOWS, 'calendar'),
+    userAgentsDir: path.resolve(read.string('USER_AGENTS_DIR', DEFAULT_USER_AGENTS_DIR)),
+    trackingPrefix: read.match('TRACKING_PREFIX', 'https://pfx.example-analytics.net/e/', /^https?:\/\/[^\s/]+\/(\S*\/)?$/, 'an http(s) URL ending in /'),
+  };
+
   const maxLimit = read.integer('QUERY_MAX_LIMIT', 50000, 1, 1_000_000);
   const defaultLimit = read.integer('QUERY_DEFAULT_LIMIT', 10000, 1, 1_000_000);
   if (defaultLimit > maxLimit) {
@@ -275,6 +296,7 @@ export function parseConfig(env: Env): Config {
     },
     warehouse,
     demo,
+    downloads,
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
     rollups: {
       refreshSeconds: read.integer('CUBE_ROLLUP_REFRESH_SECONDS', 60, 0, 86_400),

@@ -11,6 +11,8 @@ import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
+import { readUserAgentLists } from './warehouse/derive/user-agents';
+import { watchInbox } from './warehouse/import/inbox';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
     }
     await applyDdl(warehouse, logger);
     waitingFor = 'the demo data is being built';
-    if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside' });
+    if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
   }
 
   waitingFor = 'the models are being compiled and checked';
@@ -71,6 +73,14 @@ async function main(): Promise<void> {
   // Only the starting app's listener: the connection cap keeps one of its own.
   server.off('request', startingApp);
   server.on('request', app);
+  // The import command hands files to this process while it holds chDB's directory (src/warehouse/import/inbox.ts).
+  const inbox = config.warehouse.kind === 'chdb'
+    ? watchInbox(config.warehouse.dataDir, warehouse.client(), {
+        database: config.warehouse.database,
+        trackingPrefix: config.downloads.trackingPrefix,
+        derivation: { settings: config.downloads, userAgents: readUserAgentLists(config.downloads.userAgentsDir) },
+      }, logger)
+    : undefined;
   logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });
   // From ready on: the start-up's own work (demo data, model compile) is logged with its duration, not as delays.
   const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
@@ -83,6 +93,7 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       eventLoop.stop();
+      inbox?.stop();
       metricsServer?.close();
       await service.close();
     },

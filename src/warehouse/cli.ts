@@ -3,7 +3,11 @@ import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
-import { clusterDdlStatements, TABLES } from './ddl';
+import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
+import { rederive } from './derive/rederive';
+import { readUserAgentLists } from './derive/user-agents';
+import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
+import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
@@ -15,15 +19,53 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           node and a Distributed <table> the service reads (see docs/operations.md)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
+  import [--account ID] [--format ndjson|csv|cloudfront] [--max-bad-rows N] [--ignore-unknown] FILE...
+                          load request logs (FILE - reads standard input, *.gz is read compressed) into
+                          podcast_events and derive their downloads; a file already imported adds nothing
+  derive                  derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
 `;
 
-type Command = { name: 'init'; cluster?: string } | { name: 'demo' };
+type Command =
+  | { name: 'init'; cluster?: string }
+  | { name: 'demo' }
+  | { name: 'derive' }
+  | { name: 'import'; files: string[]; account?: string; format: ImportFormat; maxBadRows: number; ignoreUnknown: boolean };
+
+function parseImport(args: string[]): Command | undefined {
+  const command: Extract<Command, { name: 'import' }> = { name: 'import', files: [], format: 'ndjson', maxBadRows: 0, ignoreUnknown: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = args[i + 1];
+    if (arg === '--account' && value) command.account = args[++i];
+    else if (arg === '--format' && (IMPORT_FORMATS as readonly string[]).includes(value)) command.format = args[++i] as ImportFormat;
+    else if (arg === '--max-bad-rows' && /^\d+$/.test(value ?? '')) command.maxBadRows = Number(args[++i]);
+    else if (arg === '--ignore-unknown') command.ignoreUnknown = true;
+    else if (arg === '-' || !arg.startsWith('-')) command.files.push(arg);
+    else return undefined;
+  }
+  return command.files.length > 0 ? command : undefined;
+}
 
 function parseArgs(argv: string[]): Command | undefined {
+  if (argv[0] === 'import') return parseImport(argv.slice(1));
+  if (argv.length === 1 && argv[0] === 'derive') return { name: 'derive' };
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
   if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
   return undefined;
+}
+
+/** While `npm start` holds chDB's directory, its files go to the service (src/warehouse/import/inbox.ts). */
+async function handToService(dataDir: string, command: Extract<Command, { name: 'import' }>): Promise<number> {
+  let failed = false;
+  for (const file of command.files) {
+    const summary = await handOff(dataDir, file, {
+      format: command.format, account: command.account, maxBadRows: command.maxBadRows, ignoreUnknown: command.ignoreUnknown, rejectsDir: process.cwd(),
+    }, (message) => process.stderr.write(`${message}\n`));
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (summary.outcome === 'refused') failed = true;
+  }
+  return failed ? 1 : 0;
 }
 
 /** Sets a warehouse up: what the service itself never does on a ClickHouse server. */
@@ -38,6 +80,9 @@ async function main(argv: string[]): Promise<number> {
     throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
   }
   const logger = createLogger(config.logLevel);
+  if (command.name === 'import' && config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined) {
+    return handToService(config.warehouse.dataDir, command);
+  }
   const warehouse = await openWarehouse(config.warehouse);
   try {
     const outdated = await outdatedTables(warehouse);
@@ -62,10 +107,40 @@ async function main(argv: string[]): Promise<number> {
       await applyDdl(warehouse, logger);
     }
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
+    if (command.name === 'import' || command.name === 'derive') {
+      const client = warehouse.client();
+      const derivation = { settings: config.downloads, userAgents: readUserAgentLists(config.downloads.userAgentsDir) };
+      const progress = (message: string) => process.stderr.write(`${message}\n`);
+      if (command.name === 'derive') {
+        await ensureImportTables(client, config.warehouse.database);
+        const [span] = await (await client.query({ query: `SELECT toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, count() AS n FROM ${quoteIdentifier(config.warehouse.database)}.podcast_events`, format: 'JSONEachRow' })).json<{ from: string; to: string; n: string }>();
+        const started = performance.now();
+        const downloads = Number(span.n) === 0 ? 0 : await rederive(client, config.warehouse.database, derivation, Number(span.from), Number(span.to));
+        process.stdout.write(`${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, requests: Number(span.n), downloads, seconds: Math.round(performance.now() - started) / 1000 })}\n`);
+        return 0;
+      }
+      let failed = false;
+      for (const file of command.files) {
+        const summary = await importFile(client, file, {
+          database: config.warehouse.database,
+          format: command.format,
+          account: command.account,
+          maxBadRows: command.maxBadRows,
+          ignoreUnknown: command.ignoreUnknown,
+          trackingPrefix: config.downloads.trackingPrefix,
+          rejectsDir: process.cwd(),
+          derivation,
+          progress,
+        });
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        if (summary.outcome === 'refused') failed = true;
+      }
+      return failed ? 1 : 0;
+    }
     if (command.name === 'demo') {
       // Same all-or-nothing build as the service's start-up; on a server, rows
       // that no finished demo build put there may be an operator's and stay.
-      await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep' });
+      await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
     }
   } finally {
     await warehouse.close();
@@ -77,7 +152,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof WarehouseSetupError;
+    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused;
     process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

@@ -131,6 +131,13 @@ const LAYOUTS: readonly TableLayout[] = [
       'referer               String',
       'details_key           LowCardinality(String)',
       'details_value         String',
+      // Added for imported logs (ensureColumns adds them to older tables):
+      // the address as logged (IPv4 as ::ffff:a.b.c.d), the HTTP method and
+      // status, and the import that brought the row (empty for others).
+      'ip                    IPv6 DEFAULT toIPv6(ip4)',
+      "method                LowCardinality(String) DEFAULT 'GET'",
+      'status                UInt16 DEFAULT 200',
+      "import_id             String DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
@@ -160,6 +167,8 @@ const LAYOUTS: readonly TableLayout[] = [
       'continent   LowCardinality(String)',
       'timezone    LowCardinality(String)',
       'org         LowCardinality(String)',
+      // OP3's tags, e.g. first-two (src/warehouse/derive).
+      "tags        LowCardinality(String) DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
@@ -288,6 +297,11 @@ export function clusterDdlStatements(database: string, cluster: string): string[
 function columnList(t: TableLayout): string {
   const projections = (t.projections ?? []).map((p) => `PROJECTION ${p.name} (${p.select})`);
   return `(\n  ${[...t.columns, ...projections].join(',\n  ')}\n)`;
+}
+
+/** Each table's column definitions (`name type …`), by the name the models read. */
+export function columnsByTable(): { table: TableName; columns: readonly string[] }[] {
+  return LAYOUTS.map((t) => ({ table: t.name, columns: t.columns }));
 }
 
 /** The projections of each table that has some, by the name the models read. */

@@ -1,9 +1,11 @@
-import type { DemoConfig } from '../config';
+import type { DemoConfig, DownloadsConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
-import { addProjectionStatements, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
+import { addProjectionStatements, columnsByTable, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
+import { TRACKING_PREFIX } from './reference-data';
+import { DEFAULT_USER_AGENTS_DIR, readUserAgentLists } from './derive/user-agents';
 
 /** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
 export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
@@ -11,7 +13,30 @@ export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<v
   for (const statement of ddlStatements(warehouse.config.database)) {
     await client.command({ query: statement });
   }
+  await addMissingColumns(warehouse, logger);
   await addMissingProjections(warehouse, logger);
+}
+
+/**
+ * Columns added to a layout after its table was made (CREATE TABLE IF NOT
+ * EXISTS leaves such a table as it was): each has a DEFAULT, so adding it is
+ * a change of metadata and the rows already there read the default.
+ */
+async function addMissingColumns(warehouse: Warehouse, logger?: Logger): Promise<void> {
+  const client = warehouse.client();
+  const { database } = warehouse.config;
+  const result = await client.query({
+    query: 'SELECT table, name FROM system.columns WHERE database = {database:String}',
+    query_params: { database },
+    format: 'JSONEachRow',
+  });
+  const present = new Set((await result.json<{ table: string; name: string }>()).map((row) => `${row.table}.${row.name}`));
+  for (const { table, columns } of columnsByTable()) {
+    for (const column of columns.filter((c) => !present.has(`${table}.${c.split(/\s+/)[0]}`))) {
+      logger?.info('adding column', { table, column });
+      await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.${quoteIdentifier(table)} ADD COLUMN IF NOT EXISTS ${column}` });
+    }
+  }
 }
 
 /**
@@ -145,7 +170,11 @@ export interface EnsureDemoOptions {
    * and no demo data is loaded.
    */
   unprovenRows: 'move-aside' | 'keep';
+  /** How the demo's requests become downloads; IAB v2.3, calendar day, and the list beside the repository by default. */
+  downloads?: DownloadsConfig;
 }
+
+const DEFAULT_DOWNLOADS: DownloadsConfig = { rules: 'iab', window: 'calendar', userAgentsDir: DEFAULT_USER_AGENTS_DIR, trackingPrefix: TRACKING_PREFIX };
 
 /**
  * Makes the live tables a complete demo build, building it when they are
@@ -174,7 +203,7 @@ export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger:
   } else {
     logger.info('no demo data yet: building it', { ...where, scale: demo.scale });
   }
-  await buildDemo(warehouse, demo, logger, options.endDate ?? new Date());
+  await buildDemo(warehouse, demo, logger, options.endDate ?? new Date(), options.downloads ?? DEFAULT_DOWNLOADS);
 }
 
 /**
@@ -185,7 +214,7 @@ export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger:
  * drops. chDB's databases use the Atomic engine, whose EXCHANGE swaps table
  * names in its metadata without copying data (a few milliseconds).
  */
-async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, endDate: Date): Promise<void> {
+async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, endDate: Date, downloads: DownloadsConfig): Promise<void> {
   const client = warehouse.client();
   const { database } = warehouse.config;
   const staging = stagingDatabase(database);
@@ -208,6 +237,7 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
       scale: demo.scale,
       days: demo.days,
       endDate: end,
+      downloads: { settings: downloads, userAgents: readUserAgentLists(downloads.userAgentsDir) },
       onProgress: (message) => logger.info(`demo data: ${message}`),
     });
     await client.command({

@@ -99,6 +99,15 @@ describe('parseConfig', () => {
     expect(problemsOf({ LOG_LEVEL: 'loud' })[0]).toMatch(/^LOG_LEVEL="loud": expected one of debug, info, warn, error/);
   });
 
+  it('counts downloads by IAB v2.3 on the UTC calendar day unless DOWNLOAD_RULES / DOWNLOAD_WINDOW say otherwise', () => {
+    expect(parseConfig({}).downloads).toMatchObject({ rules: 'iab', window: 'calendar', trackingPrefix: 'https://pfx.example-analytics.net/e/' });
+    expect(parseConfig({ DOWNLOAD_RULES: 'op3', DOWNLOAD_WINDOW: 'last-touch', USER_AGENTS_DIR: '/srv/ua/src' }).downloads)
+      .toMatchObject({ rules: 'op3', window: 'last-touch', userAgentsDir: '/srv/ua/src' });
+    expect(problemsOf({ DOWNLOAD_RULES: 'nielsen' })).toEqual(['DOWNLOAD_RULES="nielsen": expected one of iab, op3']);
+    expect(problemsOf({ DOWNLOAD_WINDOW: 'weekly' })).toEqual(['DOWNLOAD_WINDOW="weekly": expected one of calendar, first-touch, last-touch']);
+    expect(problemsOf({ TRACKING_PREFIX: 'pfx.example/e' })[0]).toMatch(/^TRACKING_PREFIX="pfx.example\/e": expected an http\(s\) URL ending in \//);
+  });
+
   it('reports every problem at once', () => {
     expect(problemsOf({ PORT: '0', DEMO_SCALE: 'big', LOG_LEVEL: 'loud' })).toHaveLength(3);
   });

@@ -1,0 +1,158 @@
+import { quoteIdentifier } from '../ddl';
+import { listenerIpSql, qualifiesSql, rangeColumns, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
+import { withClause } from './sql';
+import { botTypeSql, classifyColumns, refererNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
+
+/**
+ * From podcast_events to downloads, in ClickHouse: one INSERT … SELECT per
+ * time range, the same statement on chDB and on a server, for imported
+ * files, for rows a pipeline inserted, and for the demo generator. Rules
+ * that look back (a rolling window's earlier requests, first-touch's open
+ * window) read the warehouse: earlier requests from podcast_events, the
+ * counted ones from downloads.
+ */
+
+/**
+ * Where a download took place, as SQL over the counted request's columns
+ * `ip` (IPv6), `ip4`, `city` and `country` (what podcast_events holds).
+ * This is the seam for geo enrichment: a provider can look the IP up in a
+ * dictionary here; the default keeps the request's own city and country.
+ */
+export interface Places {
+  /** WITH constants the expressions read. */
+  constants: Record<string, string>;
+  city: string;
+  country: string;
+  continent: string;
+  timezone: string;
+  org: string;
+}
+
+export const REQUEST_PLACES: Places = { constants: {}, city: 'city', country: 'country', continent: "''", timezone: "''", org: "''" };
+
+export interface DeriveOptions {
+  database: string;
+  settings: DownloadRuleSettings;
+  userAgents: UserAgentLists;
+  places?: Places;
+  /** Derive the downloads whose counted request lies in [from, to), unix seconds. */
+  from: number;
+  to: number;
+}
+
+const DOWNLOAD_COLUMNS = 'account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org, tags';
+
+/** The request columns a download keeps from the request it counts. */
+const KEPT = '(ts, ip, ip4, referer, city, country)';
+const KEPT_TYPE = "Tuple(DateTime('UTC'), IPv6, IPv4, String, String, String)";
+
+export function deriveDownloadsSql(options: DeriveOptions): string {
+  const { settings } = options;
+  const places = options.places ?? REQUEST_PLACES;
+  const counted = settings.rules === 'op3' ? op3DaySql(options) : settings.window === 'calendar' ? calendarSql(options) : rollingSql(options);
+  return `
+INSERT INTO ${table(options.database, 'downloads')} (${DOWNLOAD_COLUMNS})
+${withClause({ ...userAgentConstants(options.userAgents), ...places.constants })}
+SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type,
+  ${places.city}, ${places.country}, ${places.continent}, ${places.timezone}, ${places.org}, tags
+FROM (
+  SELECT *, kept.1 AS ts, kept.2 AS ip, kept.3 AS ip4, kept.4 AS referer, kept.5 AS city, kept.6 AS country
+  FROM (${counted})
+)`;
+}
+
+/** Requests that may become downloads, in [from, to), with their listener and classification. */
+function qualifyingSql(options: DeriveOptions, from: number, to: number): string {
+  const events = table(options.database, 'podcast_events');
+  const range = `ts >= toDateTime(${from}, 'UTC') AND ts < toDateTime(${to}, 'UTC')`;
+  return `
+    SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, city, country, range_first_two,
+      ua_name AS parsed_ua, os_name, device_type, ${listenerIpSql(options.settings, 'ip')} AS listener
+    FROM (
+      SELECT *, ${refererNameSql('referer')} AS referer_name, ${botTypeSql()} AS bot_type
+      FROM (SELECT *, ${rangeColumns('byte_range')} FROM ${events} WHERE ${range}) AS e
+      INNER JOIN (
+        SELECT raw_ua, ${classifyColumns('raw_ua')}
+        FROM (SELECT DISTINCT raw_ua FROM ${events} WHERE ${range})
+      ) AS c USING (raw_ua)
+    )
+    WHERE ${qualifiesSql(options.settings)}`;
+}
+
+/**
+ * IAB calendar day (UTC): the key's first qualifying request of each day
+ * counts. Ties on the second fall back to the referer and IP, so the pick is
+ * deterministic.
+ */
+function calendarSql(options: DeriveOptions): string {
+  return `
+    SELECT account_id, token, url, raw_ua, parsed_ua, os_name, device_type, '' AS tags,
+      argMin(CAST(${KEPT} AS ${KEPT_TYPE}), (ts, referer, ip)) AS kept
+    FROM (${qualifyingSql(options, options.from, options.to)})
+    GROUP BY account_id, listener, raw_ua, url, token, parsed_ua, os_name, device_type, toDate(ts)`;
+}
+
+/**
+ * OP3's two phases (downloads.ts): within a UTC hour, a key's first request
+ * is its row, except that a lone `bytes=0-1` (first-two) is replaced by a
+ * larger request of the same hour; the day then keeps the key's earliest
+ * hourly row. The key is IP + user agent + referer + URL.
+ */
+function op3DaySql(options: DeriveOptions): string {
+  return `
+    SELECT account_id, token, url, raw_ua, parsed_ua, os_name, device_type,
+      argMin((hour_kept, hour_tags), hour_kept.1).2 AS tags, argMin((hour_kept, hour_tags), hour_kept.1).1 AS kept
+    FROM (
+      SELECT account_id, listener, token, url, referer, raw_ua, parsed_ua, os_name, device_type, toStartOfHour(ts) AS hour,
+        countIf(NOT range_first_two) > 0 AS has_larger,
+        if(has_larger,
+          argMinIf(CAST(${KEPT} AS ${KEPT_TYPE}), (ts, ip), NOT range_first_two),
+          argMin(CAST(${KEPT} AS ${KEPT_TYPE}), (ts, ip))) AS hour_kept,
+        if(has_larger, '', 'first-two') AS hour_tags
+      FROM (${qualifyingSql(options, options.from, options.to)})
+      GROUP BY account_id, listener, token, url, referer, raw_ua, parsed_ua, os_name, device_type, hour
+    )
+    GROUP BY account_id, listener, token, url, referer, raw_ua, parsed_ua, os_name, device_type, toDate(hour)`;
+}
+
+/**
+ * IAB rolling windows over each key's requests in time order. First-touch: a
+ * counted request opens a window; requests inside it neither count nor move
+ * it; the open window at `from` comes from the key's last download before
+ * it. Last-touch: a request counts when the key's previous qualifying
+ * request (read back one window before `from`) is a full window earlier.
+ */
+function rollingSql(options: DeriveOptions): string {
+  const { from, to } = options;
+  const firstTouch = options.settings.window === 'first-touch';
+  const readFrom = firstTouch ? from : from - WINDOW_SECONDS;
+  const picked = firstTouch
+    ? `arrayFold((acc, i) -> if(toInt64(reqs[i].1) >= acc.1 + ${WINDOW_SECONDS}, (toInt64(reqs[i].1), arrayPushBack(acc.2, i)), acc),
+         arrayEnumerate(reqs), (toInt64(open_window), CAST([], 'Array(UInt64)'))).2`
+    : `arrayFilter(i -> toInt64(reqs[i].1) >= ${from}
+         AND (i = 1 OR toInt64(reqs[i].1) - toInt64(reqs[i - 1].1) >= ${WINDOW_SECONDS}), arrayEnumerate(reqs))`;
+  const openWindow = firstTouch
+    ? `LEFT JOIN (
+        SELECT account_id, ${listenerIpSql(options.settings, 'ip')} AS listener, raw_ua, url, max(toInt64(ts)) AS open_window
+        FROM ${table(options.database, 'downloads')}
+        WHERE ts >= toDateTime(${from - WINDOW_SECONDS}, 'UTC') AND ts < toDateTime(${from}, 'UTC')
+        GROUP BY account_id, listener, raw_ua, url
+      ) AS w USING (account_id, listener, raw_ua, url)`
+    : '';
+  return `
+    SELECT account_id, token, url, raw_ua, parsed_ua, os_name, device_type, '' AS tags, reqs[i] AS kept
+    FROM (
+      SELECT *, ${picked} AS picked
+      FROM (
+        SELECT account_id, listener, token, url, raw_ua, parsed_ua, os_name, device_type,
+          arraySort(r -> (r.1, r.4, r.2), groupArray(CAST(${KEPT} AS ${KEPT_TYPE}))) AS reqs
+        FROM (${qualifyingSql(options, readFrom, to)})
+        GROUP BY account_id, listener, token, url, raw_ua, parsed_ua, os_name, device_type
+      ) AS k ${openWindow}
+    )
+    ARRAY JOIN picked AS i`;
+}
+
+function table(database: string, name: string): string {
+  return `${quoteIdentifier(database)}.${quoteIdentifier(name)}`;
+}

@@ -1,0 +1,78 @@
+/**
+ * The per-request rules, as SQL over a podcast_events row: which requests
+ * may become downloads, and the listener key that deduplicates them.
+ * Published sources, summarised in ../shared/conformance/iab/rules.md and
+ * op3/rules.md:
+ * - IAB Tech Lab Podcast Measurement Technical Guidelines v2.3 (final
+ *   2026-09-29). What v2.3 changed from v2.2 that matters here: the three
+ *   windows (calendar, first-touch rolling, last-touch rolling) are named and
+ *   any one may be chosen if disclosed (v2.2 asked only to disclose fixed or
+ *   rolling), the 2-byte probe (`Range: bytes=0-1`) is to be disregarded
+ *   always, the Apple Watch user agents are named, and safe-IP lists must be
+ *   re-validated every 90 days.
+ * - OP3 (skymethod/op3 at d8267547): GET only, its Range parser and
+ *   more-than-2-bytes rule with the lone `bytes=0-1` kept as "first-two",
+ *   per-UTC-day dedup on IP + user agent + referer per episode URL.
+ */
+export const DOWNLOAD_RULES = ['iab', 'op3'] as const;
+export type DownloadRules = (typeof DOWNLOAD_RULES)[number];
+export const DOWNLOAD_WINDOWS = ['calendar', 'first-touch', 'last-touch'] as const;
+export type DownloadWindow = (typeof DOWNLOAD_WINDOWS)[number];
+
+export interface DownloadRuleSettings {
+  rules: DownloadRules;
+  /** IAB only: OP3 always dedups per UTC calendar day. */
+  window: DownloadWindow;
+}
+
+/** A rolling window's length (IAB 5.5.1: "typically 24 hours"); a request exactly this long after the window's start is outside it. */
+export const WINDOW_SECONDS = 86_400;
+
+const SPEC = '(\\\\d+-\\\\d*|-\\\\d+)';
+
+/**
+ * OP3's Range parser (range_header.ts) in SQL: `bytes=` and comma-separated
+ * specs `N-M` (M ≥ N), `N-` or `-K` (K ≥ 1), digits only, whitespace only
+ * around commas, case-sensitive. Columns: range_specs (Array of [start, end]
+ * as Float64, end -1 when open, start -1 for a suffix), range_valid,
+ * range_max_size (largest estimated size; an open range is unbounded).
+ */
+export function rangeColumns(header: string): string {
+  return `
+    match(${header}, '^bytes=${SPEC}(\\\\s*,\\\\s*${SPEC})*$') AS range_syntax,
+    arrayMap(s -> (
+        if(startsWith(s, '-'), -1, toFloat64OrZero(splitByChar('-', s)[1])),
+        if(endsWith(s, '-'), -1, toFloat64OrZero(splitByChar('-', s)[2]))),
+      if(range_syntax, arrayMap(s -> trimBoth(s), splitByChar(',', substring(${header}, 7))), [])) AS range_specs,
+    range_syntax AND arrayAll(p -> if(p.1 = -1, p.2 >= 1, p.2 = -1 OR p.2 >= p.1), range_specs) AS range_valid,
+    arrayMax(arrayMap(p -> multiIf(p.1 = -1, p.2, p.2 = -1, 9007199254740991, p.2 - p.1 + 1), arrayPushBack(range_specs, (0., 0.)))) AS range_max_size,
+    range_valid AND length(range_specs) = 1 AND range_specs[1].1 = 0 AND range_specs[1].2 = 1 AS range_first_two,
+    NOT range_valid OR range_max_size > 2 AS range_counts`;
+}
+
+/**
+ * Whether a request (with rangeColumns and the user-agent classification
+ * beside it) may become a download. IAB: GET (5.5.2 Step 1.3), a status that
+ * delivered the file or the redirect to it (2xx and 3xx except 304; 0 is
+ * Akamai's 000 for a 206 cut short, counted if every other filter passes),
+ * never a range of 2 bytes or fewer (Step 1.2 item 6 and P1's "larger than
+ * 2 bytes"), no bot (item 5, and the Apple Watch duplicates of item 7), no IP
+ * on the exclusion list (item 2). OP3: GET only (it sees no status), ranges
+ * of 2 bytes or fewer dropped except the lone first-two probe, no bot type.
+ */
+export function qualifiesSql(settings: DownloadRuleSettings): string {
+  if (settings.rules === 'op3') return `method = 'GET' AND (range_counts OR range_first_two) AND bot_type = '' AND NOT ip_blacklisted`;
+  return `method = 'GET' AND (status = 0 OR (status BETWEEN 200 AND 399 AND status != 304)) AND range_counts AND bot_type = '' AND NOT ip_blacklisted`;
+}
+
+/**
+ * The listener part of the key. IAB 5.5.4: IPv4 in full, IPv6 cut to its
+ * first 64 bits; an IPv4-mapped IPv6 address (::ffff:a.b.c.d) is an IPv4
+ * listener and stays whole (OP3's /64 helper would zero it, see
+ * ../shared/conformance/op3/ipv6-vectors.json; its downloads use the full
+ * address). OP3: the full address.
+ */
+export function listenerIpSql(settings: DownloadRuleSettings, ip: string): string {
+  if (settings.rules === 'op3') return ip;
+  return `if(${ip} BETWEEN toIPv6('::ffff:0.0.0.0') AND toIPv6('::ffff:255.255.255.255'), ${ip}, toIPv6(cutIPv6(${ip}, 8, 0)))`;
+}

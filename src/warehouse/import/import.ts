@@ -1,0 +1,379 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { quoteIdentifier } from '../ddl';
+import { rederive, type Derivation } from '../derive/rederive';
+import { sqlLiteral, withClause } from '../derive/sql';
+import { classifyColumns, userAgentConstants } from '../derive/user-agents';
+
+/**
+ * Imports request logs into podcast_events and derives their downloads.
+ * ClickHouse reads everything: the file goes in line by line (numbered, so a
+ * bad row can be reported by its line) into a staging table, SQL validates
+ * and converts it, and only a file whose rejected rows are within the limit
+ * is moved into podcast_events. A file is recognised by the SHA-256 of its
+ * bytes as given (compressed or not), recorded in the imports table.
+ */
+export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+/** The canonical record's fields, named like OP3's exports where a name exists. */
+const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account'];
+
+export interface ImportOptions {
+  database: string;
+  format: ImportFormat;
+  /** For rows without an `account` field. */
+  account?: string;
+  maxBadRows: number;
+  ignoreUnknown: boolean;
+  /** URLs must start with it, then the show's token, '/', and the media host and path. */
+  trackingPrefix: string;
+  /** Where `<name>.rejects.ndjson` goes. */
+  rejectsDir: string;
+  derivation: Derivation;
+  /** The file's name in summaries, rejects and the imports table, when it is read from a copy (stdin, the service's inbox). */
+  name?: string;
+  progress?: (message: string) => void;
+}
+
+/** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
+export class ImportRefused extends Error {}
+
+export interface ImportSummary {
+  file: string;
+  outcome: 'imported' | 'already imported' | 'refused';
+  rowsRead: number;
+  imported: number;
+  rejected: number;
+  downloads: number;
+  seconds: number;
+  rejectFile?: string;
+}
+
+/** `-` reads standard input (spooled to a temporary file, which is hashed and read like any other). */
+export async function importFile(client: ClickHouseClient, file: string, options: ImportOptions): Promise<ImportSummary> {
+  const started = performance.now();
+  let spool: string | undefined;
+  let source = file;
+  if (file === '-') {
+    spool = mkdtempSync(path.join(os.tmpdir(), 'import-'));
+    source = path.join(spool, 'stdin');
+    await pipeline(process.stdin, createWriteStream(source));
+  }
+  try {
+    return await importPath(client, options.name ?? file, source, options, started);
+  } finally {
+    if (spool) rmSync(spool, { recursive: true, force: true });
+  }
+}
+
+async function importPath(client: ClickHouseClient, name: string, source: string, options: ImportOptions, started: number): Promise<ImportSummary> {
+  const db = quoteIdentifier(options.database);
+  const staging = quoteIdentifier(`${options.database}_import`);
+  const seconds = () => Math.round(performance.now() - started) / 1000;
+  await ensureImportTables(client, options.database);
+  await recoverInterrupted(client, options);
+
+  const hash = await sha256(source);
+  const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
+  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds() };
+
+  const id = randomUUID();
+  const lines = `${staging}.${quoteIdentifier(`lines_${id}`)}`;
+  const parsed = `${staging}.${quoteIdentifier(`rows_${id}`)}`;
+  try {
+    const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
+    const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
+    if (unknown.length > 0 && !options.ignoreUnknown) {
+      throw new ImportRefused(`${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`);
+    }
+    const columns = options.format === 'csv' ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
+    await client.command({ query: `CREATE TABLE ${lines} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
+    await client.insert({
+      table: lines,
+      values: numberedLines(source, options.format, options.progress),
+      format: options.format === 'csv' ? 'CSVWithNames' : 'TabSeparated',
+      clickhouse_settings: { input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 },
+    });
+    const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
+    await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, accessors, options)}` });
+    const [counts] = await rows<{ read: string; rejected: string; from: string; to: string }>(client,
+      `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to FROM ${parsed}`);
+    const rowsRead = Number(counts.read);
+    const rejected = Number(counts.rejected);
+    let rejectFile: string | undefined;
+    if (rejected > 0) rejectFile = await writeRejects(client, parsed, name, options.rejectsDir);
+    if (rejected > options.maxBadRows) {
+      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile };
+    }
+    const imported = rowsRead - rejected;
+    const record = (state: string) => client.command({
+      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to})`,
+    });
+    let downloads = 0;
+    if (imported > 0) {
+      // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
+      await record('started');
+      options.progress?.(`${name}: ${imported} rows valid, moving them into podcast_events`);
+      await client.command({ query: insertEventsSql(parsed, id, options) });
+      options.progress?.(`${name}: deriving downloads`);
+      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to));
+    }
+    await record('done');
+    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile };
+  } finally {
+    await client.command({ query: `DROP TABLE IF EXISTS ${lines} SYNC` });
+    await client.command({ query: `DROP TABLE IF EXISTS ${parsed} SYNC` });
+  }
+}
+
+export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(`${database}_import`)}` });
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
+      id String, hash String, file String, state LowCardinality(String), rows UInt64,
+      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now()
+    ) ENGINE = MergeTree ORDER BY (hash, id)`,
+  });
+}
+
+/**
+ * An import killed between moving its rows in and recording it done left
+ * rows with its import_id: they are removed and their span derived again,
+ * so a killed import leaves nothing behind.
+ */
+export async function recoverInterrupted(client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'progress'>): Promise<void> {
+  const db = quoteIdentifier(options.database);
+  const pending = await rows<{ id: string; file: string; from: string; to: string }>(client, `
+    SELECT id, any(file) AS file, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
+    GROUP BY id HAVING countIf(state = 'done') = 0`);
+  for (const p of pending) {
+    options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
+    await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to));
+    await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+  }
+}
+
+/**
+ * Numbers the lines on their way in, so a rejected row is reported by its
+ * line: NDJSON lines become `number <TAB> line` (TabSeparated-escaped, so
+ * ClickHouse stores each as one String whatever it holds); CSV lines get the
+ * number as a first column (a record per line: a quoted field spanning lines
+ * is not supported). Empty lines are skipped.
+ */
+function numberedLines(source: string, format: ImportFormat, progress?: (message: string) => void): Readable {
+  let line = 0;
+  let rest = '';
+  let bytes = 0;
+  let lastReport = performance.now();
+  const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
+  const emit = (text: string, out: string[]) => {
+    line += 1;
+    if (text.trim() === '' || (format === 'cloudfront' && text.startsWith('#'))) return;
+    if (format === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
+    else out.push(`${line}\t${escape(text)}\n`);
+  };
+  const numbering = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      const parts = (rest + chunk.toString('utf8')).split('\n');
+      rest = parts.pop() ?? '';
+      const out: string[] = [];
+      for (const part of parts) emit(part, out);
+      if (progress && performance.now() - lastReport > 5_000) {
+        lastReport = performance.now();
+        progress(`read ${line.toLocaleString('en-US')} lines (${Math.round(bytes / 1e6)} MB)`);
+      }
+      callback(null, out.join(''));
+    },
+    flush(callback) {
+      const out: string[] = [];
+      if (rest !== '') emit(rest, out);
+      callback(null, out.join(''));
+    },
+  });
+  const input = openSource(source);
+  input.on('error', (err: Error) => numbering.destroy(err));
+  return input.pipe(numbering);
+}
+
+function openSource(source: string): Readable {
+  const file = createReadStream(source);
+  return source.endsWith('.gz') ? file.pipe(createGunzip()) : file;
+}
+
+/** The CSV header's field names (the file's first line; names are plain words, so splitting on commas reads them). */
+async function csvHeader(source: string): Promise<string[]> {
+  let text = '';
+  for await (const chunk of openSource(source)) {
+    text += (chunk as Buffer).toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  return text.split('\n')[0].replace(/\r$/, '').split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+}
+
+/**
+ * CloudFront standard access logs: tab-separated, the columns named by the
+ * `#Fields:` header line. They log the byte range served (sc-range-start,
+ * sc-range-end) rather than the Range header, and URL-encode the user agent
+ * and referer.
+ */
+async function cloudFrontFields(source: string, name: string): Promise<string[]> {
+  let text = '';
+  for await (const chunk of openSource(source)) {
+    text += (chunk as Buffer).toString('utf8');
+    const fields = /^#Fields:(.*)$/m.exec(text);
+    if (fields && text.indexOf('\n', fields.index) >= 0) return fields[1].trim().split(/\s+/);
+    if (text.length > 65_536) break;
+  }
+  throw new ImportRefused(`${name}: no #Fields: header line, which CloudFront standard logs start with`);
+}
+
+function cloudFrontAccessors(fields: string[]): Accessors {
+  const column = (name: string) => {
+    const i = fields.indexOf(name);
+    if (i < 0) return "''";
+    return `if(splitByChar('\t', raw)[${i + 1}] = '-', '', splitByChar('\t', raw)[${i + 1}])`;
+  };
+  const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
+  const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
+  const text: Record<string, string> = {
+    time: `concat(${column('date')}, 'T', ${column('time')}, 'Z')`,
+    ip: column('c-ip'),
+    method: column('cs-method'),
+    status: column('sc-status'),
+    url: `concat('https://', ${host}, ${column('cs-uri-stem')})`,
+    userAgent: decoded('cs(User-Agent)'),
+    referer: decoded('cs(Referer)'),
+    // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.
+    range: fields.includes('sc-range-start') ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))` : "''",
+    account: "''",
+  };
+  return {
+    text: (f) => text[f],
+    raw: (f) => text[f],
+    has: () => 'false',
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: `length(splitByChar('\t', raw)) = ${fields.length}`,
+    line: 'raw',
+  };
+}
+
+/** How the validation reads a field of a staged row, and the row's text for the reject file. */
+interface Accessors {
+  text(field: string): string;
+  /** The field's JSON token (a number stays unquoted), or its text for CSV. */
+  raw(field: string): string;
+  has(field: string): string;
+  unknown: string;
+  isRecord: string;
+  line: string;
+}
+
+const JSON_ACCESSORS: Accessors = {
+  text: (f) => `if(startsWith(JSONExtractRaw(raw, ${sqlLiteral(f)}), '"'), JSONExtractString(raw, ${sqlLiteral(f)}), JSONExtractRaw(raw, ${sqlLiteral(f)}))`,
+  raw: (f) => `JSONExtractRaw(raw, ${sqlLiteral(f)})`,
+  has: (f) => `JSONHas(raw, ${sqlLiteral(f)})`,
+  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), JSONExtractKeys(raw))`,
+  isRecord: `isValidJSON(raw) AND startsWith(trimLeft(raw), '{')`,
+  line: 'raw',
+};
+
+function csvAccessors(header: string[]): Accessors {
+  return {
+    text: (f) => quoteIdentifier(f),
+    raw: (f) => quoteIdentifier(f),
+    has: (f) => (header.includes(f) ? 'true' : 'false'),
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: 'true',
+    line: `toJSONString(map(${FIELDS.map((f) => `${sqlLiteral(f)}, ${quoteIdentifier(f)}`).join(', ')}))`,
+  };
+}
+
+/** Parsed columns and the first reason a row cannot be imported ('' when it can). */
+function validateSql(lines: string, a: Accessors, options: ImportOptions): string {
+  const prefix = sqlLiteral(options.trackingPrefix);
+  return `
+    SELECT line, ${a.line} AS raw,
+      ${a.text('time')} AS time_text,
+      multiIf(
+        match(time_text, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'),
+        match(time_text, '(Z|[+-][0-9][0-9]:?[0-9][0-9])$'), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
+        NULL) AS time64,
+      toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
+      ${a.text('ip')} AS ip_text,
+      multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
+      if(isIPv4String(ip_text), toIPv4(ip_text), toIPv4(0)) AS ip4,
+      ${a.text('method')} AS method,
+      ${a.raw('status')} AS status_raw,
+      if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
+      ${a.text('url')} AS url,
+      extract(url, concat('^', ${sqlLiteral(escapeRegex(options.trackingPrefix))}, '([A-Za-z0-9_-]+)/(.+)$')) AS token,
+      substring(url, length(${prefix}) + length(token) + 2) AS media,
+      ${a.text('userAgent')} AS raw_ua,
+      ${a.text('referer')} AS referer,
+      ${a.text('range')} AS byte_range,
+      if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
+      ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
+      multiIf(
+        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record' : 'not a JSON object')},
+        length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
+        time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
+        NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
+        method = '', 'method is missing',
+        status_raw != '' AND NOT match(status_raw, '^[0-9]{1,3}$'), 'status is not an HTTP status code',
+        token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
+        account_id = '', 'no account: give the row an account field or the file --account',
+        '') AS reason
+    FROM ${lines}`;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Valid rows into podcast_events, with their app name from the user-agent list; places are left to the derivation (geo). */
+function insertEventsSql(parsed: string, id: string, options: ImportOptions): string {
+  return `
+INSERT INTO ${quoteIdentifier(options.database)}.podcast_events
+  (account_id, request_id, ts, ip4, ip, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one,
+   city, country, referer, details_key, details_value, method, status, import_id)
+${withClause(userAgentConstants(options.derivation.userAgents))}
+SELECT account_id, generateUUIDv4(), ts, ip4, ip, false, url, concat('https://', media), raw_ua, ua_name, token, byte_range,
+  NOT match(byte_range, '^bytes=0-[01]$'), '', '', referer, '', '', method, status, ${sqlLiteral(id)}
+FROM ${parsed} AS r
+INNER JOIN (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${parsed} WHERE reason = '')) AS c USING (raw_ua)
+WHERE reason = ''`;
+}
+
+async function writeRejects(client: ClickHouseClient, parsed: string, name: string, dir: string): Promise<string> {
+  const file = path.join(dir, `${path.basename(name === '-' ? 'stdin' : name)}.rejects.ndjson`);
+  const result = await client.query({
+    query: `SELECT ${sqlLiteral(name)} AS file, line, reason, raw FROM ${parsed} WHERE reason != '' ORDER BY line`,
+    format: 'JSONEachRow',
+  });
+  await pipeline(result.stream(), new Transform({
+    objectMode: true,
+    transform(batch: { text: string }[], _encoding, callback) {
+      callback(null, batch.map((row) => `${row.text}\n`).join(''));
+    },
+  }), createWriteStream(file));
+  return file;
+}
+
+async function sha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+async function rows<T>(client: ClickHouseClient, query: string, params?: Record<string, unknown>): Promise<T[]> {
+  return (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../../log';
+import { ensureImportTables, importFile, recoverInterrupted, type ImportOptions, type ImportSummary } from './import';
+
+/**
+ * chDB's data directory belongs to one process, so while `npm start` holds
+ * it the import command hands its files to the service through this inbox:
+ * a folder inside the data directory that only the directory's owner can
+ * reach (0700). The command copies the file in and writes a job; the
+ * service, which polls the folder, imports it with its own engine and
+ * writes the summary back. No HTTP route is involved: the API stays
+ * read-only.
+ */
+export const INBOX = 'import-inbox';
+const PID_FILE = 'service.pid';
+const POLL_MS = 500;
+
+export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'progress'> & { name: string; data: string };
+
+export function inboxDir(dataDir: string): string {
+  const dir = path.join(dataDir, INBOX);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+/** The pid of a live service that watches the inbox, if any. */
+export function runningService(dataDir: string): number | undefined {
+  const file = path.join(dataDir, INBOX, PID_FILE);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8'));
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The command's side: hands one file to the service and waits for its summary. */
+export async function handOff(dataDir: string, file: string, job: Omit<InboxJob, 'name' | 'data'>, progress: (message: string) => void): Promise<ImportSummary> {
+  const dir = inboxDir(dataDir);
+  const id = randomUUID();
+  const data = path.join(dir, `${id}.data${file.endsWith('.gz') ? '.gz' : ''}`);
+  const partial = `${data}.partial`;
+  if (file === '-') await pipeline(process.stdin, createWriteStream(partial, { mode: 0o600 }));
+  else copyFileSync(file, partial);
+  renameSync(partial, data);
+  writeFileSync(path.join(dir, `${id}.job.partial`), JSON.stringify({ ...job, name: file, data }), { mode: 0o600 });
+  renameSync(path.join(dir, `${id}.job.partial`), path.join(dir, `${id}.job`));
+  progress(`${file}: handed to the running service (pid ${runningService(dataDir) ?? '?'}) through ${dir}`);
+  const result = path.join(dir, `${id}.result`);
+  for (;;) {
+    if (existsSync(result)) {
+      const summary = JSON.parse(readFileSync(result, 'utf8')) as ImportSummary | { error: string };
+      rmSync(result, { force: true });
+      if ('error' in summary) throw new Error(`the service could not import ${file}: ${summary.error}`);
+      return summary;
+    }
+    if (runningService(dataDir) === undefined) throw new Error(`the service stopped before importing ${file}; run the command again`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The service's side: imports the jobs it finds, one at a time, until stopped. */
+export function watchInbox(dataDir: string, client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'trackingPrefix'>, logger: Logger): { stop(): void } {
+  const dir = inboxDir(dataDir);
+  writeFileSync(path.join(dir, PID_FILE), String(process.pid), { mode: 0o600 });
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const progress = (message: string) => logger.info(`import: ${message}`);
+  const tick = async () => {
+    for (const entry of readdirSync(dir).filter((f) => f.endsWith('.job'))) {
+      const jobFile = path.join(dir, entry);
+      const job = JSON.parse(readFileSync(jobFile, 'utf8')) as InboxJob;
+      let outcome: ImportSummary | { error: string };
+      try {
+        outcome = await importFile(client, job.data, { ...job, ...options, progress });
+        logger.info('import finished', { ...outcome });
+      } catch (err) {
+        outcome = { error: err instanceof Error ? err.message : String(err) };
+        logger.error('import failed', { file: job.name, error: outcome.error });
+      }
+      writeFileSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), JSON.stringify(outcome), { mode: 0o600 });
+      renameSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), path.join(dir, `${entry.slice(0, -4)}.result`));
+      rmSync(jobFile, { force: true });
+      rmSync(job.data, { force: true });
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    tick().catch((err: unknown) => logger.error('import inbox failed', { error: err instanceof Error ? err.message : String(err) })).finally(() => {
+      if (!stopped) timer = setTimeout(loop, POLL_MS);
+    });
+  };
+  // An import the service was running when it was killed is undone before new ones start.
+  ensureImportTables(client, options.database).then(() => recoverInterrupted(client, { ...options, progress })).catch((err: unknown) => logger.error('import recovery failed', { error: String(err) })).finally(loop);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      rmSync(path.join(dir, PID_FILE), { force: true });
+    },
+  };
+}

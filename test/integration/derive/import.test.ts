@@ -1,0 +1,139 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { ddlStatements } from '../../../src/warehouse/ddl';
+import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
+import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
+import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
+import { testDataDir } from '../support/service';
+import { USER_AGENTS } from './support';
+
+/**
+ * The sample files in samples/ imported into chDB and derived. The sample's
+ * nine requests are chosen so each rule decides one of them (see the
+ * expected counts below): a repeat the same day, a 0-1 probe, two IPv6
+ * addresses of one /64, a bot, a HEAD, a 304, and the first listener again
+ * 23 hours later.
+ */
+const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
+const connection = createChdbConnection({ path: testDataDir() });
+const client: ClickHouseClient = createClient({ connection: connection as never });
+afterAll(() => connection.close());
+
+let databases = 0;
+async function freshDatabase(): Promise<string> {
+  const database = `import_${process.pid}_${(databases += 1)}`;
+  for (const statement of ddlStatements(database)) await client.command({ query: statement });
+  return database;
+}
+
+function options(database: string, settings: DownloadRuleSettings, extra: Partial<ImportOptions> = {}): ImportOptions {
+  return {
+    database, format: 'ndjson', account: 'acme', maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX,
+    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')), derivation: { settings, userAgents: USER_AGENTS }, ...extra,
+  };
+}
+
+async function count(sql: string): Promise<number> {
+  return Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
+}
+
+describe('import of samples/requests.ndjson', () => {
+  const cases: [DownloadRuleSettings, number][] = [
+    // rows 1, 4, 9: the repeat, the probe, the same /64, the bot, HEAD and 304 drop; a new UTC day counts again
+    [{ rules: 'iab', window: 'calendar' }, 3],
+    // row 9 is 23 h after row 1 opened the window
+    [{ rules: 'iab', window: 'first-touch' }, 2],
+    // row 9 is 22 h after row 2, the last request
+    [{ rules: 'iab', window: 'last-touch' }, 2],
+    // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, sees no status: rows 1, 3, 4, 5, 8, 9
+    [{ rules: 'op3', window: 'calendar' }, 6],
+  ];
+  for (const [settings, expected] of cases) {
+    it(`${settings.rules} ${settings.window}: ${expected} downloads, and importing the file again adds nothing`, async () => {
+      const database = await freshDatabase();
+      const file = path.join(SAMPLES, 'requests.ndjson');
+      const first = await importFile(client, file, options(database, settings));
+      expect(first).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
+      expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE account_id = 'acme'`)).toBe(expected);
+      const again = await importFile(client, file, options(database, settings));
+      expect(again).toMatchObject({ outcome: 'already imported', imported: 0 });
+      expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
+      expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
+    });
+  }
+});
+
+describe('import of samples/requests.csv (the same requests)', () => {
+  it('derives the same 3 IAB calendar downloads; an unknown column refuses the file', async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(client, path.join(SAMPLES, 'requests.csv'), options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }));
+    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
+    const bad = path.join(dir, 'bad.csv');
+    writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
+    await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(/unknown column colour/);
+  });
+});
+
+describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
+  // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
+  const cases: [DownloadRuleSettings, number][] = [[{ rules: 'iab', window: 'calendar' }, 2], [{ rules: 'op3', window: 'calendar' }, 4]];
+  for (const [settings, expected] of cases) {
+    it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
+      const database = await freshDatabase();
+      const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
+      expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
+      expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
+    });
+  }
+});
+
+describe('import of samples/requests-with-errors.ndjson', () => {
+  const file = path.join(SAMPLES, 'requests-with-errors.ndjson');
+
+  it('refuses the file with its bad rows written to a reject file by line and reason, and imports nothing', async () => {
+    const database = await freshDatabase();
+    const opts = options(database, { rules: 'iab', window: 'calendar' });
+    const summary = await importFile(client, file, opts);
+    expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+    const prefixes = [
+      [2, 'not a JSON object'],
+      [3, 'ip is not an IPv4 or IPv6 address'],
+      [5, `url is not under the tracking prefix ${TRACKING_PREFIX} followed by a token and the media path`],
+      [6, 'time is not an ISO 8601 time with a zone or epoch seconds'],
+      [7, 'unknown field colour'],
+    ] as const;
+    expect(rejects.map((r, i) => [r.line, r.reason.startsWith(prefixes[i]?.[1] ?? '\u0000') ? prefixes[i][1] : r.reason])).toEqual(prefixes);
+    expect(rejects.every((r) => r.file === file)).toBe(true);
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(0);
+  });
+
+  it('imports the good rows when --max-bad-rows allows the bad ones, and --ignore-unknown keeps a row with an unknown field', async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 5, ignoreUnknown: true }));
+    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 6, imported: 2, rejected: 4, downloads: 2 });
+  });
+});
+
+describe('an import killed after moving its rows in', () => {
+  it('leaves nothing: the next import removes its rows and derives their span again', async () => {
+    const database = await freshDatabase();
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
+    // What a kill -9 between the move and the 'done' record leaves: a 'started' record and rows carrying its id, already derived.
+    await client.command({ query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')` });
+    await client.command({ query: `INSERT INTO ${database}.podcast_events SELECT * REPLACE (generateUUIDv4() AS request_id, 'killed' AS import_id, toIPv4('192.0.2.200') AS ip4, toIPv6('::ffff:192.0.2.200') AS ip) FROM ${database}.podcast_events` });
+    await client.command({ query: `INSERT INTO ${database}.downloads SELECT * REPLACE (toIPv4('192.0.2.200') AS ip4) FROM ${database}.downloads` });
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(6);
+
+    const next = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
+    expect(next.outcome).toBe('already imported');
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(3);
+    expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
+  });
+});

@@ -1,0 +1,47 @@
+import { withClause } from '../../../src/warehouse/derive/sql';
+import { classifyColumns, userAgentConstants, type UserAgentList } from '../../../src/warehouse/derive/user-agents';
+import { openOracle, type Oracle } from '../support/service';
+import { USER_AGENTS } from './support';
+
+/**
+ * Every example string of the OPAWG list (user-agents-v2 at 8008a31, the
+ * snapshot in ../shared/conformance) classified by the warehouse's
+ * expression, against the folder README's oracles: bot/app/library/browser
+ * examples resolve to their own entry and file by first match in the order
+ * bots, apps, libraries, browsers; device examples to their own entry, but
+ * for the one example the README names as caught first by an earlier entry.
+ */
+let oracle: Oracle;
+beforeAll(() => {
+  oracle = openOracle();
+});
+afterAll(() => oracle.close());
+
+const TYPES: Record<string, UserAgentList> = { bot: 'bots', app: 'apps', library: 'libraries', 'bot-library': 'libraries', browser: 'browsers' };
+
+async function classify(examples: string[]): Promise<{ ua: string; ua_type: string; ua_name: string; device_name: string }[]> {
+  const rows = examples.map((ua) => `'${ua.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ');
+  return oracle.rows(`
+    ${withClause(userAgentConstants(USER_AGENTS))}
+    SELECT ua, ua_type, ua_name, device_name FROM (SELECT arrayJoin([${rows}]) AS ua, ${classifyColumns('ua')})`);
+}
+
+describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a31)', () => {
+  it('resolves all bot, app, library and browser examples to their own entry and file', async () => {
+    const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
+      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => `${ua} → ${list}: ${entry.name}`)));
+    expect(expected.length).toBeGreaterThanOrEqual(1420);
+    const rows = await classify(expected.map((line) => line.slice(0, line.lastIndexOf(' → ', line.lastIndexOf(': ')))));
+    expect(rows.map((r) => `${r.ua} → ${TYPES[r.ua_type] ?? r.ua_type}: ${r.ua_name}`)).toEqual(expected);
+  });
+
+  it('resolves device examples to their own entry, except the Apple Watch example the README names', async () => {
+    const shadowed = 'Watch/1140 CFNetwork/3860.200.71 Darwin/25.1.0';
+    const examples = USER_AGENTS.devices.flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: ua === shadowed ? 'Apple iPhone' : entry.name })));
+    // Bots get no device; the list's device examples that are also bots are checked by their own entry only upstream.
+    const rows = await classify(examples.map((e) => e.ua));
+    const botExamples = new Set(rows.filter((r) => r.ua_type === 'bot').map((r) => r.ua));
+    expect(rows.filter((r) => !botExamples.has(r.ua)).map((r) => `${r.ua} → ${r.device_name}`))
+      .toEqual(examples.filter((e) => !botExamples.has(e.ua)).map((e) => `${e.ua} → ${e.name}`));
+  });
+});
