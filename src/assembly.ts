@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { Config } from './config';
 import { CubeFailure } from './cube/errors';
 import { createCubeService, type CubeService, type CubeServiceOptions } from './cube/service';
+import { createExporter } from './export/exporter';
 import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
@@ -107,7 +108,8 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     const gate = createShutdownGate();
     const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
     if (redis) releases.push(() => redis.close());
-    const app = createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+    const exporter = createExporter({ cube, warehouse, limits: config.query, caps: config.exports });
+    const app = createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
     return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };
   } catch (err) {
     // The failure that stopped the start is the one to report, not one met while releasing.

@@ -114,6 +114,13 @@ export interface Config {
     /** Bytes of results and refresh keys Cube's own cache keeps, beneath resultCache (see src/cube/cache-driver.ts). */
     cubeCacheMaxBytes: number;
   };
+  /** POST /v1/data/export: its own caps, above a load's limit; reaching one is always said. */
+  exports: {
+    /** Rows one export writes at most. */
+    maxRows: number;
+    /** Bytes one export writes at most, as the engine writes them. */
+    maxBytes: number;
+  };
   http: {
     bodyLimitBytes: number;
     /** After SIGTERM, how long requests are still taken (readiness already says 503) so a load balancer can notice. */
@@ -315,6 +322,10 @@ export function parseConfig(env: Env): Config {
         windowMs: Math.round(read.number('RESULT_CACHE_SECONDS', 10, 0, 10) * 1000),
       },
       cubeCacheMaxBytes: read.integer('CUBE_CACHE_MB', 16, 1, 65_536) * 1024 * 1024,
+    },
+    exports: {
+      maxRows: read.integer('EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+      maxBytes: read.integer('EXPORT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 1024 ** 4),
     },
     http: {
       bodyLimitBytes: read.integer('HTTP_BODY_LIMIT_KB', 100, 1, 10240) * 1024,

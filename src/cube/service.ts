@@ -10,6 +10,7 @@ import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import { unrefIntervals } from './unref-intervals';
 import { createDriverFactory } from './driver';
+import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from '../query/members';
@@ -23,6 +24,7 @@ import { checkQueryDates } from '../query/dates';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
 import { Tickets } from './tickets';
+import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
 import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
 /**
@@ -45,6 +47,12 @@ export interface CubeService {
   cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
   /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /**
+   * The SQL Cube generates for one query under the context's account, with
+   * at most `limit` rows, for an export to run (export-sql.ts); checked like
+   * a load, nothing runs.
+   */
+  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
   dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /**
@@ -152,8 +160,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const { timings } = metrics;
   const observeCache = cubeCacheObserver(metrics);
   const tickets = new Tickets();
-  // Cube 0.33 reads its row limits from the environment only.
-  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit);
+  // Cube 0.33 reads its row limits from the environment only; it is asked
+  // for one row more than a client may (truncation.ts), and the client's
+  // maximum is held there.
+  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit + 1);
   process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
 
   const driverFactory = createDriverFactory(
@@ -354,7 +364,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = withNumericPaging(sent);
       return timed([query], async () => {
         await check([query], context);
-        return throughCache('v1', query, context, async () => toLoadResult(await loadUntilDone({ query }, context), query));
+        return throughCache('v1', query, context, async () => {
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context));
+          return markTruncation(toLoadResult(body, query), truncated);
+        });
       });
     },
 
@@ -362,7 +375,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = pagingOf(sent);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return throughCache('v1 multi', query, context, async () => toMultiLoadResult(await loadUntilDone({ query, queryType: 'multi' }, context), query));
+        return throughCache('v1 multi', query, context, async () => {
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context));
+          return markTruncation(toMultiLoadResult(body, query), truncated);
+        });
       });
     },
 
@@ -381,15 +397,24 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       if (!multi) refuseMultiOnly(query);
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
-        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () =>
-          cubeLoadWithoutDescriptions(await loadUntilDone({ query, ...(multi ? { queryType: 'multi' } : {}) }, context)),
-        );
+        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
+          const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
+          const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context));
+          return markTruncation(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated);
+        });
       });
     },
 
     sql: (query, context) => generate('sql', query, context),
 
     dryRun: (query, context) => generate('dryRun', query, context),
+
+    exportSql: async (sent, limit, context) => {
+      const query = withNumericPaging(sent);
+      await check([query], context);
+      const gatewayContext = { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() };
+      return generateExportSql(gateway as unknown as SqlGateway, { ...query, limit }, gatewayContext);
+    },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
 

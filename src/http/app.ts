@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
+import type { Exporter } from '../export/exporter';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
@@ -16,6 +17,7 @@ import { cubeDryRunRoute } from './routes/cubejs/dry-run';
 import { cubeLoadRoute } from './routes/cubejs/load';
 import { cubeMetaRoute } from './routes/cubejs/meta';
 import { cubeSqlRoute } from './routes/cubejs/sql';
+import { exportRoute } from './routes/export';
 import { loadRoute } from './routes/load';
 import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
@@ -25,8 +27,9 @@ import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
 
 export interface AppDeps {
-  config: Pick<Config, 'http' | 'query' | 'rateLimit'>;
+  config: Pick<Config, 'http' | 'query' | 'rateLimit' | 'exports'>;
   cube: CubeService;
+  exporter: Exporter;
   authenticator: Authenticator;
   logger: Logger;
   readiness: Readiness;
@@ -43,6 +46,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const DATA_ROUTES = [
   '/v1/data/meta',
   '/v1/data/load',
+  '/v1/data/export',
   '/cubejs-api/v1/meta',
   '/cubejs-api/v1/load',
   '/cubejs-api/v1/sql',
@@ -63,7 +67,7 @@ export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/open
  * needs no key, never uses up a client's budget, and is answered while the
  * service drains.
  */
-export function createApp({ config, cube, authenticator, logger, readiness, gate, metrics, limitStores = memoryStores }: AppDeps): Express {
+export function createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores = memoryStores }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // Decides req.ip, which keys the limit on requests without a valid key.
@@ -118,7 +122,7 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
         methods: ['GET', 'POST'],
         // Cube's clients send their token in authorization and an x-request-id of their own.
         allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'x-request-id'],
-        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Server-Timing'],
+        exposedHeaders: ['x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Server-Timing', 'Result-Truncated', 'Content-Disposition'],
         maxAge: 600,
       }),
     );
@@ -147,6 +151,10 @@ export function createApp({ config, cube, authenticator, logger, readiness, gate
   v1.route('/data/load')
     .get(requireScope('data:load'), oneAtATime(loadRoute(cube, config.query)))
     .post(requireScope('data:load'), jsonBody, oneAtATime(loadRoute(cube, config.query)))
+    .all(methodNotAllowed('GET, POST'));
+  v1.route('/data/export')
+    .get(requireScope('data:load'), oneAtATime(exportRoute(exporter, config.query, config.exports)))
+    .post(requireScope('data:load'), jsonBody, oneAtATime(exportRoute(exporter, config.query, config.exports)))
     .all(methodNotAllowed('GET, POST'));
   // Public, like any API description: before the v1 router's key check and rate limits.
   app.route('/v1/openapi.json').get(openApiRoute()).all(methodNotAllowed('GET'));

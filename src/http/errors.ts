@@ -24,6 +24,8 @@ export const STATUS_BY_CODE = {
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  /** An export in a format the service does not write (?format= or Accept); the message lists the formats. */
+  not_acceptable: 406,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,

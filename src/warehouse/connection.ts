@@ -33,6 +33,16 @@ export interface Warehouse {
    * that database.
    */
   rollupClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;
+  /**
+   * One read-only statement whose answer the engine writes in `format`,
+   * handed over chunk by chunk as the consumer asks for the next, so no more
+   * than a chunk is held: an export. Resolves once the statement has its turn
+   * in the statement queue (the ticket of the calling context), which it
+   * keeps until the consumer has read the last chunk or stopped reading
+   * (`break`, or an error); stopping cancels the statement in the engine.
+   * The consumer must iterate what it gets.
+   */
+  stream(statement: StreamStatement): Promise<AsyncIterable<Uint8Array>>;
   /** Resolves when the warehouse answers `SELECT 1` within `timeoutMs`; rejects saying why otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** Statements waiting for the embedded engine (always 0 for a server, which runs them in parallel). */
@@ -49,6 +59,18 @@ export interface QueryLimits {
 }
 
 type Settings = Record<string, string | number>;
+
+export interface StreamStatement {
+  /** One SELECT, without FORMAT or SETTINGS clauses. */
+  query: string;
+  /** A ClickHouse output format, e.g. CSVWithNames, JSONEachRow, Parquet. */
+  format: string;
+  /** The format's settings. */
+  settings: Settings;
+  limits: QueryLimits;
+  /** Aborting it stops the statement. */
+  signal: AbortSignal;
+}
 
 function limitSettings(limits: QueryLimits): Settings {
   return { readonly: 2, ...statementLimits(limits) };
@@ -99,6 +121,16 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
         tls,
         clickhouse_settings: { ...options.clickhouse_settings, ...statementLimits(limits) },
       }),
+    stream: async ({ query, format, settings, limits, signal }) => {
+      const streaming = client({ request_timeout: limits.timeoutMs });
+      // The server runs statements side by side; ours is stopped when the request goes away.
+      const answer = await streaming.exec({
+        query: `${query}\nFORMAT ${format}`,
+        clickhouse_settings: { ...limitSettings(limits), ...settings, cancel_http_readonly_queries_on_client_close: 1 },
+        abort_signal: signal,
+      });
+      return closingAfter(answer.stream as AsyncIterable<Uint8Array>, () => streaming.close());
+    },
     ping: prober((timeoutMs) => client({ request_timeout: timeoutMs })),
     queueDepth: () => 0,
     close: async () => {},
@@ -137,6 +169,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
     client: (options = {}) => createClient({ ...options, connection: shared }),
     queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
     rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
+    stream: (statement) => streamFromChdb(connection as unknown as ChdbStreaming, queue, statement),
     ping: prober(() => createClient({ connection: shared })),
     queueDepth: () => queue.depth,
     close: () => connection.close(),
@@ -206,6 +239,72 @@ function serialized(connection: Connection, queue: StatementQueue): Connection {
   });
 }
 
+/** The streaming query of chdb's connection, which its clickhouse-js connection (`query`, `exec`) does not use: those buffer the whole answer. */
+interface ChdbStreaming {
+  chdb: {
+    queryStream(sql: string, options: { format: string; signal: AbortSignal }): AsyncIterable<{ raw(): Uint8Array }> & { readonly closed: boolean; cancel(): void };
+  };
+  command(params: { query: string }): Promise<unknown>;
+}
+
+/**
+ * chDB's own streaming query: the engine produces the next chunk when the
+ * last one has been taken. It runs alone: a statement started while a
+ * stream is open ends that stream, so the stream holds its turn in the
+ * statement queue from its first chunk to its last. Settings go in the
+ * statement's SETTINGS clause, as for every chDB statement (see
+ * withStatementSettings); after a failure, the throwaway statement clears
+ * what the engine kept (see serialized).
+ */
+function streamFromChdb(connection: ChdbStreaming, queue: StatementQueue, { query, format, settings, limits, signal }: StreamStatement): Promise<AsyncIterable<Uint8Array>> {
+  if (hasSecondStatement(query)) return Promise.reject(new Error('An export runs one statement; this text holds several.'));
+  const sql = `${query}${settingsClause({ ...limitSettings(limits), ...settings })}`;
+  return new Promise((started, failed) => {
+    queue
+      .run(
+        () =>
+          new Promise<void>((finished) => {
+            let stream: ReturnType<ChdbStreaming['chdb']['queryStream']>;
+            try {
+              stream = connection.chdb.queryStream(sql, { format, signal });
+            } catch (err) {
+              failed(err);
+              finished();
+              return;
+            }
+            started(
+              (async function* chunks() {
+                let ok = false;
+                try {
+                  for await (const chunk of stream) yield chunk.raw();
+                  ok = true;
+                } finally {
+                  if (!stream.closed) stream.cancel();
+                  if (!ok) await connection.command({ query: 'SELECT 1 FORMAT Null' }).catch(() => undefined);
+                  finished();
+                }
+              })(),
+            );
+          }),
+      )
+      .catch(failed);
+  });
+}
+
+async function* closingAfter(chunks: AsyncIterable<Uint8Array>, close: () => Promise<void>): AsyncIterable<Uint8Array> {
+  try {
+    yield* chunks;
+  } finally {
+    await close();
+  }
+}
+
+function settingsClause(settings: Settings): string {
+  return `\nSETTINGS ${Object.entries(settings)
+    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
+    .join(', ')}`;
+}
+
 /**
  * chDB turns a client's clickhouse_settings into SET statements on its one
  * session, shared by the whole process, so they would outlive the query and
@@ -219,9 +318,7 @@ function serialized(connection: Connection, queue: StatementQueue): Connection {
  * text holding a second statement is refused outright.
  */
 function withStatementSettings(connection: Connection, settings: Settings): Connection {
-  const clause = `\nSETTINGS ${Object.entries(settings)
-    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
-    .join(', ')}`;
+  const clause = settingsClause(settings);
   const withClause = <P extends { query: string }>(params: P): P => {
     if (hasSecondStatement(params.query)) throw new Error('The query client runs one statement at a time; this text holds several.');
     return { ...params, query: `${params.query}${clause}` };

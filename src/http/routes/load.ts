@@ -5,6 +5,7 @@ import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
 import { isQuery, isQueryOrList, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
+import { sendLoadAnswer } from '../truncation-header';
 
 /**
  * /v1/data/load/ — runs a query (spec 4.2). POST carries `{ query, queryType? }`
@@ -24,13 +25,13 @@ export function loadRoute(cube: CubeService, limits: Config['query']): RequestHa
         throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
       }
       checkQuerySize(Array.isArray(query) ? query : [query], limits);
-      res.json(await cube.loadMulti(query, context));
+      sendLoadAnswer(res, await cube.loadMulti(query, context));
       return;
     }
     if (!isQuery(query)) {
       throw new ApiError('invalid_request', 'The "query" field must be a JSON object.');
     }
     checkQuerySize([query], limits);
-    res.json(await cube.load(query, context));
+    sendLoadAnswer(res, await cube.load(query, context));
   };
 }

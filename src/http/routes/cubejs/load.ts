@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../../../config';
 import type { CubeService } from '../../../cube/service';
 import { requestContextOf } from '../../auth';
+import { sendLoadAnswer } from '../../truncation-header';
 import { cubeQueryOf } from './request';
 
 /**
@@ -12,6 +13,6 @@ import { cubeQueryOf } from './request';
 export function cubeLoadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, multi } = cubeQueryOf(req, limits);
-    res.json(await cube.cubeLoad(query, multi, requestContextOf(res)));
+    sendLoadAnswer(res, await cube.cubeLoad(query, multi, requestContextOf(res)));
   };
 }

@@ -1,0 +1,101 @@
+import { CubeFailure } from './errors';
+
+/**
+ * Whether a load answer holds every row its query matches, or its limit left
+ * some out. Cube answers a query cut at its limit exactly like a complete
+ * one, so each query asks the warehouse for one row more than its limit (its
+ * own, or QUERY_DEFAULT_LIMIT): when that row comes back, rows were left out,
+ * and it is dropped before anyone sees the answer.
+ */
+
+type Loose = Record<string, any>;
+
+export interface RowLimits {
+  /** Largest limit a client may ask for (QUERY_MAX_LIMIT); Cube itself is told one more. */
+  maxLimit: number;
+  /** The limit of a query that gives none (QUERY_DEFAULT_LIMIT). */
+  defaultLimit: number;
+}
+
+/**
+ * The query as sent to Cube: its limit, or the default, plus one. A limit
+ * that is not a whole positive number is left for Cube's validator to refuse
+ * in its own words.
+ */
+export function withOneMoreRow(query: Loose, { maxLimit, defaultLimit }: RowLimits): Loose {
+  const { limit } = query;
+  if (limit === undefined || limit === null) return { ...query, limit: defaultLimit + 1 };
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) return query;
+  if (limit > maxLimit) {
+    throw new CubeFailure('invalid_query', `The query limit has been exceeded: "limit" is ${limit}; the maximum is ${maxLimit} (QUERY_MAX_LIMIT).`);
+  }
+  return { ...query, limit: limit + 1 };
+}
+
+export function queriesWithOneMoreRow<Q extends Loose | Loose[]>(query: Q, limits: RowLimits): Q {
+  return (Array.isArray(query) ? query.map((q) => withOneMoreRow(q, limits)) : withOneMoreRow(query, limits)) as Q;
+}
+
+/**
+ * Cube's load answer (one result, or the multi shape's `results`) with the
+ * extra row of each result dropped, and the limits it echoes put back to the
+ * ones the client asked for. Returns whether each result was cut.
+ */
+export function dropExtraRows(body: Loose): { body: Loose; truncated: boolean[] } {
+  if (Array.isArray(body.results)) {
+    const results = body.results.map(dropExtraRow);
+    const { pivotQuery } = body;
+    return {
+      body: { ...body, results: results.map((r: { result: Loose }) => r.result), ...(pivotQuery ? { pivotQuery: withAskedLimit(pivotQuery) } : {}) },
+      truncated: results.map((r: { truncated: boolean }) => r.truncated),
+    };
+  }
+  const { result, truncated } = dropExtraRow(body);
+  return { body: result, truncated: [truncated] };
+}
+
+function dropExtraRow(result: Loose): { result: Loose; truncated: boolean } {
+  const query = result.query as Loose | undefined;
+  const sent = query?.limit;
+  if (typeof sent !== 'number' || !Array.isArray(result.data)) return { result, truncated: false };
+  const asked = sent - 1;
+  const truncated = result.data.length > asked;
+  return { result: { ...result, query: withAskedLimit(query!), data: truncated ? result.data.slice(0, asked) : result.data }, truncated };
+}
+
+/** Cube echoes the limit it ran with, in `limit` and (on its own route) `rowLimit`. */
+function withAskedLimit(query: Loose): Loose {
+  const echoed = { ...query };
+  for (const key of ['limit', 'rowLimit']) if (typeof echoed[key] === 'number') echoed[key] -= 1;
+  return echoed;
+}
+
+/**
+ * The flag travels with the answer object itself, so that the result cache,
+ * which keeps and hands back that object, keeps it too, while the answer's
+ * JSON (the spec's shape on /v1) stays untouched.
+ */
+const flags = new WeakMap<object, boolean[]>();
+
+export function markTruncation<T extends object>(answer: T, truncated: boolean[]): T {
+  flags.set(answer, truncated);
+  return answer;
+}
+
+/** Whether the limit left rows out of any query of the answer; undefined for an answer not made by a load. */
+export function wasTruncated(answer: object): boolean | undefined {
+  const marked = flags.get(answer);
+  return marked === undefined ? undefined : marked.some(Boolean);
+}
+
+/**
+ * Cube's own answer carries the flag as a field too, `truncated`: on each
+ * result of the multi shape, and at its top (any result cut). Cube's clients
+ * keep the fields they know and ignore the rest (test/cubejs-api/client.test.ts).
+ */
+export function withTruncatedField(body: Loose, truncated: boolean[]): Loose {
+  if (Array.isArray(body.results)) {
+    return { ...body, results: body.results.map((r: Loose, i: number) => ({ ...r, truncated: truncated[i] ?? false })), truncated: truncated.some(Boolean) };
+  }
+  return { ...body, truncated: truncated[0] ?? false };
+}

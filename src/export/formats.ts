@@ -1,0 +1,59 @@
+/**
+ * The formats an export is written in, each by ClickHouse itself: the
+ * service passes the engine's bytes on and writes none of a file's contents,
+ * but for ndjson's closing line.
+ */
+export interface ExportFormat {
+  name: 'csv' | 'ndjson' | 'parquet';
+  /** ClickHouse's output format. */
+  clickhouse: string;
+  contentType: string;
+  /** Media types an Accept header may ask for it by. */
+  accepts: string[];
+  extension: string;
+  /** The format's ClickHouse settings. */
+  settings: Record<string, string | number>;
+  /**
+   * How rows are told apart in the engine's bytes, so the service can stop
+   * after the last whole row under a cap; parquet's cannot be cut.
+   */
+  records: 'lines' | 'csv' | 'none';
+}
+
+export const FORMATS: readonly ExportFormat[] = [
+  {
+    name: 'csv',
+    // RFC 4180: a header row, CRLF line ends, fields quoted when they need it; numbers stay bare.
+    clickhouse: 'CSVWithNames',
+    contentType: 'text/csv; charset=utf-8; header=present',
+    accepts: ['text/csv'],
+    extension: 'csv',
+    settings: { output_format_csv_crlf_end_of_line: 1, format_csv_null_representation: '' },
+    records: 'csv',
+  },
+  {
+    name: 'ndjson',
+    clickhouse: 'JSONEachRow',
+    contentType: 'application/x-ndjson; charset=utf-8',
+    accepts: ['application/x-ndjson', 'application/ndjson', 'application/jsonl'],
+    extension: 'ndjson',
+    // Numbers as JSON numbers (ClickHouse quotes 64-bit integers by default): as in the CSV.
+    settings: { output_format_json_quote_64bit_integers: 0, output_format_json_quote_decimals: 0 },
+    records: 'lines',
+  },
+  {
+    name: 'parquet',
+    clickhouse: 'Parquet',
+    contentType: 'application/vnd.apache.parquet',
+    accepts: ['application/vnd.apache.parquet', 'application/x-parquet'],
+    extension: 'parquet',
+    settings: {},
+    records: 'none',
+  },
+];
+
+export const FORMAT_NAMES = FORMATS.map((f) => f.name);
+
+export function formatNamed(name: string): ExportFormat | undefined {
+  return FORMATS.find((f) => f.name === name);
+}
