@@ -21,13 +21,6 @@ export const TABLES = [
 export type TableName = (typeof TABLES)[number];
 
 /**
- * Tables whose rows belong to one account (a podcast network or publisher).
- * Each has an `account_id` column, first in its sort key so a query for one
- * account reads only that account's granules. Chart ranks are public.
- */
-export const ACCOUNT_TABLES: readonly TableName[] = ['podcast_events', 'downloads', 'link_views', 'web_events'];
-
-/**
  * Written as every table's comment. CREATE TABLE IF NOT EXISTS never changes
  * an existing table, so start-up compares this to find tables an older
  * version created.
