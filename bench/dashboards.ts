@@ -11,8 +11,7 @@ import { openWarehouse, type Warehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, TABLES } from '../src/warehouse/ddl';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
 import { applyDdl, demoState, DEMO_MARKER } from '../src/warehouse/setup';
-import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../test/integration/support/constants';
-import { startService } from '../test/integration/support/service';
+import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service';
 
 /**
  * Dashboard shapes at scale: `npm run bench:dashboards -- --data-dir DIR
@@ -101,12 +100,12 @@ async function main(): Promise<number> {
   if (!['account', 'operator', 'both'].includes(values.keys)) throw new Error('--keys must be account, operator or both');
 
   await prepare(dataDir);
-  process.env.TEST_CHDB_DATA_DIR = dataDir;
   const account = DEMO_ACCOUNTS[0];
   // Without --worker the first request that needs a rollup builds it; with it, Cube's refresh worker does first.
-  const service = await startService(
+  const service = await startBenchService(
+    dataDir,
     { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '300', CUBE_ROLLUP_REFRESH_SECONDS: values.worker ? '1' : '0' },
-    { accounts: [account], schemaPath: path.resolve(__dirname, '..', '..', 'schema') },
+    [account],
   );
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -8,8 +8,7 @@ import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { applyDdl, ensureDemo } from '../src/warehouse/setup';
 import { clean, runAbuse, type AbuseSummary } from '../test/integration/abuse/harness';
-import { API_KEY, DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from '../test/integration/support/constants';
-import { startService } from '../test/integration/support/service';
+import { API_KEY, DATABASE, FUZZ_DEMO, ROLLUP_DATABASE, startBenchService } from './service';
 
 /**
  * Abuse fuzzing at scale: `npm run fuzz -- [cases] [seed]` (defaults 10000
@@ -32,18 +31,13 @@ async function main(numRuns: number, seed: number): Promise<number> {
     const started = Date.now();
     const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
     await applyDdl(warehouse);
-    await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });
+    await ensureDemo(warehouse, FUZZ_DEMO, createLogger('error'), { endDate: new Date(), unprovenRows: 'move-aside' });
     await warehouse.close();
     await drainPending();
-    process.env.TEST_CHDB_DATA_DIR = dataDir;
     log(`dataset ready in ${seconds(Date.now() - started)} s (${dataDir})`);
 
     // Rate limits would answer 429 to the burst and hide what the query path does.
-    const service = await startService(
-      { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_UNAUTHENTICATED: '1000000', RATE_LIMIT_CONCURRENT: '1000' },
-      // Compiled to build/bench/, so the service's own default (relative to build/src/cube/) misses the models.
-      { schemaPath: path.resolve(__dirname, '..', '..', 'schema') },
-    );
+    const service = await startBenchService(dataDir, { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_UNAUTHENTICATED: '1000000', RATE_LIMIT_CONCURRENT: '1000' });
     const server = service.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig, type DemoConfig } from '../src/config';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
-import { API_KEY } from '../test/integration/support/constants';
-import { startService, type TestService } from '../test/integration/support/service';
+import type { LocalService } from '../src/assembly';
+import { API_KEY, startBenchService } from './service';
 import { startCeiling } from './ceiling';
 import { prepareDataset, type Dataset } from './dataset';
 import { directSql } from './direct-sql';
@@ -61,7 +61,7 @@ interface Target {
   baseUrl: string;
   agent: http.Agent;
   keys: Record<KeyName, { label: string; key: string }>;
-  service: TestService;
+  service: LocalService;
 }
 
 async function main(): Promise<number> {
@@ -69,11 +69,9 @@ async function main(): Promise<number> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'analytics-api-bench-'));
   try {
     const dataset = await prepareDataset(dataDir, options.demo);
-    // startService reads the data directory from here, as under jest.
-    process.env.TEST_CHDB_DATA_DIR = dataDir;
-
     const [account, otherAccount] = DEMO_ACCOUNTS;
-    const service = await startService(
+    const service = await startBenchService(
+      dataDir,
       // Rate limits would answer 429 to the load and measure the limiter instead of the query path.
       {
         RATE_LIMIT_REQUESTS: '1000000',
@@ -83,11 +81,7 @@ async function main(): Promise<number> {
         // So the cost of the result cache can be measured: RESULT_CACHE_MB=0 npm run bench …
         ...pick(process.env, ['RESULT_CACHE_MB', 'RESULT_CACHE_SECONDS', 'CUBE_CACHE_MB']),
       },
-      {
-        accounts: [account, otherAccount],
-        // Compiled to build/bench/, so the service's default (relative to build/src/cube/) misses the models.
-        schemaPath: path.resolve(__dirname, '..', '..', 'schema'),
-      },
+      [account, otherAccount],
     );
     const server = service.app.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -10,7 +10,7 @@ const Funnels = require('Funnels');
 // account's website.
 //
 // Every step also skips rows older than the query's earliest time
-// (SQL_UTILS.timeLowerBound, src/cube/dialect.ts). That changes no answer: a
+// (SQL_UTILS.timeLowerBound, src/cube/engine/dialect.ts). That changes no answer: a
 // row's `time` is the latest download time among its user's joined events,
 // so a download before the bound can only matter to rows the query's own
 // filter drops, and visits and conversions join only at or after the
@@ -88,7 +88,7 @@ const definition = {
   // rollup stores that answer per hour and step; `conversions` is a count,
   // so hours add up. Cube builds it per account (the account filter is in
   // the steps' SQL, so each account's table differs) in the database
-  // CUBE_ROLLUP_DATABASE, through the writing client (src/cube/driver.ts).
+  // CUBE_ROLLUP_DATABASE, through the writing client (src/cube/engine/driver.ts).
   //
   // One table per account, not partitions: a row's time is its address's
   // latest download, so a rollup row for any week depends on every later

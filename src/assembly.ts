@@ -1,5 +1,8 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
-import type { Config } from './config';
+import { parseConfig, type Config } from './config';
 import { CubeFailure } from './cube/errors';
 import { createCubeService, type CubeService, type CubeServiceOptions } from './cube/service';
 import { createExporter } from './export/exporter';
@@ -8,6 +11,7 @@ import { memoryStores, redisStores } from './http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
 import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing, type KeyRing } from './keys/ring';
+import { createKey } from './keys/store';
 import type { Logger } from './log';
 import { createMetrics, type Metrics } from './metrics/registry';
 import { createReadiness, type Readiness } from './readiness';
@@ -15,9 +19,9 @@ import { connectRedis, type RedisLink } from './redis/link';
 import { openWarehouse, type Warehouse } from './warehouse/connection';
 
 /**
- * The one wiring of the service's parts, shared by production (src/index.ts)
- * and the tests (test/integration/support/service.ts), so that a change to it reaches
- * both. What only production does (listening, building the tables, exiting
+ * The one wiring of the service's parts, shared by production (src/index.ts),
+ * the tests (test/integration/support/service.ts) and the benchmarks (bench/),
+ * so that a change to it reaches all three. What only production does (listening, building the tables, exiting
  * on bad models, the metrics server, signals) stays in index.ts.
  */
 
@@ -127,4 +131,34 @@ async function modelsReady(cube: CubeService, logger: Logger): Promise<void> {
     if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
     logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
   }
+}
+
+export interface LocalServiceOptions extends Omit<AssemblyOptions, 'config' | 'measured' | 'watchModels'> {
+  /** The environment the configuration is read from, as at start-up (CHDB_DATA_DIR, limits, API_KEYS…). */
+  env: Record<string, string | undefined>;
+  /** Accounts to make a key for, in a fresh key file of the service's own. */
+  accounts?: readonly string[];
+  watchModels?: boolean;
+}
+
+export interface LocalService extends AssembledService {
+  config: Config;
+  /** A key of each account asked for, by account id. */
+  accountKeys: Record<string, string>;
+}
+
+/**
+ * The service in this process without a listening socket, configured from
+ * `env` and with a key file of its own: how the tests and the benchmarks
+ * start it, through the same wiring as production.
+ */
+export async function assembleLocalService({ env, accounts = [], watchModels = false, ...options }: LocalServiceOptions): Promise<LocalService> {
+  const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
+  const accountKeys: Record<string, string> = {};
+  for (const account of accounts) {
+    accountKeys[account] = (await createKey(keyFile, { account, name: `local ${account}` })).key;
+  }
+  const config = parseConfig({ API_KEYS_FILE: keyFile, ...env });
+  const service = await assembleService({ ...options, config, watchModels });
+  return { ...service, config, accountKeys };
 }

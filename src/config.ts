@@ -111,7 +111,7 @@ export interface Config {
       /** How long after Cube computed an answer it may be served again; at most Cube's 10 s refresh key. */
       windowMs: number;
     };
-    /** Bytes of results and refresh keys Cube's own cache keeps, beneath resultCache (see src/cube/cache-driver.ts). */
+    /** Bytes of results and refresh keys Cube's own cache keeps, beneath resultCache (see src/cube/engine/cache-driver.ts). */
     cubeCacheMaxBytes: number;
   };
   /** POST /v1/data/export: its own caps, above a load's limit; reaching one is always said. */

@@ -52,7 +52,7 @@ const UNREACHABLE_CODES = new Set([
 
 /**
  * Cube's query queue hands a driver's error on as its message alone, so what
- * the error object says is read where it still exists (src/cube/driver.ts)
+ * the error object says is read where it still exists (src/cube/engine/driver.ts)
  * and carried across in the message: a network failure as this opening, a
  * ClickHouse error code (which the client and chDB keep apart from the
  * message) as ClickHouse's own "Code: N." opening.

@@ -1,5 +1,5 @@
 // Cube's own parser of relative date ranges, so a key means what Cube will compute.
-import { dateParser } from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import { dateParser } from './engine/date-parser';
 import type { Query, RequestContext } from './service';
 
 /**

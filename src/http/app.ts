@@ -134,8 +134,9 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
 
   // One set of counters for both APIs, so a key's limits hold across them.
   const limits = { limits: config.rateLimit, stores: limitStores, metrics };
-  // No request outlives the query timeout by a minute; a slot older than that belongs to a dead instance.
-  const oneAtATime = concurrencyLimit(limits, config.query.timeoutMs + 60_000);
+  // At most RATE_LIMIT_CONCURRENT requests of one key in flight. No request outlives the query timeout by a
+  // minute; a slot older than that belongs to a dead instance.
+  const withinKeyConcurrency = concurrencyLimit(limits, config.query.timeoutMs + 60_000);
   const perAddress = unauthenticatedRateLimit(limits);
   const perKey = requestRateLimit(limits);
   const onAuthFailure = (reason: 'missing' | 'invalid') => metrics.authFailures.inc({ reason });
@@ -146,15 +147,15 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   const v1 = express.Router();
   v1.use(...authenticated(apiKeyHeader));
   v1.route('/data/meta')
-    .get(requireScope('data:meta'), oneAtATime(metaRoute(cube)))
+    .get(requireScope('data:meta'), withinKeyConcurrency(metaRoute(cube)))
     .all(methodNotAllowed('GET'));
   v1.route('/data/load')
-    .get(requireScope('data:load'), oneAtATime(loadRoute(cube, config.query)))
-    .post(requireScope('data:load'), jsonBody, oneAtATime(loadRoute(cube, config.query)))
+    .get(requireScope('data:load'), withinKeyConcurrency(loadRoute(cube, config.query)))
+    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(loadRoute(cube, config.query)))
     .all(methodNotAllowed('GET, POST'));
   v1.route('/data/export')
-    .get(requireScope('data:load'), oneAtATime(exportRoute(exporter, config.query, config.exports)))
-    .post(requireScope('data:load'), jsonBody, oneAtATime(exportRoute(exporter, config.query, config.exports)))
+    .get(requireScope('data:load'), withinKeyConcurrency(exportRoute(exporter, config.query, config.exports)))
+    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(exportRoute(exporter, config.query, config.exports)))
     .all(methodNotAllowed('GET, POST'));
   // Public, like any API description: before the v1 router's key check and rate limits.
   app.route('/v1/openapi.json').get(openApiRoute()).all(methodNotAllowed('GET'));
@@ -163,7 +164,7 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   // Cube's own REST API, for Cube's clients: Cube's shapes, through the same gateway methods.
   const cubejs = express.Router();
   cubejs.use(...authenticated(apiKeyOrAuthorization));
-  cubejs.route('/meta').get(requireScope('data:meta'), oneAtATime(cubeMetaRoute(cube))).all(methodNotAllowed('GET'));
+  cubejs.route('/meta').get(requireScope('data:meta'), withinKeyConcurrency(cubeMetaRoute(cube))).all(methodNotAllowed('GET'));
   for (const [path, route] of [
     ['/load', cubeLoadRoute],
     ['/sql', cubeSqlRoute],
@@ -171,8 +172,8 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   ] as const) {
     cubejs
       .route(path)
-      .get(requireScope('data:load'), oneAtATime(route(cube, config.query)))
-      .post(requireScope('data:load'), jsonBody, oneAtATime(route(cube, config.query)))
+      .get(requireScope('data:load'), withinKeyConcurrency(route(cube, config.query)))
+      .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(route(cube, config.query)))
       .all(methodNotAllowed('GET, POST'));
   }
   app.use('/cubejs-api/v1', cubejs);

@@ -1,4 +1,4 @@
-import { dateParser } from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import { dateParser } from '../cube/engine/date-parser';
 
 const DAY_MS = 86_400_000;
 

@@ -29,7 +29,7 @@ export interface Warehouse {
    * The client that builds Cube's rollups, the one writer while serving:
    * not read-only, held to the time and memory limits. On a server it signs
    * in as CLICKHOUSE_ROLLUP_USER, whose grants should cover the rollup
-   * database only; src/cube/driver.ts sends it nothing but statements on
+   * database only; src/cube/engine/driver.ts sends it nothing but statements on
    * that database.
    */
   rollupClient(limits: QueryLimits, options?: ClientOptions): ClickHouseClient;

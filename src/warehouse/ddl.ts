@@ -67,7 +67,7 @@ export interface Projection {
  * same INSERT, so they are as fresh as the table. ClickHouse picks one for a
  * query only when every expression the query needs can be computed from its
  * columns: account_id is a key (the security context filters on it), and time
- * is `toStartOfHour(ts)`, which the dialect (src/cube/dialect.ts) filters and
+ * is `toStartOfHour(ts)`, which the dialect (src/cube/engine/dialect.ts) filters and
  * groups on where that is exact. Counts with a condition are written
  * `count(if(…, 1, NULL))`, the form Cube's `count(CASE WHEN … THEN 1 END)`
  * takes in ClickHouse once `optimize_rewrite_aggregate_function_with_if` is

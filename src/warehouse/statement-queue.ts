@@ -18,7 +18,7 @@ export interface Ticket {
 
 /**
  * The ticket of the statements made in this async context. Set around the
- * call that sends a statement (see src/cube/driver.ts), not at the HTTP edge:
+ * call that sends a statement (see src/cube/engine/driver.ts), not at the HTTP edge:
  * Cube's query queue sends a statement from whichever request's call happens
  * to reconcile it, so an HTTP-level context does not reliably reach here.
  */

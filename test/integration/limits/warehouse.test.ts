@@ -5,7 +5,7 @@ import { openOracle, testDataDir, type Oracle } from '../support/service';
 
 /**
  * `warehouse.queryClient(limits)` is the client Cube's driver answers every
- * query with (src/cube/driver.ts): ClickHouse itself must hold each statement
+ * query with (src/cube/engine/driver.ts): ClickHouse itself must hold each statement
  * read-only and within the limits, whatever Cube sends.
  */
 
@@ -45,7 +45,7 @@ describe('the query client is read-only', () => {
     `DROP TABLE ${DATABASE}.downloads`,
     `TRUNCATE TABLE ${DATABASE}.link_views`,
     `ALTER TABLE ${DATABASE}.web_events DELETE WHERE 1`,
-    // Rollup builds go through the rollup client (src/cube/driver.ts), never this one.
+    // Rollup builds go through the rollup client (src/cube/engine/driver.ts), never this one.
     `CREATE DATABASE IF NOT EXISTS ${ROLLUP_DATABASE}_probe`,
     `CREATE TABLE ${ROLLUP_DATABASE}.readonly_probe (a UInt8) ENGINE = Memory`,
   ];

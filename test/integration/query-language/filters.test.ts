@@ -86,7 +86,7 @@ interface Case {
   query: (c: Ctx) => Query;
   /** The same question by hand; columns aliased by member name ("Cube.member"). */
   sql: (c: Ctx) => string;
-  /** What Cube 0.33 alone answers wrongly here; src/cube/dialect.ts corrects it, and the case proves the correction. */
+  /** What Cube 0.33 alone answers wrongly here; src/cube/engine/dialect.ts corrects it, and the case proves the correction. */
   cube033Bug?: string;
 }
 

@@ -567,7 +567,7 @@ describe('several time dimensions in one query', () => {
 
   // Cube 0.33's ClickHouse dialect maps an order member to the FIRST time
   // dimension of that member; a range-only entry has no column, so the ORDER
-  // BY term was dropped. src/cube/dialect.ts picks the grouped entry.
+  // BY term was dropped. src/cube/engine/dialect.ts picks the grouped entry.
   it('the same member twice, range-only entry first: rows still in time order (default order)', async () => {
     const res = await load(daysQuery([ranged(), daily])).expect(200);
     expect(res.body.data).toEqual(await expectedDays());
@@ -617,7 +617,7 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
   });
 
   // Same cause as "the same member twice" above: the shorthand lands after the
-  // range-only entry of Downloads.ts (corrected in src/cube/dialect.ts).
+  // range-only entry of Downloads.ts (corrected in src/cube/engine/dialect.ts).
   it('Downloads.ts.day with a dateRange on Downloads.ts: the order by day, then continent, is honoured', async () => {
     const res = await load(shorthandQuery()).expect(200);
     expect(res.body.data).toEqual(await expectedShorthand());

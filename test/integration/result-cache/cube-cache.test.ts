@@ -7,7 +7,7 @@
  */
 import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
 import request from 'supertest';
-import { BoundedCacheDriver } from '../../../src/cube/cache-driver';
+import { BoundedCacheDriver } from '../../../src/cube/engine/cache-driver';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 

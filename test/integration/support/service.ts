@@ -1,14 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
-import { assembleService } from '../../../src/assembly';
-import { parseConfig, type Config } from '../../../src/config';
+import { assembleLocalService } from '../../../src/assembly';
+import type { Config } from '../../../src/config';
 import type { CubeService, CubeServiceOptions } from '../../../src/cube/service';
 import type { ShutdownGate } from '../../../src/http/shutdown-gate';
-import { createKey } from '../../../src/keys/store';
 import { createLogger, type Logger } from '../../../src/log';
 import type { Metrics } from '../../../src/metrics/registry';
 import type { Readiness } from '../../../src/readiness';
@@ -54,26 +50,27 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const { accounts = [], log, waitForModels = true, watchModels = false, ...cubeOptions } = options;
-  const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
-  const accountKeys: Record<string, string> = {};
-  for (const account of accounts) {
-    accountKeys[account] = (await createKey(keyFile, { account, name: `test ${account}` })).key;
-  }
-  const config = parseConfig({
-    NODE_ENV: 'test',
-    API_KEYS: API_KEY,
-    CHDB_DATA_DIR: testDataDir(),
-    API_KEYS_FILE: keyFile,
-    // Property and abuse tests send thousands of requests from one address; rate-limit tests set their own.
-    RATE_LIMIT_REQUESTS: '1000000',
-    RATE_LIMIT_UNAUTHENTICATED: '1000000',
-    // No refresh worker building rollups behind a test's back (test/rollups/refresh-worker.test.ts turns it on).
-    CUBE_ROLLUP_REFRESH_SECONDS: '0',
-    ...env,
-  });
   const logger = log ? createLogger('info', log) : createLogger('error', () => {});
-  // Production watches the models outside NODE_ENV=production; here only the tests of reloading do.
-  const service = await assembleService({ config, logger, watchModels, waitForModels, ...cubeOptions });
+  const service = await assembleLocalService({
+    env: {
+      NODE_ENV: 'test',
+      API_KEYS: API_KEY,
+      CHDB_DATA_DIR: testDataDir(),
+      // Property and abuse tests send thousands of requests from one address; rate-limit tests set their own.
+      RATE_LIMIT_REQUESTS: '1000000',
+      RATE_LIMIT_UNAUTHENTICATED: '1000000',
+      // No refresh worker building rollups behind a test's back (test/integration/rollups/refresh-worker.test.ts turns it on).
+      CUBE_ROLLUP_REFRESH_SECONDS: '0',
+      ...env,
+    },
+    accounts,
+    logger,
+    // Production watches the models outside NODE_ENV=production; here only the tests of reloading do.
+    watchModels,
+    waitForModels,
+    ...cubeOptions,
+  });
+  const { config, accountKeys } = service;
   const { cube, warehouse, readiness, gate, metrics } = service;
   return {
     app: await withContractChecks(service.app),

@@ -1,11 +1,11 @@
 /**
  * Which statements Cube's driver sends to the writing client
- * (src/cube/driver.ts): a rollup build's, on the rollup database, and
+ * (src/cube/engine/driver.ts): a rollup build's, on the rollup database, and
  * nothing else. Every other statement stays on the read-only query client
  * (test/limits/warehouse.test.ts proves it refuses writes, the rollup
  * database's included).
  */
-import { isRollupWrite } from '../../../src/cube/driver';
+import { isRollupWrite } from '../../../src/cube/engine/driver';
 
 const R = 'analytics_rollups';
 const T = `${R}.web_events_from_podcast_funnel_conversions_by_step_jso4eu3w_4idmroq5_1lg8nhr`;

@@ -2,9 +2,9 @@ import { ClickHouseDriver } from '@cubejs-backend/clickhouse-driver';
 // The driver's own parameter formatting (its `query` uses it too).
 import { formatMySql } from '@cubejs-backend/shared';
 import type { ClickHouseClient, ClickHouseClientConfigOptions } from '@clickhouse/client';
-import type { QueryLimits, Warehouse } from '../warehouse/connection';
-import { statementTicket, type Ticket } from '../warehouse/statement-queue';
-import { markDriverError } from './errors';
+import type { QueryLimits, Warehouse } from '../../warehouse/connection';
+import { statementTicket, type Ticket } from '../../warehouse/statement-queue';
+import { markDriverError } from '../errors';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:

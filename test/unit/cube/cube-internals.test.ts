@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/**
+ * Every member of Cube 0.33 that src/cube/engine/ (and the Core subclass in
+ * src/cube/service.ts) relies on without Cube promising it: protected and
+ * private methods it calls or overrides, fields it reads or replaces, deep
+ * dist paths it imports. An upgrade that removes or renames one fails here,
+ * naming it, instead of somewhere in a query at run time. Each module is
+ * resolved from the package that loads it in the service, so nested copies
+ * are the ones checked.
+ */
+
+const fromRoot = createRequire(__filename);
+const fromServerCore = createRequire(fromRoot.resolve('@cubejs-backend/server-core'));
+
+interface Expectation {
+  /** Where the service uses it. */
+  usedBy: string;
+  module: string;
+  load: () => Record<string, any>;
+  exportName: string;
+  /** Methods on the class's prototype chain. */
+  methods?: string[];
+  /** Instance fields, found as assignments `this.<field> =` in the class's compiled source. */
+  fields?: string[];
+}
+
+const EXPECTED: Expectation[] = [
+  {
+    usedBy: 'src/cube/service.ts (Core subclass)',
+    module: '@cubejs-backend/server-core',
+    load: () => fromRoot('@cubejs-backend/server-core'),
+    exportName: 'CubejsServerCore',
+    methods: ['apiGateway', 'createOrchestratorApi', 'startScheduledRefreshTimer', 'shutdown'],
+    fields: ['scheduledRefreshTimerInterval'],
+  },
+  {
+    usedBy: 'src/cube/service.ts (Core.createOrchestratorApi swaps the cache driver)',
+    module: '@cubejs-backend/server-core/dist/src/core/OrchestratorApi',
+    load: () => fromRoot('@cubejs-backend/server-core/dist/src/core/OrchestratorApi'),
+    exportName: 'OrchestratorApi',
+    methods: ['getQueryOrchestrator'],
+  },
+  {
+    usedBy: 'src/cube/service.ts (Core.createOrchestratorApi)',
+    module: '@cubejs-backend/query-orchestrator (as server-core loads it)',
+    load: () => fromServerCore('@cubejs-backend/query-orchestrator'),
+    exportName: 'QueryOrchestrator',
+    methods: ['getQueryCache'],
+  },
+  {
+    usedBy: 'src/cube/service.ts (Core.createOrchestratorApi replaces QueryCache.cacheDriver)',
+    module: '@cubejs-backend/query-orchestrator (as server-core loads it)',
+    load: () => fromServerCore('@cubejs-backend/query-orchestrator'),
+    exportName: 'QueryCache',
+    fields: ['cacheDriver'],
+  },
+  {
+    usedBy: 'src/cube/engine/cache-driver.ts',
+    module: '@cubejs-backend/query-orchestrator',
+    load: () => fromRoot('@cubejs-backend/query-orchestrator'),
+    exportName: 'LocalCacheDriver',
+    methods: ['get', 'set', 'remove'],
+    fields: ['store'],
+  },
+  {
+    usedBy: 'src/cube/engine/request-path.ts (reuseVisibleMeta) and the gateway calls of src/cube/service.ts',
+    module: '@cubejs-backend/api-gateway',
+    load: () => fromServerCore('@cubejs-backend/api-gateway'),
+    exportName: 'ApiGateway',
+    methods: ['filterVisibleItemsInMeta', 'meta', 'load', 'sql', 'dryRun', 'release'],
+  },
+  {
+    usedBy: 'src/cube/engine/date-parser.ts',
+    module: '@cubejs-backend/api-gateway/dist/src/dateParser',
+    load: () => fromRoot('@cubejs-backend/api-gateway/dist/src/dateParser'),
+    exportName: 'dateParser',
+  },
+  {
+    usedBy: 'src/cube/engine/dialect.ts (WarehouseClickHouseQuery)',
+    module: '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery'),
+    exportName: 'ClickHouseQuery',
+    methods: ['parametrizedContextSymbols', 'newPreAggregations', 'newFilter', 'newTimeDimension', 'getFieldAlias', 'timeStampCast', 'dateTimeCast'],
+  },
+  {
+    usedBy: 'src/cube/engine/dialect.ts (RollupsInOneTimeZone)',
+    module: '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations'),
+    exportName: 'PreAggregations',
+    methods: ['findPreAggregationForQuery'],
+  },
+  {
+    usedBy: 'src/cube/engine/dialect.ts (HourTimeDimension)',
+    module: '@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension'),
+    exportName: 'BaseTimeDimension',
+    methods: ['inDateRangeWhere', 'dimensionSql'],
+  },
+  {
+    usedBy: 'src/cube/engine/dialect.ts (FixedClickHouseFilter)',
+    module: '@cubejs-backend/schema-compiler/dist/src/adapter/BaseFilter',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/BaseFilter'),
+    exportName: 'BaseFilter',
+    methods: ['filterParams', 'isDateOperator', 'inDateRangeWhere', 'onTheDateWhere', 'likeIgnoreCase'],
+  },
+  {
+    usedBy: 'src/cube/engine/driver.ts (WarehouseDriver, RollupWriter)',
+    module: '@cubejs-backend/clickhouse-driver',
+    load: () => fromRoot('@cubejs-backend/clickhouse-driver'),
+    exportName: 'ClickHouseDriver',
+    methods: ['query', 'command', 'release', 'createClient', 'queryResponse'],
+  },
+];
+
+/** The compiled source of a class and its ancestors, where its constructor and methods assign fields. */
+function sourceOf(cls: { prototype: object }): string {
+  let text = '';
+  for (let proto = cls.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    text += String(proto.constructor);
+  }
+  return text;
+}
+
+function loadExport({ module, load, exportName }: Expectation): any {
+  let loaded: Record<string, any>;
+  try {
+    loaded = load();
+  } catch (err) {
+    throw new Error(`${module} no longer loads (${(err as Error).message}): Cube moved it; update the import in src/cube/engine/`);
+  }
+  const exported = loaded[exportName];
+  if (typeof exported !== 'function') throw new Error(`${module} no longer exports ${exportName}: Cube renamed or removed it`);
+  return exported;
+}
+
+const CASES: [string, () => void][] = EXPECTED.flatMap((expected) => {
+  const { exportName, usedBy, methods = [], fields = [] } = expected;
+  return [
+    [`${exportName} (${expected.module}), used by ${usedBy}`, () => void loadExport(expected)],
+    ...methods.map((method): [string, () => void] => [
+      `${exportName}.prototype.${method}`,
+      () => {
+        if (typeof loadExport(expected).prototype[method] !== 'function') {
+          throw new Error(`${exportName}.prototype.${method} is gone: Cube renamed or removed it, and ${usedBy} relies on it`);
+        }
+      },
+    ]),
+    ...fields.map((field): [string, () => void] => [
+      `${exportName}'s field ${field}`,
+      () => {
+        if (!new RegExp(`this\\.${field}\\s*=`).test(sourceOf(loadExport(expected)))) {
+          throw new Error(`${exportName} no longer assigns this.${field}: Cube renamed or removed the field ${usedBy} reads or replaces`);
+        }
+      },
+    ]),
+  ];
+});
+
+it.each(CASES)('%s is still there', (_label, check) => check());
+
+it("names every @cubejs-backend module the engine folder imports, so none goes unchecked", () => {
+  const checked = new Set(EXPECTED.map(({ module }) => module.replace(/ \(.*$/, '')));
+  const files = ['cache-driver', 'date-parser', 'dialect', 'driver'].map((name) => readFileSync(`${__dirname}/../../../src/cube/engine/${name}.ts`, 'utf8'));
+  const imported = files.flatMap((text) => [...text.matchAll(/from '(@cubejs-backend\/[^']+)'/g)].map((match) => match[1]));
+  // @cubejs-backend/shared's formatMySql is a public export.
+  const unchecked = imported.filter((name) => !checked.has(name) && name !== '@cubejs-backend/shared');
+  expect(unchecked).toEqual([]);
+});
