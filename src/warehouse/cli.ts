@@ -4,6 +4,8 @@ import { createLogger } from '../log';
 import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, TABLES } from './ddl';
+import { ensureGeo } from './geo/load';
+import { refreshPlaces } from './geo/refresh';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
@@ -15,14 +17,18 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           node and a Distributed <table> the service reads (see README)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
+  geo-refresh             load the IP database (the npm packages', or GEO_DB_DIR's) unless it is loaded,
+                          then give every row of downloads, podcast_events and web_events the places
+                          it has for the row's IP (a mutation of those columns; single node only)
 `;
 
-type Command = { name: 'init'; cluster?: string } | { name: 'demo' };
+type Command = { name: 'init'; cluster?: string } | { name: 'demo' } | { name: 'geo-refresh' };
 
 function parseArgs(argv: string[]): Command | undefined {
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
   if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
+  if (argv.length === 1 && argv[0] === 'geo-refresh') return { name: 'geo-refresh' };
   return undefined;
 }
 
@@ -60,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
       await addMissingProjections(warehouse, logger, command.cluster);
     } else {
       await applyDdl(warehouse, logger);
+      await ensureGeo(warehouse, config.geo.dir, logger);
     }
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
     if (command.name === 'demo') {
@@ -67,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
       // that no finished demo build put there may be an operator's and stay.
       await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep' });
     }
+    if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
   } finally {
     await warehouse.close();
     if (config.warehouse.kind === 'chdb') await drainPending();
