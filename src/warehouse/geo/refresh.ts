@@ -16,15 +16,16 @@ const PLACE_COLUMNS: { table: TableName; ip: string; columns: (keyof PlaceExpres
  * which ClickHouse runs as a mutation rewriting those columns of every part
  * (and the projections that hold them), waited for. Rows whose address the
  * database does not know get empty places. Single node; on a cluster run the
- * same statements ON CLUSTER against the `_local` tables.
+ * same statements ON CLUSTER against the `_local` tables. The dictionaries
+ * are the warehouse database's; the tables may be another database's.
  */
-export async function refreshPlaces(warehouse: Warehouse, logger?: Logger): Promise<{ table: string; rows: number; seconds: number }[]> {
+export async function refreshPlaces(warehouse: Warehouse, logger?: Logger, tablesDatabase = warehouse.config.database): Promise<{ table: string; rows: number; seconds: number }[]> {
   const { database } = warehouse.config;
   const client = warehouse.client();
   const done: { table: string; rows: number; seconds: number }[] = [];
   for (const { table, ip, columns } of PLACE_COLUMNS) {
     const places = placeExpressions(database, ip);
-    const target = `${quoteIdentifier(database)}.${quoteIdentifier(table)}`;
+    const target = `${quoteIdentifier(tablesDatabase)}.${quoteIdentifier(table)}`;
     const started = performance.now();
     await client.command({
       query: `ALTER TABLE ${target} UPDATE ${columns.map((c) => `${c} = ${places[c]}`).join(', ')} WHERE true`,
