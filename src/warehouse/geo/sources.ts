@@ -18,12 +18,6 @@ export interface GeoFiles {
   countries: string;
 }
 
-/** What the loaded places come from and whose terms they are under; shown in the docs and the OpenAPI info. */
-export const GEO_ATTRIBUTION =
-  'Places (country, city, time zone) from GeoLite2 data created by MaxMind, available from https://www.maxmind.com ' +
-  '(CC BY-SA 4.0 under the GeoLite2 EULA), as packaged by ip-location-db; network organisations from ip-location-db\'s asn ' +
-  '(RouteViews, NRO and DB-IP, CC BY 4.0; IP Geolocation by DB-IP, https://db-ip.com).';
-
 const CITY_IPV4 = /city-ipv4\.mmdb$/;
 const CITY_IPV6 = /city-ipv6\.mmdb$/;
 const ASN_IPV4 = 'asn-ipv4-num.csv';
