@@ -27,7 +27,7 @@ const rows = async <T>(sql: string) => (await warehouse.client().query({ query: 
 type Places = { country: string; countryCode: string; city: string; continent: string; timezone: string; org: string };
 
 async function placesOf(addresses: string[], type: 'IPv4' | 'IPv6' | 'String'): Promise<Places[]> {
-  const p = placeExpressions(DATABASE, 'ip');
+  const p = placeExpressions(DATABASE, 'ip', type);
   const list = addresses.map((a) => `'${a}'`).join(', ');
   const cast = type === 'String' ? 'a' : `to${type}(a)`;
   return rows<Places>(`SELECT ${Object.entries(p).map(([k, v]) => `${v} AS ${k}`).join(', ')} FROM (SELECT ${cast} AS ip FROM (SELECT arrayJoin([${list}]) AS a))`);
@@ -95,7 +95,7 @@ describe('places from the IP database', () => {
     const networks = await addressesForCountry(warehouse.client(), DATABASE, 'GB', 20, 7);
     expect(networks.length).toBe(20);
     expect(await addressesForCountry(warehouse.client(), DATABASE, 'gb', 20, 7)).toEqual(networks);
-    const p = placeExpressions(DATABASE, 'toIPv4(a)');
+    const p = placeExpressions(DATABASE, 'toIPv4(a)', 'IPv4');
     const ends = networks.flatMap((n) => [n.first, n.first + n.size - 1]);
     const placed = await rows<{ country: string; city: string; org: string }>(
       `SELECT ${p.country} AS country, ${p.city} AS city, ${p.org} AS org FROM (SELECT arrayJoin([${ends.join(', ')}]) AS a)`,

