@@ -11,8 +11,8 @@ import { openWarehouse, type Warehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, TABLES } from '../src/warehouse/ddl';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
 import { applyDdl, demoState, DEMO_MARKER } from '../src/warehouse/setup';
-import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../test/support/constants';
-import { startService } from '../test/support/service';
+import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../test/integration/support/constants';
+import { startService } from '../test/integration/support/service';
 
 /**
  * Dashboard shapes at scale: `npm run bench:dashboards -- --data-dir DIR

@@ -7,7 +7,7 @@ import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { quoteIdentifier, SCHEMA_VERSION, TABLES } from '../src/warehouse/ddl';
 import { applyDdl, demoState, ensureDemo, outdatedTables } from '../src/warehouse/setup';
-import { DATABASE, ROLLUP_DATABASE } from '../test/support/constants';
+import { DATABASE, ROLLUP_DATABASE } from '../test/integration/support/constants';
 import { log } from './report';
 
 /** Written next to the chDB data so a later run can tell which demo the directory holds. */

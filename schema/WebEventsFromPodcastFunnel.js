@@ -5,7 +5,7 @@
 const Funnels = require('Funnels');
 
 // Every step reads the caller's account only, like the cubes over these tables
-// (see "Accounts" in README). The user is the account and address together, so
+// (see "Accounts" in docs/security.md). The user is the account and address together, so
 // an operator key's funnel never joins one account's listener to another
 // account's website.
 //
@@ -76,7 +76,7 @@ const definition = {
   // now (the steps can be bounded below only, see `since`): N partitions
   // cost about N/2 full builds, where one table costs one. And Cube 0.33
   // cuts the last partition a query builds at that query's range end and
-  // keeps the cut table (README, "The funnel: a Cube rollup").
+  // keeps the cut table (docs/benchmarks.md, "The funnel: a Cube rollup").
   //
   // A build is exact for the data at its start; any added row can change
   // any hour, so the whole table is rebuilt when the tables' row counts

@@ -15,7 +15,7 @@ import { openWarehouse, type Warehouse } from './warehouse/connection';
 
 /**
  * The one wiring of the service's parts, shared by production (src/index.ts)
- * and the tests (test/support/service.ts), so that a change to it reaches
+ * and the tests (test/integration/support/service.ts), so that a change to it reaches
  * both. What only production does (listening, building the tables, exiting
  * on bad models, the metrics server, signals) stays in index.ts.
  */

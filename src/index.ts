@@ -5,7 +5,8 @@ import { ModelsInvalid } from './cube/models/problems';
 import { monitorEventLoop } from './event-loop';
 import { createHttpServer } from './http/server';
 import { createStartingApp } from './http/starting-app';
-import { createLogger, type Logger } from './log';
+import { INAPPLICABLE_CUBE_ADVICE } from './cube/console-advice';
+import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
+  routeConsole(logger, INAPPLICABLE_CUBE_ADVICE);
   const measured = await openMeasuredWarehouse(config);
   const { warehouse } = measured;
 
@@ -61,7 +62,9 @@ async function main(): Promise<void> {
   // From now on requests reach the service itself.
   server.removeAllListeners('request');
   server.on('request', app);
-  logger.info('ready', { warehouse: config.warehouse.kind });
+  logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });
+  // From ready on: the start-up's own work (demo data, model compile) is logged with its duration, not as delays.
+  const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
   onShutdownSignals({
     server,
     http: config.http,
@@ -91,7 +94,8 @@ function listen(server: Server, config: Config, logger: Logger): Promise<void> {
       const url = `http://localhost:${config.port}`;
       logger.info('listening', { url, warehouse: config.warehouse.kind });
       if (config.usingDemoKey) {
-        process.stdout.write(
+        // For the person at the terminal; stdout is the log, one JSON object a line.
+        process.stderr.write(
           `\nAnalytics API on ${url}/v1/data/meta/ (demo key, reads every account: ${config.apiKeys[0]})\n` +
             `  curl -H 'x-api-key: ${config.apiKeys[0]}' ${url}/v1/data/meta/\n` +
             `A key for one account: npm run keys -- create --account northwind-audio --name demo\n\n`,

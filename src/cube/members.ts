@@ -16,6 +16,8 @@ export interface ModelMembers {
   segments: ReadonlySet<string>;
   /** Each measure's and dimension's type: string, number, time, boolean, … */
   types: ReadonlyMap<string, string>;
+  /** Members the models define but that cannot be queried, with why (models/validate.ts). */
+  unavailable?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -46,6 +48,8 @@ const MAX_NAME_SHOWN = 100;
 export function checkMembers(query: Record<string, unknown>, model: ModelMembers): void {
   const isMember = (name: string) => model.measures.has(name) || model.dimensions.has(name);
   const refuse = (where: string, name: string, what = 'a member of the model'): never => {
+    const why = model.unavailable?.get(name);
+    if (why !== undefined) throw new CubeFailure('invalid_query', `${where}: ${JSON.stringify(name)} cannot be queried: ${why} (npm run models -- validate lists such members).`);
     const shown = name.length > MAX_NAME_SHOWN ? `${name.slice(0, MAX_NAME_SHOWN)}…` : name;
     throw new CubeFailure('invalid_query', `${where}: ${JSON.stringify(shown)} is not ${what} (see GET /v1/data/meta/).`);
   };

@@ -1,7 +1,7 @@
 /**
  * Per-request costs of Cube 0.33's gateway that buy nothing in this service,
  * removed where they arise. Each one was found with `node --cpu-prof` on the
- * benchmark and kept because the benchmark shows it (README, Benchmark).
+ * benchmark and kept because the benchmark shows it (docs/benchmarks.md).
  */
 
 type Meta = readonly unknown[];

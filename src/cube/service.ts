@@ -8,12 +8,14 @@ import type { Warehouse } from '../warehouse/connection';
 import { BoundedCacheDriver } from './cache-driver';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
+import { unrefIntervals } from './unref-intervals';
 import { createDriverFactory } from './driver';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
 import { checkMembers, modelMembersOf, type ModelMembers } from './members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
+import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from './paging';
 import { guardBlending, guardQuery } from './query-guard';
@@ -57,6 +59,8 @@ export interface CubeService {
     ready(): Promise<void>;
     /** Whether compiled, validated models are serving now. */
     compiled(): boolean;
+    /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
+    warnings(): readonly ModelProblem[];
     /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
     sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
   };
@@ -107,11 +111,17 @@ type Reply = { body: any; status: number };
 
 /** Cube keeps its gateway accessor and its orchestrator's cache protected; this is the one place that opens them. */
 class Core extends CubejsServerCore {
-  constructor(
-    options: CreateOptions,
-    private readonly cacheDriver: BoundedCacheDriver,
-  ) {
-    super(options);
+  private readonly cacheDriver: BoundedCacheDriver;
+
+  constructor(options: CreateOptions, cacheDriver: BoundedCacheDriver) {
+    // Cube's constructor starts an interval it never clears (unref-intervals.ts).
+    const restoreIntervals = unrefIntervals();
+    try {
+      super(options);
+    } finally {
+      restoreIntervals();
+    }
+    this.cacheDriver = cacheDriver;
   }
 
   gateway() {
@@ -268,11 +278,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   const meta = async (context: RequestContext): Promise<Schema[]> => {
-    const reply = await call('meta', {}, context);
+    const version = await models.version();
+    const reply = await call('meta', {}, context, version);
     const failure = failed(reply);
     if (failure) throw failure;
     const cubes: Record<string, unknown>[] = reply.body.cubes;
-    return cubes.map(toSchema).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out = models.unavailable(version);
+    return cubes.map((cube) => offered(toSchema(cube), out)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
   const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
@@ -293,7 +305,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     if (members?.version !== version) {
       const read = meta(context).then((schemas) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
-        return modelMembersOf(schemas);
+        return { ...modelMembersOf(schemas), unavailable: models.unavailable(version) };
       });
       members = { version, members: read };
       read.catch(() => {
@@ -347,10 +359,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     cubeMeta: async (context) => {
-      const reply = await call('meta', {}, context);
+      const version = await models.version();
+      const reply = await call('meta', {}, context, version);
       const failure = failed(reply);
       if (failure) throw failure;
-      return cubeMetaWithoutDescriptions(reply.body);
+      const out = models.unavailable(version);
+      const { cubes } = cubeMetaWithoutDescriptions(reply.body);
+      return { cubes: cubes.map((cube) => offered(cube, out)) };
     },
 
     cubeLoad: async (sent, multi, context) => {
@@ -375,6 +390,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     models: {
       ready: () => models.ready(),
       compiled: () => models.compiled(),
+      warnings: () => models.warnings(),
       sql: (query, context) => generateSql(query, context),
     },
 
@@ -385,6 +401,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       await core.shutdown();
     },
   };
+}
+
+/** A cube without the members the models' checks found cannot be queried (models/validate.ts): they are not offered. */
+function offered<C extends { measures?: { name: string }[]; dimensions?: { name: string }[] }>(cube: C, unavailable: ReadonlyMap<string, string>): C {
+  if (unavailable.size === 0) return cube;
+  const keep = (members?: { name: string }[]) => members?.filter((member) => !unavailable.has(member.name));
+  return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
 /** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */

@@ -234,7 +234,7 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
  * statements and the merges of its new parts freed, a few hundred MB at
  * scale 1, in the service's own process; handing them back to the OS once
  * those merges are done brings the idle RSS down to what serving needs
- * (measured in README, Memory). A server manages its own.
+ * (measured in docs/benchmarks.md, "Memory after the first-run demo build"). A server manages its own.
  */
 async function releaseBuildMemory(warehouse: Warehouse): Promise<void> {
   const client = warehouse.client();

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import { ConfigError, loadConfig, type Config } from '../../config';
-import { createLogger } from '../../log';
+import { createLogger, routeConsole } from '../../log';
+import { INAPPLICABLE_CUBE_ADVICE } from '../console-advice';
 import { createMetrics } from '../../metrics/registry';
 import { openWarehouse } from '../../warehouse/connection';
 import { CubeFailure } from '../errors';
@@ -11,11 +12,15 @@ import { formatProblems, ModelsInvalid } from './problems';
 const USAGE = `Usage: npm run models -- <command>
 
 Commands (on the warehouse the service is configured with: CHDB_DATA_DIR or CLICKHOUSE_URL):
-  validate [--dir <dir>]
-        compile the models as the service does and check them: Cube's own errors,
-        a description on every measure, and the account rule (a cube reading a
-        table with an account_id column restricts by account unless its file
-        declares "# access: public"); prints each problem, exits 1 on any
+  validate [--strict] [--dir <dir>]
+        compile the models as the service does and check them. Problems, which
+        the service refuses to start or reload with: Cube's own errors, a name
+        defined twice, and the account rule (a cube reading a table with an
+        account_id column restricts by account unless its file declares
+        "# access: public"). Warnings, which it serves with: a measure without
+        a description, and a member whose SQL cannot be generated or run (left
+        out; queries naming it are refused). Prints each; exits 1 on a problem,
+        and with --strict on a warning too
   sql '<query JSON>' [--account <id>] [--dir <dir>]
         print the SQL and parameters Cube generates for the query, for the
         account's key (default: an operator key, which reads every account)
@@ -37,22 +42,26 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
   let command: string | undefined;
   let dir: string;
   let account: string | undefined;
+  let strict = false;
   let query: Record<string, unknown> | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { dir: { type: 'string' }, account: { type: 'string' } },
+      options: { dir: { type: 'string' }, account: { type: 'string' }, strict: { type: 'boolean' } },
       allowPositionals: true,
     });
     [command] = positionals;
     dir = values.dir ?? io.config.models.dir;
     account = values.account;
+    strict = values.strict ?? false;
     if (command === undefined || command === 'help') {
       io.stdout(USAGE);
       return 0;
     }
     if (command === 'validate') {
-      if (positionals.length > 1 || account !== undefined) throw new UsageError('validate takes only --dir');
+      if (positionals.length > 1 || account !== undefined) throw new UsageError('validate takes only --strict and --dir');
+    } else if (strict) {
+      throw new UsageError('--strict is an option of validate');
     } else if (command === 'sql') {
       if (positionals.length !== 2) throw new UsageError("sql needs one query, as JSON in quotes: sql '{\"measures\":[\"Downloads.count\"]}'");
       query = parseQuery(positionals[1]);
@@ -76,7 +85,13 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
   try {
     await cube.models.ready();
     if (query === undefined) {
-      io.stdout(`${dir}: the models compile and pass every check.\n`);
+      const warnings = cube.models.warnings();
+      if (strict && warnings.length > 0) {
+        io.stdout(`${dir}: ${count(warnings.length, 'problem')} (warnings, refused under --strict)\n${formatProblems(warnings)}\n`);
+        return 1;
+      }
+      const tail = warnings.length > 0 ? `, with ${count(warnings.length, 'warning')}:\n${formatProblems(warnings)}` : '.';
+      io.stdout(`${dir}: the models compile and pass every check${tail}\n`);
       return 0;
     }
     const { sql, params } = await cube.models.sql(query, { requestId: 'models-cli', accountId: account ?? null });
@@ -84,7 +99,9 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
     return 0;
   } catch (err) {
     if (err instanceof ModelsInvalid) {
-      io.stdout(`${dir}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${formatProblems(err.problems)}\n`);
+      const problems = strict ? [...err.problems, ...err.warnings] : err.problems;
+      const warnings = strict || err.warnings.length === 0 ? '' : `${dir}: ${count(err.warnings.length, 'warning')}\n${formatProblems(err.warnings)}\n`;
+      io.stdout(`${dir}: ${count(problems.length, 'problem')}\n${formatProblems(problems)}\n${warnings}`);
       return 1;
     }
     if (err instanceof CubeFailure) {
@@ -97,6 +114,8 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
     await warehouse.close();
   }
 }
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 function parseQuery(text: string): Record<string, unknown> {
   let value: unknown;
@@ -118,6 +137,8 @@ if (require.main === module) {
     process.exit(1);
   }
   const io = { config, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
+  // stdout is the report; what Cube prints goes to stderr as log lines.
+  routeConsole(createLogger('warn', io.stderr), INAPPLICABLE_CUBE_ADVICE);
   runModelsCli(process.argv.slice(2), io)
     .then(async (code) => {
       if (config.warehouse.kind === 'chdb') await drainPending();

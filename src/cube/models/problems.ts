@@ -9,7 +9,17 @@ export interface ModelProblem {
   cube?: string;
   member?: string;
   message: string;
+  /**
+   * 'warning': the models serve anyway (advice such as a missing
+   * description, or a member left out); absent: the models are refused.
+   * `npm run models -- validate --strict` refuses warnings too.
+   */
+  severity?: 'warning';
+  /** Why the member cannot be queried (its SQL cannot be generated or run): queries naming it are refused with this. */
+  unavailable?: string;
 }
+
+export const isWarning = (problem: ModelProblem) => problem.severity === 'warning';
 
 export function formatProblem({ file, cube, member, message }: ModelProblem): string {
   const where = [file || '(models)', cube && (member ? `${cube}.${member}` : cube)].filter(Boolean).join(': ');
@@ -24,6 +34,8 @@ export class ModelsInvalid extends Error {
   constructor(
     readonly dir: string,
     readonly problems: ModelProblem[],
+    /** Found beside the problems; not why the models are refused. */
+    readonly warnings: ModelProblem[] = [],
   ) {
     super(`The models in ${dir} have ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`);
     this.name = 'ModelsInvalid';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ModelsInvalid } from './problems';
 
@@ -29,10 +29,7 @@ const MODEL_FILE = /\.(js|ya?ml|jinja|py)$/;
 export async function readSnapshot(dir: string): Promise<ModelSnapshot> {
   let names: string[];
   try {
-    names = (await readdir(dir, { recursive: true, withFileTypes: true }))
-      .filter((entry) => entry.isFile() && MODEL_FILE.test(entry.name))
-      .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
-      .sort();
+    names = await modelFileNames(dir);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(err as Error).message})`;
     throw new ModelsInvalid(dir, [{ file: '', message: `the models directory ${dir} ${reason} (CUBE_MODELS_DIR)` }]);
@@ -45,4 +42,33 @@ export async function readSnapshot(dir: string): Promise<ModelSnapshot> {
   for (const file of files) hash.update(`${file.fileName}\0${file.content}\0`);
   const version = hash.digest('hex').slice(0, 16);
   return { dir, files, version, repository: { localPath: () => dir, dataSchemaFiles: async () => files } };
+}
+
+async function modelFileNames(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile() && MODEL_FILE.test(entry.name))
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/**
+ * What the model files look like from outside, without reading them: each
+ * one's name, inode, size and change times. Any way of saving a file changes
+ * it (written in place: size or mtime; renamed over: inode and ctime;
+ * created or deleted: the names). Throws when the directory cannot be read.
+ */
+export async function directoryState(dir: string): Promise<string> {
+  const names = await modelFileNames(dir);
+  const stats = await Promise.all(
+    names.map(async (name) => {
+      try {
+        const s = await stat(path.join(dir, name), { bigint: true });
+        return `${name}\0${s.ino}\0${s.size}\0${s.mtimeNs}\0${s.ctimeNs}`;
+      } catch {
+        // Deleted between the listing and the stat: the next look sees it gone.
+        return `${name}\0gone`;
+      }
+    }),
+  );
+  return stats.join('\n');
 }

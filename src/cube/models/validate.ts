@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CubeFailure } from '../errors';
 import { accessDeclaredIn, type Access } from './access';
 import { problemOf, yamlProblems } from './compile-errors';
+import { duplicateProblems } from './duplicates';
 import type { ModelProblem } from './problems';
 import type { ModelSnapshot } from './snapshot';
 
@@ -46,6 +47,7 @@ interface CubeDefinition {
 export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEngine): Promise<ModelProblem[]> {
   const unreadable = yamlProblems(snapshot);
   if (unreadable.length > 0) return unreadable;
+  const duplicates = duplicateProblems(snapshot);
 
   let compiled: CompiledModels;
   try {
@@ -53,7 +55,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
   } catch (err) {
     // Cube's package does not export the class; a YAML or file-system error is thrown as is.
     const errors = (err as Error)?.constructor?.name === 'CompileError' ? await engine.compileErrors(snapshot) : [err];
-    return dedupe(errors.map((e) => problemOf(snapshot, e)));
+    return [...duplicates, ...dedupe(errors.map((e) => problemOf(snapshot, e)))];
   }
 
   // A warehouse that cannot be reached is not a problem of the models: say
@@ -64,7 +66,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     throw new CubeFailure('warehouse_unavailable', 'The database cannot be reached to check the models; try again shortly.', firstLine(err));
   }
 
-  const problems: ModelProblem[] = [];
+  const problems: ModelProblem[] = [...duplicates];
   for (const file of snapshot.files) {
     const { problem } = accessDeclaredIn(file.content);
     if (problem) problems.push({ file: file.fileName, message: problem });
@@ -74,7 +76,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     const cube = cubeEvaluator.cubeFromPath(name);
     for (const [member, measure] of Object.entries(cube.measures ?? {})) {
       if (!measure.description?.trim()) {
-        problems.push({ file: cube.fileName, cube: name, member, message: 'the measure has no description: say what it counts' });
+        problems.push({ file: cube.fileName, cube: name, member, severity: 'warning', message: 'the measure has no description: say what it counts' });
       }
     }
     const content = snapshot.files.find((f) => f.fileName === cube.fileName)?.content ?? '';
@@ -89,35 +91,41 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
  * promise: a cube that reads a table with an account_id column, or declares
  * "access: account", must put the account of the query's security context
  * into its SQL, which shows as a parameter of the statement Cube generates.
+ *
+ * A member whose SQL Cube cannot generate (a measure type the dialect lacks)
+ * or ClickHouse cannot run (a column that is not there) is left out, not
+ * its cube: the cube's other members are checked and serve, and queries
+ * naming that member are refused with the reason.
  */
 async function checkData(snapshot: ModelSnapshot, engine: ModelEngine, name: string, cube: CubeDefinition, access: Access | undefined): Promise<ModelProblem[]> {
   const at = { file: cube.fileName, cube: name };
-  const measures = Object.keys(cube.measures ?? {}).map((m) => `${name}.${m}`);
-  const dimensions = Object.keys(cube.dimensions ?? {}).map((d) => `${name}.${d}`);
-  if (measures.length + dimensions.length === 0) return [{ ...at, message: 'the cube has no measures or dimensions' }];
+  const all = { measures: Object.keys(cube.measures ?? {}).map((m) => `${name}.${m}`), dimensions: Object.keys(cube.dimensions ?? {}).map((d) => `${name}.${d}`) };
+  if (all.measures.length + all.dimensions.length === 0) return [{ ...at, message: 'the cube has no measures or dimensions' }];
 
   const probe = `models-probe-${randomBytes(6).toString('hex')}`;
-  let generated: GeneratedSql;
-  try {
-    generated = await engine.sql(snapshot, { measures, dimensions }, probe);
-  } catch (err) {
-    return [{ ...at, message: `Cube cannot generate SQL for the cube: ${firstLine(err)}` }];
-  }
-  let tables: string[];
-  try {
-    tables = await engine.tablesRead(generated);
-  } catch (err) {
-    return memberProblems(snapshot, engine, at, { measures, dimensions }, err);
+  let unavailable: ModelProblem[] = [];
+  let result = await run(snapshot, engine, all, probe);
+  if ('error' in result) {
+    unavailable = await unavailableMembers(snapshot, engine, at, all);
+    const out = new Set(unavailable.map((p) => `${name}.${p.member}`));
+    const members = { measures: all.measures.filter((m) => !out.has(m)), dimensions: all.dimensions.filter((d) => !out.has(d)) };
+    // None runs alone (the cube's own SQL, say), or each does but not all
+    // together: a problem of the cube, not of its members.
+    if (members.measures.length + members.dimensions.length === 0) return [{ ...at, message: failureOf(result.error, 'the cube') }];
+    if (unavailable.length > 0) result = await run(snapshot, engine, members, probe);
+    if ('error' in result) return [...unavailable, { ...at, message: failureOf(result.error, 'the cube') }];
   }
 
-  const owned = [...(await engine.accountOwned(tables))];
+  const { generated } = result;
+  const owned = [...(await engine.accountOwned(await engine.tablesRead(generated)))];
   const restricted = generated.params.some((p) => p === probe);
-  if (restricted || access === 'public') return [];
+  if (restricted || access === 'public') return unavailable;
   if (access === 'account') {
-    return [{ ...at, message: `declared "access: account" but its SQL does not restrict by account: select through {SECURITY_CONTEXT.accountId.filter('account_id')}` }];
+    return [...unavailable, { ...at, message: `declared "access: account" but its SQL does not restrict by account: select through {SECURITY_CONTEXT.accountId.filter('account_id')}` }];
   }
   if (owned.length > 0) {
     return [
+      ...unavailable,
       {
         ...at,
         message:
@@ -126,27 +134,43 @@ async function checkData(snapshot: ModelSnapshot, engine: ModelEngine, name: str
       },
     ];
   }
-  return [];
+  return unavailable;
 }
 
-/** ClickHouse rejected the cube's SQL: find the members whose own SQL it rejects. */
-async function memberProblems(
-  snapshot: ModelSnapshot,
-  engine: ModelEngine,
-  at: { file: string; cube: string },
-  members: { measures: string[]; dimensions: string[] },
-  cubeError: unknown,
-): Promise<ModelProblem[]> {
+/** The members' SQL for the account, or why Cube cannot generate it or ClickHouse cannot run it. */
+async function run(snapshot: ModelSnapshot, engine: ModelEngine, query: { measures?: string[]; dimensions?: string[] }, accountId: string | null): Promise<{ generated: GeneratedSql } | { error: unknown }> {
+  let generated: GeneratedSql;
+  try {
+    generated = await engine.sql(snapshot, query, accountId);
+  } catch (err) {
+    return { error: new CannotGenerate(err) };
+  }
+  try {
+    await engine.tablesRead(generated);
+    return { generated };
+  } catch (err) {
+    return { error: err };
+  }
+}
+
+class CannotGenerate {
+  constructor(readonly cause: unknown) {}
+}
+
+const failureOf = (err: unknown, what: 'the cube' | 'the member') =>
+  err instanceof CannotGenerate ? `Cube cannot generate SQL for ${what}: ${firstLine(err.cause)}` : `ClickHouse rejects ${what}'s SQL: ${clickhouseMessage(err)}`;
+
+/** Each member of the cube that does not run alone. */
+async function unavailableMembers(snapshot: ModelSnapshot, engine: ModelEngine, at: { file: string; cube: string }, members: { measures: string[]; dimensions: string[] }): Promise<ModelProblem[]> {
   const queries = [...members.measures.map((m) => ({ member: m, query: { measures: [m] } })), ...members.dimensions.map((d) => ({ member: d, query: { dimensions: [d] } }))];
   const problems: ModelProblem[] = [];
   for (const { member, query } of queries) {
-    try {
-      await engine.tablesRead(await engine.sql(snapshot, query, null));
-    } catch (err) {
-      problems.push({ ...at, member: member.slice(at.cube.length + 1), message: `ClickHouse rejects the member's SQL: ${clickhouseMessage(err)}` });
-    }
+    const result = await run(snapshot, engine, query, null);
+    if (!('error' in result)) continue;
+    const reason = failureOf(result.error, 'the member');
+    problems.push({ ...at, member: member.slice(at.cube.length + 1), severity: 'warning', unavailable: reason, message: `the member cannot be queried, so queries naming it are refused: ${reason}` });
   }
-  return problems.length > 0 ? problems : [{ ...at, message: `ClickHouse rejects the cube's SQL: ${clickhouseMessage(cubeError)}` }];
+  return problems;
 }
 
 const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();

@@ -1,0 +1,31 @@
+// Three tiers, run apart by scripts/test-tiers.js (npm test):
+//  unit         no engine and no data build; parallel workers.
+//  integration  the real service on chDB over the global demo build; in band,
+//               because libchdb binds one data directory per process.
+//  system       the built server (`npm run build`, once, in global setup) in child processes.
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] };
+const base = { preset: 'ts-jest', testEnvironment: 'node', transform };
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    { ...base, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...base,
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration'],
+      globalSetup: '<rootDir>/test/integration/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/support/global-teardown.ts',
+      // openapi-backend requires @apidevtools/json-schema-ref-parser, an ES module jest cannot load.
+      moduleNameMapper: { '^@apidevtools/json-schema-ref-parser$': '<rootDir>/test/integration/support/esm/json-schema-ref-parser.cjs' },
+      setupFilesAfterEnv: ['<rootDir>/test/integration/support/contract-hooks.ts'],
+    },
+    {
+      ...base,
+      displayName: 'system',
+      roots: ['<rootDir>/test/system'],
+      globalSetup: '<rootDir>/test/system/global-setup.ts',
+    },
+  ],
+};

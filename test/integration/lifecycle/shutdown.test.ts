@@ -1,0 +1,97 @@
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { API_KEY } from '../support/constants';
+import { startService, type TestService } from '../support/service';
+import { expectEnvelope } from '../limits/envelope';
+import { createHttpServer } from '../../../src/http/server';
+import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF, shutDown } from '../../../src/shutdown';
+
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** The service on a real listening socket, with its log lines kept. */
+async function listening(env: Record<string, string>): Promise<{ service: TestService; server: Server; url: string; lines: Record<string, any>[] }> {
+  const lines: Record<string, any>[] = [];
+  const service = await startService(env, { schemaPath: SLOW_SCHEMA, log: (line) => lines.push(JSON.parse(line)) });
+  await service.cube.models.ready();
+  const server = createHttpServer(service.app, service.config.http, service.logger);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { service, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
+}
+
+const slowQuery = (n: number) => ({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] } });
+
+describe('SIGTERM with a query running and 31 queued', () => {
+  let ctx: Awaited<ReturnType<typeof listening>>;
+  beforeAll(async () => {
+    ctx = await listening({ QUERY_TIMEOUT_SECONDS: '30', SHUTDOWN_DRAIN_SECONDS: '1.5', RATE_LIMIT_CONCURRENT: '40' });
+  });
+  afterAll(() => ctx.service.close());
+
+  it('drains, answers the running query, refuses the queued ones with 503 shutting_down, and exits 0', async () => {
+    const { service, server, url, lines } = ctx;
+    const load = (n: number) => request(url).post('/v1/data/load').set('x-api-key', API_KEY).send(slowQuery(n)).then((res) => res);
+    const running = load(0);
+    await until(() => service.warehouse.queueDepth() === 0 && service.gate.inFlight().length === 1);
+    // As in the report that found it: 32 queries, one running and 31 queued.
+    const queued = Array.from({ length: 31 }, (_, i) => load(i + 1));
+    await until(() => service.warehouse.queueDepth() === 31);
+
+    const exit = shutDown(
+      { server, http: service.config.http, readiness: service.readiness, gate: service.gate, cube: service.cube, logger: service.logger, release: async () => {} },
+      'SIGTERM',
+    );
+    // Readiness turns at once; a request arriving during the drain is answered.
+    expectEnvelope(await request(url).get('/readyz'), 'not_ready', /shutting down/);
+    const duringDrain = await request(url).get('/v1/data/meta').set('x-api-key', API_KEY);
+    expect(duringDrain.status).toBe(200);
+
+    for (const res of await Promise.all(queued)) {
+      expectEnvelope(res, 'shutting_down');
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    }
+    const ran = await running;
+    expect(ran.status).toBe(200);
+    expect(ran.body.data).toEqual([{ 'Slow.count': '8' }]);
+    expect(await exit).toBe(EXIT_CLEAN);
+
+    // The meta request came in during the drain, before the server stopped accepting.
+    const msgs = lines.map((l) => (l.msg === 'request' ? `${l.method} ${l.path} ${l.status}` : l.msg));
+    expect(msgs.indexOf('GET /v1/data/meta 200')).toBeGreaterThan(msgs.indexOf('shutting down: draining'));
+    expect(msgs.indexOf('GET /v1/data/meta 200')).toBeLessThan(msgs.indexOf('shutting down: no longer accepting; waiting for running requests'));
+    // And now nothing listens.
+    await expect(request(url).get('/healthz')).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('a request still open at SHUTDOWN_TIMEOUT_SECONDS', () => {
+  let ctx: Awaited<ReturnType<typeof listening>>;
+  beforeAll(async () => {
+    ctx = await listening({ QUERY_TIMEOUT_SECONDS: '1', SHUTDOWN_TIMEOUT_SECONDS: '1', SHUTDOWN_DRAIN_SECONDS: '0', HTTP_REQUEST_TIMEOUT_SECONDS: '60' });
+  });
+  afterAll(() => ctx.service.close());
+
+  it('is logged with its request id, and the exit code says requests were cut off', async () => {
+    const { service, server, lines } = ctx;
+    // A client that sends its body slowly keeps its request open.
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`POST /v1/data/load HTTP/1.1\r\nHost: x\r\nx-api-key: ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"query":`);
+    await until(() => service.gate.inFlight().length === 1);
+    const [open] = service.gate.inFlight();
+
+    const code = await shutDown(
+      { server, http: service.config.http, readiness: service.readiness, gate: service.gate, cube: service.cube, logger: service.logger, release: async () => {} },
+      'SIGTERM',
+    );
+    expect(code).toBe(EXIT_REQUESTS_CUT_OFF);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'request cut off at shutdown timeout', requestId: open.requestId }));
+    socket.destroy();
+  });
+});

@@ -1,0 +1,28 @@
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../../src/config';
+import { runModelsCli } from '../../../src/cube/models/cli';
+import { testDataDir } from '../support/service';
+
+export const SCHEMA_DIR = path.resolve(__dirname, '..', '..', '..', 'schema');
+
+/** A fresh model directory holding the given files (name → content), or a copy of schema/. */
+export function modelDir(files: Record<string, string> | 'schema'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-models-'));
+  if (files === 'schema') cpSync(SCHEMA_DIR, dir, { recursive: true });
+  else for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
+  return dir;
+}
+
+/** `npm run models -- …` on the suite's dataset, in this process (libchdb binds one data directory per process). */
+export async function models(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const config = parseConfig({ NODE_ENV: 'test', CHDB_DATA_DIR: testDataDir(), DEMO_DATA: 'false', ...env });
+  const code = await runModelsCli(args, { config, stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  return { code, stdout, stderr };
+}
+
+/** The problem lines of validate's output. */
+export const problemLines = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('  '));

@@ -1,0 +1,100 @@
+/**
+ * Cube's own cache, beneath the result cache, is bounded: the driver drops
+ * the oldest entries past its byte cap (never one written in the last 10 s,
+ * whose time Cube reads back for lastRefreshTime), and the service keeps
+ * answering distinct queries correctly, each with its lastRefreshTime,
+ * while the cap holds.
+ */
+import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
+import request from 'supertest';
+import { BoundedCacheDriver } from '../../../src/cube/cache-driver';
+import { API_KEY, DATABASE } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+
+/** Cube measures an entry as the bytes of its JSON: a string of n characters is n + 2. */
+const value = (n: number) => 'x'.repeat(n - 2);
+
+describe('the driver', () => {
+  it('drops the oldest entries past its cap, once they are out of the grace period', async () => {
+    const clock = { now: 1_000_000 };
+    const sizes: number[] = [];
+    const driver = new BoundedCacheDriver(300, (bytes) => sizes.push(bytes), () => clock.now);
+    for (const key of ['a', 'b', 'c']) await driver.set(key, value(100), 3600);
+    expect(driver.size).toBe(300);
+    await driver.set('d', value(100), 3600);
+    // Everything is younger than 10 s: kept, past the cap.
+    expect(driver.size).toBe(400);
+    clock.now += 10_001;
+    await driver.set('e', value(100), 3600);
+    expect(driver.size).toBe(300);
+    expect(await driver.get('a')).toBeUndefined();
+    expect(await driver.get('b')).toBeUndefined();
+    expect(await driver.get('c')).toBe(value(100));
+    expect(await driver.get('e')).toBe(value(100));
+    expect(sizes.at(-1)).toBe(300);
+  });
+
+  it('counts a rewritten key once and forgets removed and expired ones', async () => {
+    const clock = { now: 1_000_000 };
+    const driver = new BoundedCacheDriver(10_000, () => {}, () => clock.now);
+    await driver.set('a', value(100), 3600);
+    await driver.set('a', value(50), 3600);
+    expect(driver.size).toBe(50);
+    await driver.remove('a');
+    expect(driver.size).toBe(0);
+    // Expiry is the base class's, on the real clock: an entry that expires at once is gone when read.
+    await driver.set('b', value(100), -1);
+    expect(await driver.get('b')).toBeUndefined();
+    expect(driver.size).toBe(0);
+  });
+
+  it("keeps a store of its own, apart from Cube's process-wide one", async () => {
+    const driver = new BoundedCacheDriver(10_000);
+    const cubes = new LocalCacheDriver();
+    await cubes.set('shared-key', 'cube', 3600);
+    expect(await driver.get('shared-key')).toBeUndefined();
+    await driver.set('own-key', 'ours', 3600);
+    expect(await cubes.get('own-key')).toBeUndefined();
+    await cubes.remove('shared-key');
+  });
+});
+
+describe('the service under distinct queries', () => {
+  const CAP_BYTES = 1024 * 1024;
+  let service: TestService;
+  let oracle: Oracle;
+  beforeAll(async () => {
+    // The result cache in front is off, so every query reaches Cube's cache.
+    service = await startService({ CUBE_CACHE_MB: '1', RESULT_CACHE_MB: '0' });
+    oracle = openOracle();
+  });
+  afterAll(async () => {
+    await oracle.close();
+    await service.close();
+  });
+
+  const cubeCacheBytes = async () => (await service.metrics.cubeCacheBytes.get()).values[0]?.value ?? 0;
+  const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200);
+
+  it('answers every query right while the cache stays under CUBE_CACHE_MB', async () => {
+    const events = await oracle.value(`SELECT count() FROM ${DATABASE}.web_events`);
+    const rows = Math.min(2_000, events);
+    // Distinct queries, each a few hundred KB of rows: together well past the cap.
+    for (let i = 0; i < 8; i += 1) {
+      const res = await load({ dimensions: ['WebEvents.eventId', 'WebEvents.pageUrl', 'WebEvents.ua'], ungrouped: true, limit: rows - i });
+      expect(res.body.data).toHaveLength(rows - i);
+      expect(res.body.lastRefreshTime).toEqual(expect.any(String));
+    }
+    const beforeGrace = await cubeCacheBytes();
+    expect(beforeGrace).toBeGreaterThan(CAP_BYTES);
+
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    const res = await load({ measures: ['WebEvents.count'] });
+    expect(res.body.data).toEqual([{ 'WebEvents.count': String(events) }]);
+    expect(res.body.lastRefreshTime).toEqual(expect.any(String));
+    // The last answer (a count and its refresh key) is small and young; everything else fits the cap.
+    const after = await cubeCacheBytes();
+    expect(after).toBeLessThanOrEqual(CAP_BYTES + 10_000);
+    expect(after).toBeGreaterThan(0);
+  }, 120_000);
+});

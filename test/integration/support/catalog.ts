@@ -1,0 +1,206 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { accessDeclaredIn, type Access } from '../../../src/cube/models/access';
+
+/**
+ * The cubes as the tests see them, transcribed from the spec and the table
+ * layout (src/warehouse/ddl.ts), not read from the models: their count
+ * measures with the same count as direct SQL, dimensions with the column
+ * expression behind them (to read candidate values and write oracles), and
+ * time dimensions. Whether their rows belong to accounts is what each cube's
+ * own model file declares ("# access: …"); the isolation tests hold every
+ * cube to it against SQL.
+ */
+
+const SCHEMA_DIR = path.resolve(__dirname, '..', '..', '..', 'schema');
+
+/** The access declared in the cube's model file (schema/<cube>.yml or .js), if any. */
+export function declaredAccess(cube: string): Access | undefined {
+  const file = readdirSync(SCHEMA_DIR).find((name) => name.replace(/\.(ya?ml|js)$/, '') === cube);
+  return file === undefined ? undefined : accessDeclaredIn(readFileSync(path.join(SCHEMA_DIR, file), 'utf8')).access;
+}
+
+export type DimType = 'string' | 'number' | 'boolean';
+export interface Dim {
+  name: string;
+  sql: string;
+  type: DimType;
+  nullable?: boolean;
+}
+export interface CubeSpec {
+  cube: string;
+  table?: string;
+  counts: string[];
+  /** Each count measure as an aggregate over `table`. */
+  countSql: Record<string, string>;
+  /** The cube's file declares "access: account": a key reads its own account's rows only. */
+  accountOwned: boolean;
+  dims: Dim[];
+  /** Time dimensions; the first is the one random queries group or filter by. */
+  times: string[];
+}
+
+const s = (name: string, sql = name): Dim => ({ name, sql, type: 'string' });
+
+const LINK_DIMS: Dim[] = [
+  s('utmSource', 'utm_source'),
+  s('utmMedium', 'utm_medium'),
+  s('utmCampaign', 'utm_campaign'),
+  s('utmSourceMedium', "concat(utm_source, ' / ', utm_medium)"),
+  s('link'),
+  { name: 'isUniqueLinkView', sql: 'is_unique', type: 'boolean' },
+  s('uaFamily', 'ua_family'),
+  s('openParam', 'open_param'),
+  s('refererDomain', 'referer_domain'),
+  s('countryName', 'country_name'),
+  s('countryCode', 'country_code'),
+  s('languageName', 'language_name'),
+];
+const LINK_COUNT_SQL = {
+  count: 'count()',
+  linkViewCount: 'count()',
+  uniqueLinkViewCount: 'countIf(is_unique)',
+  openLinkViewCount: "countIf(open_param != '')",
+};
+export const LINK_COUNTS = Object.keys(LINK_COUNT_SQL);
+const COUNT = { count: 'count()' };
+
+const TRANSCRIBED: Omit<CubeSpec, 'accountOwned'>[] = [
+  {
+    cube: 'ChannelRanks',
+    table: 'channel_ranks',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: [
+      { name: 'rank', sql: 'rank', type: 'number' },
+      s('countryCode', 'country_code'),
+      s('countryName', 'country_name'),
+      s('platform'),
+      s('podcastId', 'podcast_id'),
+      s('category'),
+      s('podcastSlug', 'podcast_slug'),
+      s('date', 'toString(toDate(snapshot_ts))'),
+    ],
+    times: ['timestamp'],
+  },
+  {
+    cube: 'EpisodeRanks',
+    table: 'episode_ranks',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: [
+      { name: 'rank', sql: 'rank', type: 'number' },
+      s('countryCode', 'country_code'),
+      s('platform'),
+      s('episodeId', 'episode_id'),
+      s('category'),
+      s('podcastSlug', 'podcast_slug'),
+      s('date', 'toString(toDate(snapshot_ts))'),
+    ],
+    times: ['timestamp'],
+  },
+  {
+    cube: 'DownloadEvents',
+    table: 'downloads',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: [s('ip4', 'toString(ip4)'), s('token')],
+    times: ['ts'],
+  },
+  {
+    cube: 'Downloads',
+    table: 'downloads',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: ['city', 'country', 'referer', 'parsed_ua', 'token', 'continent', 'os_name', 'device_type', 'org', 'timezone'].map((n) => s(n)),
+    times: ['ts'],
+  },
+  {
+    cube: 'PodcastEvents',
+    table: 'podcast_events',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: [
+      s('ipBlacklisted', 'toString(ip_blacklisted)'),
+      s('parsedUa', 'parsed_ua'),
+      s('token'),
+      s('byteRangeLargerOne', 'toString(byte_range_larger_one)'),
+      s('city'),
+      s('country'),
+      s('byteRange', 'byte_range'),
+      s('referer'),
+      s('detailsKey', 'details_key'),
+    ],
+    times: ['ts'],
+  },
+  {
+    cube: 'WebEvents',
+    table: 'web_events',
+    counts: ['count'],
+    countSql: COUNT,
+    dims: [
+      s('se_category'),
+      s('se_action'),
+      s('city'),
+      s('country'),
+      s('appId', 'app_id'),
+      s('origin'),
+      { name: 'se_value', sql: 'se_value', type: 'number', nullable: true },
+      { name: 'latitude', sql: 'toString(latitude)', type: 'string', nullable: true },
+    ],
+    // DateTime64(3) columns; the last describe block splits ranges inside their seconds.
+    times: ['trackTs', 'ingestTs'],
+  },
+  ...['LinksAdvancedAnalytics', 'LinksDashboard'].map((cube) => ({
+    cube,
+    table: 'link_views',
+    counts: LINK_COUNTS,
+    countSql: LINK_COUNT_SQL,
+    dims: LINK_DIMS,
+    times: ['timestamp'],
+  })),
+  {
+    cube: 'LinksBasicAnalytics',
+    table: 'link_views',
+    counts: ['linkViewCount', 'uniqueLinkViewCount'],
+    countSql: { linkViewCount: LINK_COUNT_SQL.linkViewCount, uniqueLinkViewCount: LINK_COUNT_SQL.uniqueLinkViewCount },
+    dims: [s('link')],
+    times: ['timestamp'],
+  },
+  // Built from two tables by a funnel: its oracle is funnelStepsSql.
+  { cube: 'WebEventsFromPodcastFunnel', counts: ['conversions'], countSql: {}, dims: [s('step')], times: [] },
+];
+
+export const CUBES: CubeSpec[] = TRANSCRIBED.map((spec) => ({ ...spec, accountOwned: declaredAccess(spec.cube) === 'account' }));
+/** Cubes whose file declares "access: public": every key reads every row. */
+export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) => declaredAccess(cube) === 'public');
+
+/**
+ * The funnel written by hand: addresses that downloaded (step 1), of those
+ * the ones with a page view 0–7 days after a download (step 2), and of those
+ * the ones with a conversion event 0–7 days after such a visit (step 3). An
+ * address counts once per account: one account's listener is not another
+ * account's visitor. `where` narrows every table read (e.g. to one account).
+ *
+ * `keep` is a condition on `t`, an address's time at a step, as Cube's funnel
+ * defines it (read from its Funnels extension): the latest download that led
+ * the address to that step, over all its downloads. An address counts at a
+ * step when that time passes the condition, as the query's filters on
+ * WebEventsFromPodcastFunnel.time apply it. Rows: k (step) and v (addresses).
+ */
+export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): string {
+  return `
+  WITH
+    d AS (SELECT (account_id, ip4) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
+    v AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
+    c AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
+    visits AS (
+      SELECT d.ip AS ip, d.t AS dt, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
+      WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
+    conversions AS (
+      SELECT visits.ip AS ip, visits.dt AS dt FROM visits INNER JOIN c ON visits.ip = c.ip
+      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)
+  SELECT 'Podcast Download' AS k, count() AS v FROM (SELECT ip, max(t) AS t FROM d GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Website Visit', count() FROM (SELECT ip, max(dt) AS t FROM visits GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
+}

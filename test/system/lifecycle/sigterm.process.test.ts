@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF } from '../../../src/shutdown';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const KEY = 'sigterm-test-key-0123456789';
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  port: number;
+  lines: Record<string, any>[];
+  exited: Promise<number | null>;
+}
+
+/** `node dist/index.js` on a tiny demo dataset of its own, once it answers /readyz. */
+async function startChild(env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-sigterm-'));
+  const child = spawn(process.execPath, ['dist/index.js'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CHDB_DATA_DIR: path.join(dir, 'chdb'),
+      API_KEYS_FILE: path.join(dir, 'api-keys.json'),
+      API_KEYS: KEY,
+      DEMO_SCALE: '0.005',
+      DEMO_DAYS: '7',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: Record<string, any>[] = [];
+  let buffered = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop()!;
+    for (const part of parts) if (part.startsWith('{')) lines.push(JSON.parse(part));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    const ready = await request(url).get('/readyz').then((res) => res.status === 200, () => false);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { process: child, url, port, lines, exited };
+}
+
+describe('`node dist/index.js` starting on an empty data directory', () => {
+  it('listens at once: /healthz 200, /readyz and the API 503 not_ready saying what it waits for, then ready', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-starting-'));
+    const child = spawn(process.execPath, ['dist/index.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), API_KEYS: KEY, DEMO_SCALE: '0.005', DEMO_DAYS: '7', METRICS_PORT: '0' },
+      stdio: 'ignore',
+    });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      // The first answer comes while the service still builds the demo data or checks the models.
+      let first: request.Response | undefined;
+      while (!first) {
+        first = await request(url).get('/readyz').catch(() => undefined);
+        if (!first) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(first.status).toBe(503);
+      expect(first.body).toMatchObject({ code: 'not_ready', error: expect.stringMatching(/^Not ready: the (tables are being checked|demo data is being built|models are being compiled and checked)\.$/) });
+      await request(url).get('/healthz').expect(200);
+      let ready = first;
+      while (ready.status !== 200) {
+        expect(ready.status).toBe(503);
+        await new Promise((r) => setTimeout(r, 100));
+        ready = await request(url).get('/readyz');
+      }
+      await request(url).get('/v1/data/meta').set('x-api-key', KEY).expect(200);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('SIGTERM to `node dist/index.js`', () => {
+  it('turns /readyz 503 at once, answers a request sent during the drain, then stops and exits 0', async () => {
+    const child = await startChild({ SHUTDOWN_DRAIN_SECONDS: '2' });
+    child.process.kill('SIGTERM');
+    // Until the drain ends, the server still listens and answers.
+    let readyz = await request(child.url).get('/readyz');
+    while (readyz.status === 200) readyz = await request(child.url).get('/readyz');
+    expect(readyz.status).toBe(503);
+    expect(readyz.body).toMatchObject({ code: 'not_ready', error: expect.stringMatching(/shutting down/) });
+    const meta = await request(child.url).get('/v1/data/meta').set('x-api-key', KEY);
+    expect(meta.status).toBe(200);
+    expect(await child.exited).toBe(EXIT_CLEAN);
+    const msgs = child.lines.map((l) => (l.msg === 'request' ? `${l.method} ${l.path} ${l.status}` : l.msg));
+    expect(msgs.indexOf('GET /v1/data/meta 200')).toBeLessThan(msgs.indexOf('shutting down: no longer accepting; waiting for running requests'));
+    expect(child.lines).toContainEqual(expect.objectContaining({ msg: 'shut down', exitCode: EXIT_CLEAN }));
+  });
+
+  it(`exits ${EXIT_REQUESTS_CUT_OFF} and logs the request id of a request still open at SHUTDOWN_TIMEOUT_SECONDS`, async () => {
+    const child = await startChild({ SHUTDOWN_DRAIN_SECONDS: '0', QUERY_TIMEOUT_SECONDS: '1', SHUTDOWN_TIMEOUT_SECONDS: '1' });
+    // A body that never arrives keeps the request open.
+    const socket = connect(child.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`POST /v1/data/load HTTP/1.1\r\nHost: x\r\nx-api-key: ${KEY}\r\nContent-Length: 1000\r\n\r\n{"query":`);
+    // Time for the headers to reach the server (an unparsed connection counts as idle and is closed).
+    await new Promise((r) => setTimeout(r, 1000));
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(EXIT_REQUESTS_CUT_OFF);
+    socket.destroy();
+    const cut = child.lines.filter((l) => l.msg === 'request cut off at shutdown timeout');
+    expect(cut).toHaveLength(1);
+    expect(cut[0]).toMatchObject({ level: 'error', method: 'POST', path: '/v1/data/load', requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  });
+});
