@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection';
-import { addressesForCountry } from '../../src/warehouse/geo/addresses';
-import { ensureGeo, rangePrefixesSql, type GeoLoad } from '../../src/warehouse/geo/load';
-import { placeExpressions } from '../../src/warehouse/geo/places';
-import { refreshPlaces } from '../../src/warehouse/geo/refresh';
+import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
+import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
+import { ensureGeo, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
+import { placeExpressions } from '../../../src/warehouse/geo/places';
+import { refreshPlaces } from '../../../src/warehouse/geo/refresh';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { testDataDir } from '../support/service';
 

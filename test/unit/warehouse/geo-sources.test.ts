@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WarehouseSetupError } from '../../src/warehouse/data-dir';
-import { geoFiles, geoFingerprint } from '../../src/warehouse/geo/sources';
+import { WarehouseSetupError } from '../../../src/warehouse/data-dir';
+import { geoFiles, geoFingerprint } from '../../../src/warehouse/geo/sources';
 
 describe('the IP database files', () => {
   it('come from the npm packages by default, and their fingerprint changes with the files', () => {
