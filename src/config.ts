@@ -65,6 +65,10 @@ export interface Config {
   warehouse: WarehouseConfig;
   demo: DemoConfig;
   downloads: DownloadsConfig;
+  geo: {
+    /** GEO_DB_DIR: newer IP database files than the npm packages' (src/warehouse/geo/sources.ts); undefined: the packages'. */
+    dir: string | undefined;
+  };
   models: {
     /** Folder of Cube model files; watched for changes outside production. */
     dir: string;
@@ -297,6 +301,7 @@ export function parseConfig(env: Env): Config {
     warehouse,
     demo,
     downloads,
+    geo: { dir: read.optional('GEO_DB_DIR') === undefined ? undefined : path.resolve(read.string('GEO_DB_DIR', '')) },
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
     rollups: {
       refreshSeconds: read.integer('CUBE_ROLLUP_REFRESH_SECONDS', 60, 0, 86_400),

@@ -6,6 +6,8 @@ import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
 import { loadUserAgentLists } from './derive/user-agents';
+import { ensureGeo } from './geo/load';
+import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
 import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
@@ -23,12 +25,16 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           load request logs (FILE - reads standard input, *.gz is read compressed) into
                           podcast_events and derive their downloads; a file already imported adds nothing
   derive                  derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
+  geo-refresh             load the IP database (the npm packages', or GEO_DB_DIR's) unless it is loaded,
+                          then give every row of downloads, podcast_events and web_events the places
+                          it has for the row's IP (a mutation of those columns; single node only)
 `;
 
 type Command =
   | { name: 'init'; cluster?: string }
   | { name: 'demo' }
   | { name: 'derive' }
+  | { name: 'geo-refresh' }
   | { name: 'import'; files: string[]; account?: string; format: ImportFormat; maxBadRows: number; ignoreUnknown: boolean };
 
 function parseImport(args: string[]): Command | undefined {
@@ -52,6 +58,7 @@ function parseArgs(argv: string[]): Command | undefined {
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
   if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
+  if (argv.length === 1 && argv[0] === 'geo-refresh') return { name: 'geo-refresh' };
   return undefined;
 }
 
@@ -105,6 +112,8 @@ async function main(argv: string[]): Promise<number> {
       await addMissingProjections(warehouse, logger, command.cluster);
     } else {
       await applyDdl(warehouse, logger);
+      // Minutes the first time a database version is seen; only the commands that read places wait for it.
+      if (command.name === 'init' || command.name === 'geo-refresh') await ensureGeo(warehouse, config.geo.dir, logger);
     }
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
     if (command.name === 'import' || command.name === 'derive') {
@@ -142,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
       // that no finished demo build put there may be an operator's and stay.
       await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
     }
+    if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
   } finally {
     await warehouse.close();
     if (config.warehouse.kind === 'chdb') await drainPending();

@@ -128,6 +128,12 @@ describe('parseConfig', () => {
     expect(config.demo.enabled).toBe(false);
   });
 
+  it('loads the IP database from the npm packages unless GEO_DB_DIR names a directory', () => {
+    expect(parseConfig({}).geo).toEqual({ dir: undefined });
+    expect(parseConfig({ GEO_DB_DIR: ' ' }).geo).toEqual({ dir: undefined });
+    expect(parseConfig({ GEO_DB_DIR: 'geo/2026-11' }).geo).toEqual({ dir: path.resolve('geo/2026-11') });
+  });
+
   it('builds rollups in their own database, as CLICKHOUSE_ROLLUP_USER when set, refreshing every 60 s unless told otherwise', () => {
     const config = parseConfig({});
     expect(config.warehouse).toMatchObject({ database: 'analytics', rollupDatabase: 'analytics_rollups' });

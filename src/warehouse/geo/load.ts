@@ -1,0 +1,221 @@
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../../log';
+import type { Warehouse } from '../connection';
+import { quoteIdentifier } from '../ddl';
+import { mmdbNetworks } from './mmdb';
+import { geoFiles, geoFingerprint, type GeoFiles } from './sources';
+
+/**
+ * The IP database in the warehouse: three dictionaries that ClickHouse
+ * builds from tables it filled from the database's files, so every lookup
+ * (derivation, refresh, demo) is a dictGet inside a statement.
+ *
+ * - geo_city: IP_TRIE over the city database's networks (prefixes in the
+ *   IPv6 space, IPv4 as ::ffff:a.b.c.d/96+n, which is where IP_TRIE looks up
+ *   an IPv4 key) → a record number; geo_city_record: record → ISO country
+ *   code, city, time zone.
+ * - geo_asn: IP_TRIE over the AS ranges, cut into prefixes by ClickHouse
+ *   (rangePrefixesSql) → AS number and organisation.
+ * - geo_country: ISO code → English name and continent.
+ *
+ * IP_TRIE is exact for prefixes and answers both families from one
+ * dictionary; RANGE_HASHED, the layout for ranges, takes no 128-bit bounds.
+ */
+export const GEO_TABLES = {
+  city: 'geo_city_networks',
+  cityRecords: 'geo_city_records',
+  asn: 'geo_asn_networks',
+  country: 'geo_countries',
+  source: 'geo_source',
+} as const;
+export const GEO_DICTIONARIES = { city: 'geo_city', cityRecords: 'geo_city_record', asn: 'geo_asn', country: 'geo_country' } as const;
+
+/** The tables a load replaces (all but the load log). */
+const LOADED_TABLES = ['city', 'cityRecords', 'asn', 'country'] as const;
+
+export interface GeoLoad {
+  /** False when the tables already held these files' places (the usual start). */
+  loaded: boolean;
+  fingerprint: string;
+  seconds: number;
+  cityNetworks: number;
+  asnNetworks: number;
+}
+
+const TABLE_DDL: Record<keyof typeof GEO_TABLES, string> = {
+  // A network names its record by number: the trie holds 5.7M networks but only about 180,000 distinct places.
+  city: '(prefix String, record UInt64) ENGINE = MergeTree ORDER BY tuple()',
+  cityRecords: '(record UInt64, country_code LowCardinality(String), city String, timezone LowCardinality(String)) ENGINE = MergeTree ORDER BY record',
+  asn: '(prefix String, asn UInt32, org LowCardinality(String)) ENGINE = MergeTree ORDER BY tuple()',
+  country: '(Code String, Name String, Continent LowCardinality(String)) ENGINE = MergeTree ORDER BY Code',
+  source: "(fingerprint String, loaded_at DateTime('UTC'), city_networks UInt64, asn_networks UInt64) ENGINE = MergeTree ORDER BY tuple()",
+};
+
+/**
+ * Makes the geo tables and dictionaries hold the places of the configured
+ * files. Loading (tens of seconds) happens only when the files differ from
+ * the last load, found by the fingerprint the load recorded; otherwise this
+ * costs two statements. The dictionaries themselves are built in memory by
+ * ClickHouse on their first use after a start (see docs for the figures).
+ */
+export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, logger?: Logger): Promise<GeoLoad> {
+  const files = geoFiles(dir);
+  const fingerprint = geoFingerprint(files);
+  const client = warehouse.client();
+  const db = quoteIdentifier(warehouse.config.database);
+  await createGeoObjects(client, warehouse.config.database);
+  const recorded = await client.query({ query: `SELECT fingerprint, city_networks, asn_networks FROM ${db}.${GEO_TABLES.source} ORDER BY loaded_at DESC LIMIT 1`, format: 'JSONEachRow' });
+  const last = (await recorded.json<{ fingerprint: string; city_networks: string | number; asn_networks: string | number }>())[0];
+  if (last?.fingerprint === fingerprint) {
+    return { loaded: false, fingerprint, seconds: 0, cityNetworks: Number(last.city_networks), asnNetworks: Number(last.asn_networks) };
+  }
+  logger?.info('loading the IP database', { files: Object.values(files) });
+  const started = performance.now();
+  const counts = await loadGeo(client, warehouse.config.database, files, logger);
+  await client.command({
+    query: `INSERT INTO ${db}.${GEO_TABLES.source} SELECT {fingerprint:String}, now(), {city:UInt64}, {asn:UInt64}`,
+    query_params: { fingerprint, city: counts.cityNetworks, asn: counts.asnNetworks },
+  });
+  const seconds = Math.round(performance.now() - started) / 1000;
+  logger?.info('IP database loaded', { seconds, ...counts });
+  return { loaded: true, fingerprint, seconds, ...counts };
+}
+
+async function createGeoObjects(client: ClickHouseClient, database: string): Promise<void> {
+  const db = quoteIdentifier(database);
+  for (const [key, table] of Object.entries(GEO_TABLES) as [keyof typeof GEO_TABLES, string][]) {
+    await client.command({ query: `CREATE TABLE IF NOT EXISTS ${db}.${table} ${TABLE_DDL[key]}` });
+  }
+  // LIFETIME(0): a dictionary changes only when a load says so (SYSTEM RELOAD DICTIONARY).
+  const source = (table: string) => `SOURCE(CLICKHOUSE(DB ${quoteString(database)} TABLE ${quoteString(table)})) LIFETIME(0)`;
+  await client.command({
+    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.city} (prefix String, record UInt64 DEFAULT 0) PRIMARY KEY prefix ${source(GEO_TABLES.city)} LAYOUT(IP_TRIE)`,
+  });
+  await client.command({
+    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.cityRecords} (record UInt64, country_code String DEFAULT '', city String DEFAULT '', timezone String DEFAULT '') PRIMARY KEY record ${source(GEO_TABLES.cityRecords)} LAYOUT(HASHED)`,
+  });
+  await client.command({
+    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.asn} (prefix String, asn UInt32 DEFAULT 0, org String DEFAULT '') PRIMARY KEY prefix ${source(GEO_TABLES.asn)} LAYOUT(IP_TRIE)`,
+  });
+  await client.command({
+    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.country} (Code String, Name String DEFAULT '', Continent String DEFAULT '') PRIMARY KEY Code ${source(GEO_TABLES.country)} LAYOUT(COMPLEX_KEY_HASHED)`,
+  });
+}
+
+/**
+ * Fills new tables beside the live ones, swaps them in with one EXCHANGE per
+ * table and reloads the dictionaries, so a lookup never sees half a load.
+ */
+async function loadGeo(client: ClickHouseClient, database: string, files: GeoFiles, logger?: Logger): Promise<{ cityNetworks: number; asnNetworks: number }> {
+  let stepStarted = performance.now();
+  const step = (name: string) => {
+    logger?.info('IP database load step', { step: name, seconds: Math.round(performance.now() - stepStarted) / 1000 });
+    stepStarted = performance.now();
+  };
+  const db = quoteIdentifier(database);
+  const next = (table: string) => `${db}.${quoteIdentifier(`${table}_next`)}`;
+  const stage = (name: string) => `${db}.${quoteIdentifier(`geo_stage_${name}`)}`;
+  const stages = {
+    networks: '(start UInt128, prefix UInt8, record UInt32) ENGINE = MergeTree ORDER BY tuple()',
+    records: '(record UInt32, country_code String, city String, timezone String) ENGINE = MergeTree ORDER BY record',
+    asn4: '(first UInt32, last UInt32, asn UInt32, org String) ENGINE = MergeTree ORDER BY tuple()',
+    asn6: '(first UInt128, last UInt128, asn UInt32, org String) ENGINE = MergeTree ORDER BY tuple()',
+  };
+  const dropScratch = async () => {
+    for (const name of Object.keys(stages)) await client.command({ query: `DROP TABLE IF EXISTS ${stage(name)} SYNC` });
+    for (const table of LOADED_TABLES.map((key) => GEO_TABLES[key])) await client.command({ query: `DROP TABLE IF EXISTS ${next(table)} SYNC` });
+  };
+  await dropScratch();
+  for (const [name, ddl] of Object.entries(stages)) await client.command({ query: `CREATE TABLE ${stage(name)} ${ddl}` });
+  for (const key of LOADED_TABLES) await client.command({ query: `CREATE TABLE ${next(GEO_TABLES[key])} ${TABLE_DDL[key]}` });
+
+  for (const [index, file] of [files.cityIpv4, files.cityIpv6].entries()) {
+    const { networkChunks, records } = mmdbNetworks(await readFile(file));
+    // Records are numbered by their offset in their file: the file's index above 32 bits keeps the two files' apart.
+    const id = `(toUInt64(${index}) * 4294967296 + record)`;
+    for await (const chunk of networkChunks) await insertText(client, `${stage('networks')} (start, prefix, record)`, 'TabSeparated', chunk);
+    step(`walk and insert ${file}`);
+    await client.command({ query: `INSERT INTO ${next(GEO_TABLES.city)} SELECT concat(toString(toIPv6(start)), '/', toString(prefix)), ${id} FROM ${stage('networks')}` });
+    const lines = [...records].map(([record, r]) => [record, tsv(r.country_code), tsv(r.city), tsv(r.timezone)].join('\t'));
+    await insertText(client, `${stage('records')} (record, country_code, city, timezone)`, 'TabSeparated', `${lines.join('\n')}\n`);
+    await client.command({ query: `INSERT INTO ${next(GEO_TABLES.cityRecords)} SELECT ${id}, country_code, city, timezone FROM ${stage('records')}` });
+    await client.command({ query: `TRUNCATE TABLE ${stage('networks')}` });
+    await client.command({ query: `TRUNCATE TABLE ${stage('records')}` });
+    step(`prefixes and records of ${file}`);
+  }
+
+  await insertText(client, `${stage('asn4')} (first, last, asn, org)`, 'CSV', await readFile(files.asnIpv4, 'utf8'));
+  await insertText(client, `${stage('asn6')} (first, last, asn, org)`, 'CSV', await readFile(files.asnIpv6, 'utf8'));
+  await client.command({
+    query: `INSERT INTO ${next(GEO_TABLES.asn)} ${rangePrefixesSql(
+      `SELECT toUInt128(first) + ${IPV4_MAPPED} AS first, toUInt128(last) + ${IPV4_MAPPED} AS last, 32 AS bits, asn, org FROM ${stage('asn4')}
+       UNION ALL SELECT first, last, 128 AS bits, asn, org FROM ${stage('asn6')}`,
+      ['asn', 'org'],
+    )}`,
+  });
+  step('AS ranges to prefixes');
+  await insertText(client, `${next(GEO_TABLES.country)} (Code, Name, Continent)`, 'CSVWithNames', await readFile(files.countries, 'utf8'), {
+    input_format_skip_unknown_fields: 1,
+  });
+
+  await client.command({
+    query: `EXCHANGE TABLES ${LOADED_TABLES.map((key) => GEO_TABLES[key]).map((t) => `${db}.${quoteIdentifier(t)} AND ${next(t)}`).join(', ')}`,
+  });
+  await dropScratch();
+  for (const dictionary of Object.values(GEO_DICTIONARIES)) await client.command({ query: `SYSTEM RELOAD DICTIONARY ${db}.${quoteIdentifier(dictionary)}` });
+  step('swap and reload dictionaries');
+  const count = async (table: string) => {
+    const result = await client.query({ query: `SELECT count() AS n FROM ${db}.${quoteIdentifier(table)}`, format: 'JSONEachRow' });
+    return Number((await result.json<{ n: string | number }>())[0].n);
+  };
+  return { cityNetworks: await count(GEO_TABLES.city), asnNetworks: await count(GEO_TABLES.asn) };
+}
+
+/** ::ffff:0.0.0.0 as a number: IPv4 addresses live here in the IPv6 space. */
+const IPV4_MAPPED = '0xffff00000000';
+
+/**
+ * Cuts inclusive ranges [first, last] (UInt128 in the IPv6 space; `bits`
+ * is 32 for IPv4-mapped ranges, 128 for IPv6) into the fewest prefixes that
+ * cover exactly them: for each block size 2^k, only the first and the last
+ * aligned block inside the range can have a parent block that is not
+ * inside it, and those that do are the cover. Only sizes from the
+ * alignment of the range's ends (trailing zero bits of first and last + 1)
+ * up to its length can occur, a few per range. Arithmetic in UInt256, where
+ * `last + 1` of the whole space and the parent of a /0 fit.
+ */
+export function rangePrefixesSql(rangesQuery: string, carried: readonly string[]): string {
+  const keep = carried.join(', ');
+  const trailingZeros = (x: string) => `(bitCount(bitXor(${x}, ${x} - 1)) - 1)`;
+  return `
+SELECT concat(toString(toIPv6(toUInt128(block))), '/', toString(128 - k)) AS prefix, ${keep}
+FROM (
+  SELECT ${keep}, k, arrayJoin(arrayFilter(
+      x -> x >= s AND x + size <= t AND NOT (intDiv(x, size * 2) * size * 2 >= s AND intDiv(x, size * 2) * size * 2 + size * 2 <= t),
+      arrayDistinct([intDiv(s + size - 1, size) * size, if(t >= size, intDiv(t, size) * size - size, s)]))) AS block
+  FROM (
+    SELECT ${keep}, s, t, arrayJoin(range(k_min, least(bits, toUInt16(ceil(log2(toFloat64(t - s))))) + 1)) AS k, bitShiftLeft(toUInt256(1), k) AS size
+    FROM (
+      SELECT ${keep}, bits, toUInt256(first) AS s, toUInt256(last) + 1 AS t, toUInt16(least(${trailingZeros('s')}, ${trailingZeros('t')}, bits)) AS k_min
+      FROM (${rangesQuery})
+      WHERE first <= last
+    )
+  )
+)`;
+}
+
+async function insertText(client: ClickHouseClient, target: string, format: string, body: string, settings: Record<string, number> = {}): Promise<void> {
+  const result = await client.exec({ query: `INSERT INTO ${target} FORMAT ${format}`, values: Readable.from([body]), clickhouse_settings: settings });
+  // A server's answer must be read to the end before its connection is reused.
+  for await (const _ of result.stream) void _;
+}
+
+function tsv(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n');
+}
+
+function quoteString(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}

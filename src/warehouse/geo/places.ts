@@ -1,0 +1,47 @@
+import { GEO_DICTIONARIES } from './load';
+
+/**
+ * ClickHouse expressions for the places of an IP, in the form the cubes
+ * serve: `country` is the English name (Downloads.country, "United
+ * States"), `countryCode` the lower-case ISO code (as ChannelRanks and the
+ * Links cubes keep it), `continent` the continent's name, `timezone` an
+ * IANA zone, `org` the organisation of the IP's autonomous system. An IP no
+ * database knows (private, documentation, unrouted) gets '' for every one:
+ * empty, never a guess.
+ *
+ * `ip` is an expression of the given type: IPv4 or IPv6 columns are looked
+ * up as they are; a String is parsed first (a string that is no address also
+ * gets ''), which made a lookup 60 % slower at scale 1. The city lookup is
+ * written once and shared by country, code, continent, city and time zone:
+ * ClickHouse computes an identical subexpression once per row.
+ */
+export interface PlaceExpressions {
+  country: string;
+  countryCode: string;
+  city: string;
+  continent: string;
+  timezone: string;
+  org: string;
+}
+
+export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'IPv6' | 'String'): PlaceExpressions {
+  const dictionary = (name: string) => quoteString(`${database}.${name}`);
+  // IP_TRIE looks an IPv4 key up as its ::ffff: mapping, where the IPv4 networks are.
+  const key = type === 'String' ? `tuple(toIPv6OrDefault(${ip}))` : `tuple(${ip})`;
+  const record = `dictGet(${dictionary(GEO_DICTIONARIES.city)}, 'record', ${key})`;
+  const place = (attribute: string) => `dictGet(${dictionary(GEO_DICTIONARIES.cityRecords)}, '${attribute}', ${record})`;
+  const code = place('country_code');
+  const country = (attribute: string) => `dictGetOrDefault(${dictionary(GEO_DICTIONARIES.country)}, '${attribute}', tuple(${code}), '')`;
+  return {
+    country: country('Name'),
+    countryCode: `lower(${code})`,
+    city: place('city'),
+    continent: country('Continent'),
+    timezone: place('timezone'),
+    org: `dictGet(${dictionary(GEO_DICTIONARIES.asn)}, 'org', ${key})`,
+  };
+}
+
+function quoteString(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}

