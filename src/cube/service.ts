@@ -21,6 +21,7 @@ import type { GeneratedSql } from './models/validate';
 import { withNumericPaging } from '../query/paging';
 import { guardBlending, guardQuery } from '../query/guard';
 import { checkQueryDates } from '../query/dates';
+import { checkUngrouped } from '../query/ungrouped';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './engine/request-path';
 import { Tickets } from './tickets';
@@ -205,6 +206,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     // Never checked: requests reach the gateway's methods, not its routes.
     apiSecret: randomBytes(32).toString('hex'),
     devServer: false,
+    // Records are listed without naming their key (PodcastEvents keeps it hidden); cubes without one are refused in query/ungrouped.ts.
+    allowUngroupedWithoutPrimaryKey: true,
     telemetry: false,
     cacheAndQueueDriver: 'memory',
     // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
@@ -311,6 +314,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return { sql, params };
   };
 
+  // Cube's compiled models of a version (cached by Cube per app); primary keys are not in /meta.
+  const keyedCubes = async (modelVersion: string): Promise<ReadonlySet<string>> => {
+    const api = (await core.getCompilerApi({ modelVersion, securityContext: {} } as never)) as unknown as {
+      getCompilers(options: { requestId: string }): Promise<{ cubeEvaluator: { primaryKeys: Record<string, string[]> } }>;
+    };
+    const { cubeEvaluator } = await api.getCompilers({ requestId: `keys-${modelVersion}` });
+    return new Set(Object.entries(cubeEvaluator.primaryKeys).filter(([, keys]) => keys.length > 0).map(([cube]) => cube));
+  };
+
   // Members are read once per model version: a reload brings new ones.
   let members: { version: string; members: Promise<ModelMembers> } | undefined;
   // The serving models' cubes, the only values the query metrics' cube label takes.
@@ -319,9 +331,9 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const modelMembers = async (context: RequestContext) => {
     const version = await models.version();
     if (members?.version !== version) {
-      const read = meta(context).then((schemas) => {
+      const read = Promise.all([meta(context), keyedCubes(version)]).then(([schemas, keyed]) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
-        return { ...modelMembersOf(schemas), unavailable: models.unavailable(version) };
+        return { ...modelMembersOf(schemas), unavailable: models.unavailable(version), keyed };
       });
       members = { version, members: read };
       read.catch(() => {
@@ -337,6 +349,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       checkTimezone(query);
       guardQuery(query, known);
       checkQueryDates(query);
+      checkUngrouped(query, known.keyed ?? new Set());
     }
   };
 

@@ -18,6 +18,8 @@ export interface ModelMembers {
   types: ReadonlyMap<string, string>;
   /** Members the models define but that cannot be queried, with why (models/validate.ts). */
   unavailable?: ReadonlyMap<string, string>;
+  /** Cubes that declare a primary key: their rows are records an ungrouped query can list (ungrouped.ts). */
+  keyed?: ReadonlySet<string>;
 }
 
 /**

@@ -282,18 +282,34 @@ describe('ungrouped', () => {
     expect(new Set(body.data.map((row) => row['WebEvents.appId'])).size).toBe(Number(counts.apps));
   });
 
-  it('is a 400 without the primary key among the dimensions', async () => {
-    const res = await load({ dimensions: ['WebEvents.appId'], ungrouped: true });
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('invalid_query');
-    expect(res.body.error).toMatch(/primary key/i);
+  it('lists records without naming the key: WebEvents by appId, one row per event', async () => {
+    const body = await loadOk({ dimensions: ['WebEvents.appId'], ungrouped: true, limit: 50000 });
+    const [counts] = await oracle.rows<{ rows: string; apps: string }>(`SELECT count() AS rows, uniqExact(app_id) AS apps FROM analytics.web_events`);
+    expect(Number(counts.rows)).toBeGreaterThan(Number(counts.apps));
+    expect(body.data).toHaveLength(Number(counts.rows));
   });
 
-  it('is a 400 on a cube that has no primary key (Downloads)', async () => {
-    const res = await load({ dimensions: ['Downloads.country'], ungrouped: true });
+  it('lists PodcastEvents requests, whose key (the request id) is hidden, one row per request', async () => {
+    const filters = [{ member: 'PodcastEvents.city', operator: 'equals', values: ['Berlin'] }];
+    const body = await loadOk({ dimensions: ['PodcastEvents.city', 'PodcastEvents.ip4'], filters, ungrouped: true, limit: 50000 });
+    const expected = await oracle.rows<Row>(`
+      SELECT city AS "PodcastEvents.city", toString(ip4) AS "PodcastEvents.ip4" FROM analytics.podcast_events WHERE city = 'Berlin'`);
+    expect(expected.length).toBeGreaterThan(1);
+    expect(body.data).toHaveLength(expected.length);
+    expect(asSet(body.data)).toEqual(asSet(expected));
+  });
+
+  it.each([
+    [{ dimensions: ['Downloads.country'] }, 'Downloads'],
+    [{ measures: ['EpisodeRanks.count'], dimensions: ['EpisodeRanks.platform'] }, 'EpisodeRanks'],
+    [{ dimensions: ['WebEvents.appId'], filters: [{ member: 'LinksDashboard.link', operator: 'set' }] }, 'LinksDashboard'],
+  ])('is a 400 naming the cube without a key and what to do: %j', async (query, cube) => {
+    const res = await load({ ...query, ungrouped: true });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
-    expect(res.body.error).toMatch(/primary key/i);
+    expect(res.body.error).toContain(`${cube} has none`);
+    expect(res.body.error).toContain('Leave out "ungrouped"');
+    expect(res.body.error).not.toMatch(/requestId|primary key is required/i);
   });
 });
 
