@@ -13,14 +13,14 @@ import { openOracle, startService, type Oracle, type TestService } from '../supp
 const db = DATABASE;
 /**
  * Per account-owned cube, a dimension whose values belong to one account
- * each, and the primary key an ungrouped query needs (only WebEvents shows
- * one; Cube refuses ungrouped queries on the others).
+ * each, and whether its rows are records an ungrouped query lists (the cubes
+ * with a primary key; the others are refused).
  */
 const OWNED_VALUES: Record<string, { dim: string; sql: string; ungroupedWith?: string[] }> = {
   DownloadEvents: { dim: 'token', sql: 'token' },
   Downloads: { dim: 'token', sql: 'token' },
-  PodcastEvents: { dim: 'token', sql: 'token' },
-  WebEvents: { dim: 'appId', sql: 'app_id', ungroupedWith: ['WebEvents.eventId'] },
+  PodcastEvents: { dim: 'token', sql: 'token', ungroupedWith: [] },
+  WebEvents: { dim: 'appId', sql: 'app_id', ungroupedWith: [] },
   LinksAdvancedAnalytics: { dim: 'link', sql: 'link' },
   LinksDashboard: { dim: 'link', sql: 'link' },
   LinksBasicAnalytics: { dim: 'link', sql: 'link' },
