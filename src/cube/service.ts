@@ -169,7 +169,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
   const driverFactory = createDriverFactory(
     warehouse,
-    limits,
+    // The row asked for beyond a query's limit is ours, not the client's (truncation.ts checks the rest).
+    { ...limits, maxResultRows: limits.maxResultRows + 1 },
     (requestId) => tickets.ticketOf(requestId),
     (requestId, ms) => {
       const timing = timings.of(requestId);
@@ -378,7 +379,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return timed([query], async () => {
         await check([query], context);
         return throughCache('v1', query, context, async () => {
-          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context));
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
           return markTruncation(toLoadResult(body, query), truncated);
         });
       });
@@ -389,7 +390,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return timed(Array.isArray(query) ? query : [query], async () => {
         await checkCubeQuery(query, context);
         return throughCache('v1 multi', query, context, async () => {
-          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context));
+          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
           return markTruncation(toMultiLoadResult(body, query), truncated);
         });
       });
@@ -412,7 +413,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
         await checkCubeQuery(query, context);
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
           const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
-          const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context));
+          const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
           return markTruncation(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated);
         });
       });

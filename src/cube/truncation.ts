@@ -41,17 +41,31 @@ export function queriesWithOneMoreRow<Q extends Loose | Loose[]>(query: Q, limit
  * extra row of each result dropped, and the limits it echoes put back to the
  * ones the client asked for. Returns whether each result was cut.
  */
-export function dropExtraRows(body: Loose): { body: Loose; truncated: boolean[] } {
+export function dropExtraRows(body: Loose, { maxResultRows }: { maxResultRows?: number } = {}): { body: Loose; truncated: boolean[] } {
+  const drop = (result: Loose) => withinResultRows(dropExtraRow(result), maxResultRows);
   if (Array.isArray(body.results)) {
-    const results = body.results.map(dropExtraRow);
+    const results = body.results.map(drop);
     const { pivotQuery } = body;
     return {
       body: { ...body, results: results.map((r: { result: Loose }) => r.result), ...(pivotQuery ? { pivotQuery: withAskedLimit(pivotQuery) } : {}) },
       truncated: results.map((r: { truncated: boolean }) => r.truncated),
     };
   }
-  const { result, truncated } = dropExtraRow(body);
+  const { result, truncated } = drop(body);
   return { body: result, truncated: [truncated] };
+}
+
+/**
+ * The warehouse lets a statement return QUERY_MAX_RESULT_ROWS + 1 rows
+ * (service.ts), the extra row being ours: more than the maximum once it is
+ * dropped is the answer ClickHouse itself would have refused.
+ */
+function withinResultRows<T extends { result: Loose }>(dropped: T, maxResultRows: number | undefined): T {
+  const { data } = dropped.result;
+  if (maxResultRows !== undefined && maxResultRows > 0 && Array.isArray(data) && data.length > maxResultRows) {
+    throw new CubeFailure('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.');
+  }
+  return dropped;
 }
 
 function dropExtraRow(result: Loose): { result: Loose; truncated: boolean } {
