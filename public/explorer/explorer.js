@@ -292,8 +292,14 @@ $('builder').addEventListener('change', () => { refreshSelects(); showQuery(); }
 $('run').addEventListener('click', run);
 for (const button of document.querySelectorAll('[data-copy]')) {
   button.addEventListener('click', async () => {
-    await navigator.clipboard.writeText($(button.dataset.copy).textContent);
-    $('status').textContent = `Copied ${button.textContent.replace('Copy ', '')}.`;
+    const label = button.textContent;
+    try {
+      await navigator.clipboard.writeText($(button.dataset.copy).textContent);
+      button.textContent = 'Copied';
+    } catch {
+      button.textContent = 'Copy failed: select the text instead';
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
   });
 }
 for (const button of document.querySelectorAll('[data-export]')) button.addEventListener('click', () => download(button.dataset.export));

@@ -104,6 +104,7 @@ describeBrowser('the explorer page in Chromium', () => {
       expect(query).toEqual({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [from, to] }], limit: 1000 });
       expect(JSON.parse((await page.locator('#json-query').textContent())!)).toEqual(query);
       await page.getByRole('button', { name: 'Copy JSON' }).click();
+      await page.getByRole('button', { name: 'Copied' }).waitFor();
       expect(JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'))).toEqual(query);
       await page.locator('#sql').getByText(/SELECT/i).waitFor();
 
