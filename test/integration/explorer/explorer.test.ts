@@ -123,6 +123,25 @@ describeBrowser('the explorer page in Chromium', () => {
     }
   });
 
+  it('draws bars without a time dimension, and says when the limit cut the answer', async () => {
+    const countries = await oracle.value(`SELECT uniqExact(country) FROM ${DATABASE}.downloads`);
+    expect(countries).toBeGreaterThan(2);
+    const page = await openPage(1280, 900);
+    await page.goto(`${url}/explore`);
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByLabel('Search').fill('downloads.co');
+    await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
+    await page.getByLabel('Downloads.country', { exact: true }).check();
+    await page.getByLabel('Limit').fill('2');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page.locator('#status').getByText(/rows in/).waitFor();
+    await expect(page.locator('#table tbody tr').count()).resolves.toBe(2);
+    await expect(page.locator('#chart svg rect.bar').count()).resolves.toBe(2);
+    await expect(page.locator('#truncated').isVisible()).resolves.toBe(true);
+    await page.context().close();
+  });
+
   it('serves the page without a key, under a CSP without unsafe-inline for scripts', async () => {
     const res = await request(service.app).get('/explore').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
