@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -107,6 +107,12 @@ describeBrowser('the explorer page in Chromium', () => {
       await page.getByRole('button', { name: 'Copied' }).waitFor();
       expect(JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'))).toEqual(query);
       await page.locator('#sql').getByText(/SELECT/i).waitFor();
+
+      // The export button downloads the same query as CSV: a header row, then the rows direct SQL counts.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+      expect(download.suggestedFilename()).toMatch(/^downloads-.*\.csv$/);
+      const csv = readFileSync((await download.path())!, 'utf8').trim().split(/\r?\n/);
+      expect(csv.slice(1).map((line) => line.split(',')[1])).toEqual(expected.map((row) => row.n));
 
       await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: true });
       expect((page as Page & { problems: string[] }).problems).toEqual([]);
