@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
@@ -10,7 +11,8 @@ import { API_KEY, DATABASE, TEST_END_DATE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'img');
+// The README's pictures are rewritten only when asked (UPDATE_SCREENSHOTS=1): they hold a port and dates.
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', '..', 'docs', 'img') : mkdtempSync(path.join(os.tmpdir(), 'explorer-'));
 // Debian's package, not a downloaded build; CI installs it (.ci/run), so there a missing one fails the test.
 const haveChromium = existsSync(CHROMIUM);
 const describeBrowser = haveChromium || process.env.CI === 'true' ? describe : describe.skip;
