@@ -147,6 +147,8 @@ export interface Config {
   /** Per key; a key over either limit is answered 429. */
   /** Event-loop delay above this is logged as a warning: one piece of work held every request up. */
   eventLoopWarnMs: number;
+  /** GET /explore serves the query explorer page (docs/api.md); off in production unless set. */
+  explorer: boolean;
   rateLimit: {
     requests: number;
     windowMs: number;
@@ -343,6 +345,7 @@ export function parseConfig(env: Env): Config {
       trustProxyHops: read.integer('TRUST_PROXY_HOPS', 0, 0, 10),
     },
     eventLoopWarnMs: read.integer('EVENT_LOOP_WARN_MS', 500, 10, 600_000),
+    explorer: read.boolean('EXPLORER', nodeEnv !== 'production'),
     rateLimit: {
       requests: read.integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000),
       windowMs: read.integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,

@@ -1,4 +1,4 @@
-import { format } from 'node:util';
+import { format, stripVTControlCharacters } from 'node:util';
 import type { LogLevel } from './config';
 
 /** One JSON object per line on stdout, so log shippers need no parsing rules. */
@@ -28,14 +28,16 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 export function routeConsole(logger: Logger, inapplicable: readonly RegExp[] = []): void {
   const route = (level: LogLevel) => (...args: unknown[]) => {
     // Cube colours its "Warning." with ANSI escapes meant for a terminal.
-    const text = format(...args).replace(/\x1b\[[0-9;]*m/g, '').trim();
+    const text = stripVTControlCharacters(format(...args)).trim();
     if (text === '') return;
     const at = inapplicable.some((pattern) => pattern.test(text)) ? 'debug' : level === 'info' && /^warning\b/i.test(text) ? 'warn' : level;
     logger[at]('library output', { text });
   };
+  /* eslint-disable no-console -- the one place console output is taken over */
   console.log = route('info');
   console.info = route('info');
   console.debug = route('debug');
   console.warn = route('warn');
   console.error = route('error');
+  /* eslint-enable no-console */
 }

@@ -17,6 +17,7 @@ import { cubeDryRunRoute } from './routes/cubejs/dry-run';
 import { cubeLoadRoute } from './routes/cubejs/load';
 import { cubeMetaRoute } from './routes/cubejs/meta';
 import { cubeSqlRoute } from './routes/cubejs/sql';
+import { exploreRoute } from './routes/explore';
 import { exportRoute } from './routes/export';
 import { loadRoute } from './routes/load';
 import { healthzRoute } from './routes/healthz';
@@ -27,7 +28,7 @@ import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
 
 export interface AppDeps {
-  config: Pick<Config, 'http' | 'query' | 'rateLimit' | 'exports'>;
+  config: Pick<Config, 'http' | 'query' | 'rateLimit' | 'exports' | 'explorer'>;
   cube: CubeService;
   exporter: Exporter;
   authenticator: Authenticator;
@@ -177,6 +178,7 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
       .all(methodNotAllowed('GET, POST'));
   }
   app.use('/cubejs-api/v1', cubejs);
+  if (config.explorer) app.use('/explore', exploreRoute());
 
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -39,6 +39,14 @@ describe('parseConfig', () => {
     expect(config.usingDemoKey).toBe(false);
   });
 
+  it('serves the explorer page outside production, and in production only when EXPLORER=true', () => {
+    expect(parseConfig({}).explorer).toBe(true);
+    expect(parseConfig({ EXPLORER: 'false' }).explorer).toBe(false);
+    expect(parseConfig({ NODE_ENV: 'production' }).explorer).toBe(false);
+    expect(parseConfig({ NODE_ENV: 'production', EXPLORER: 'true' }).explorer).toBe(true);
+    expect(problemsOf({ EXPLORER: 'maybe' })).toEqual(['EXPLORER="maybe": expected true or false']);
+  });
+
   it('refuses operator keys in production unless ALLOW_OPERATOR_KEYS=true, saying why', () => {
     expect(problemsOf({ NODE_ENV: 'production', API_KEYS: 'operator-key-0123456789' })).toEqual([
       expect.stringMatching(/^API_KEYS is set with NODE_ENV=production: .*ALLOW_OPERATOR_KEYS=true/),

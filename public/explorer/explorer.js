@@ -1,0 +1,316 @@
+// The explorer: builds a load query from /v1/data/meta/, runs it, shows rows, a chart and the query's other forms.
+// The key stays in this tab's sessionStorage; the query lives in the URL (#q=) so a link reopens it.
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'text') node.textContent = v;
+    else if (v !== false && v !== undefined) node.setAttribute(k, v === true ? '' : v);
+  }
+  node.append(...children);
+  return node;
+};
+const OPERATORS = ['equals', 'notEquals', 'contains', 'notContains', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet'];
+const MAX_ROWS_SHOWN = 1000;
+const picked = { measures: new Set(), dimensions: new Set() };
+/** The spec calls the cubes `schemas` (GET /v1/data/meta/ answers `{ schemas }`). */
+let cubes = [];
+let lastQuery = null;
+
+const key = () => sessionStorage.getItem('explorer-key') ?? '';
+
+async function api(path, body) {
+  const res = await fetch(path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'x-api-key': key(), 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) throw new Error(json?.error ?? `${res.status} ${res.statusText}`);
+  return { json, res };
+}
+
+function showError(message) {
+  $('error').hidden = !message;
+  $('error').textContent = message ? `Error: ${message}` : '';
+}
+
+async function loadMeta() {
+  if (!key()) {
+    $('status').textContent = 'Enter an API key to list the cubes.';
+    return;
+  }
+  try {
+    cubes = (await api('/v1/data/meta/')).json.schemas;
+    showError('');
+    $('status').textContent = `${cubes.length} cubes.`;
+  } catch (err) {
+    cubes = [];
+    showError(err.message);
+  }
+  renderMembers();
+}
+
+function allMembers() {
+  return cubes.flatMap((c) => [...c.measures.map((m) => ({ ...m, kind: 'measures' })), ...c.dimensions.map((d) => ({ ...d, kind: 'dimensions' }))]);
+}
+
+function renderMembers() {
+  const term = $('search').value.trim().toLowerCase();
+  const list = $('member-list');
+  list.replaceChildren();
+  for (const cube of cubes) {
+    const members = [...cube.measures.map((m) => ['measures', m]), ...cube.dimensions.filter((d) => d.type !== 'time').map((d) => ['dimensions', d])]
+      .filter(([, m]) => !term || `${m.name} ${m.title ?? ''}`.toLowerCase().includes(term));
+    if (members.length === 0) continue;
+    const group = el('fieldset', {}, el('legend', { text: cube.title ?? cube.name }));
+    for (const [kind, m] of members) {
+      const id = `m-${m.name}`;
+      const box = el('input', { type: 'checkbox', id, 'data-kind': kind, value: m.name, checked: picked[kind].has(m.name) });
+      box.addEventListener('change', () => {
+        if (box.checked) picked[kind].add(m.name);
+        else picked[kind].delete(m.name);
+        refreshSelects();
+        showQuery();
+      });
+      group.append(el('div', { class: 'member' }, box, el('label', { for: id, title: m.description ?? '', text: `${m.name}${kind === 'measures' ? ' (measure)' : ''}` })));
+    }
+    list.append(group);
+  }
+  refreshSelects();
+}
+
+function fillSelect(select, values, first) {
+  const current = select.value;
+  select.replaceChildren(el('option', { value: '', text: first }), ...values.map((v) => el('option', { value: v, text: v })));
+  select.value = values.includes(current) ? current : '';
+}
+
+function refreshSelects() {
+  const members = allMembers();
+  fillSelect($('time-dimension'), members.filter((m) => m.type === 'time').map((m) => m.name), 'none');
+  fillSelect($('order-member'), [...picked.measures, ...picked.dimensions, $('time-dimension').value].filter(Boolean), 'default');
+  for (const select of document.querySelectorAll('.filter-member')) fillSelect(select, members.map((m) => m.name), 'member…');
+}
+
+function addFilter(filter = { member: '', operator: 'equals', values: [] }) {
+  const n = $('filters').children.length + 1;
+  const member = el('select', { class: 'filter-member', id: `filter-member-${n}` });
+  fillSelect(member, allMembers().map((m) => m.name), 'member…');
+  if (filter.member && ![...member.options].some((o) => o.value === filter.member)) member.append(el('option', { value: filter.member, text: filter.member }));
+  member.value = filter.member;
+  const operator = el('select', { class: 'filter-operator', id: `filter-operator-${n}` }, ...OPERATORS.map((o) => el('option', { text: o })));
+  operator.value = filter.operator;
+  const values = el('input', { class: 'filter-values', id: `filter-values-${n}`, value: (filter.values ?? []).join(', '), placeholder: 'values, comma-separated' });
+  const remove = el('button', { type: 'button', text: 'Remove', 'aria-label': `Remove filter ${n}` });
+  const row = el('div', { class: 'filter' },
+    el('label', { for: member.id, text: 'Member' }), member,
+    el('label', { for: operator.id, text: 'Operator' }), operator,
+    el('label', { for: values.id, text: 'Values' }), values, remove);
+  remove.addEventListener('click', () => { row.remove(); showQuery(); });
+  row.addEventListener('change', showQuery);
+  $('filters').append(row);
+}
+
+function buildQuery() {
+  const query = {};
+  if (picked.measures.size) query.measures = [...picked.measures];
+  if (picked.dimensions.size) query.dimensions = [...picked.dimensions];
+  const time = $('time-dimension').value;
+  if (time) {
+    const td = { dimension: time };
+    if ($('granularity').value) td.granularity = $('granularity').value;
+    if ($('date-from').value && $('date-to').value) td.dateRange = [$('date-from').value, $('date-to').value];
+    query.timeDimensions = [td];
+  }
+  const filters = [...document.querySelectorAll('.filter')]
+    .map((row) => ({
+      member: row.querySelector('.filter-member').value,
+      operator: row.querySelector('.filter-operator').value,
+      values: row.querySelector('.filter-values').value.split(',').map((v) => v.trim()).filter(Boolean),
+    }))
+    .filter((f) => f.member)
+    .map((f) => (['set', 'notSet'].includes(f.operator) ? { member: f.member, operator: f.operator } : f));
+  if (filters.length) query.filters = filters;
+  if ($('order-member').value) query.order = [[$('order-member').value, $('order-dir').value]];
+  if ($('limit').value) query.limit = Number($('limit').value);
+  return query;
+}
+
+function applyQuery(query) {
+  picked.measures = new Set(query.measures ?? []);
+  picked.dimensions = new Set(query.dimensions ?? []);
+  renderMembers();
+  const td = query.timeDimensions?.[0];
+  $('time-dimension').value = td?.dimension ?? '';
+  $('granularity').value = td ? (td.granularity ?? '') : 'day';
+  [$('date-from').value, $('date-to').value] = Array.isArray(td?.dateRange) ? td.dateRange : ['', ''];
+  $('filters').replaceChildren();
+  for (const f of query.filters ?? []) addFilter(f);
+  refreshSelects();
+  const [order] = query.order ?? [];
+  $('order-member').value = order?.[0] ?? '';
+  $('order-dir').value = order?.[1] ?? 'desc';
+  $('limit').value = query.limit ?? '';
+}
+
+const shellQuote = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+function showQuery() {
+  const query = buildQuery();
+  history.replaceState(null, '', `#q=${encodeURIComponent(JSON.stringify(query))}`);
+  $('json-query').textContent = JSON.stringify(query, null, 2);
+  $('curl').textContent = `curl -X POST -H ${shellQuote(`x-api-key: ${key() || 'YOUR_KEY'}`)} ${shellQuote(`${location.origin}/v1/data/load/`)} \\\n  -d ${shellQuote(JSON.stringify({ query }))}`;
+  return query;
+}
+
+async function run() {
+  const query = showQuery();
+  lastQuery = query;
+  showError('');
+  $('truncated').hidden = true;
+  $('status').textContent = 'Running…';
+  const started = performance.now();
+  const sql = api('/cubejs-api/v1/sql', { query }).then(
+    ({ json }) => { $('sql').textContent = json.sql?.sql?.[0] ?? JSON.stringify(json, null, 2); },
+    (err) => { $('sql').textContent = `(no SQL: ${err.message})`; },
+  );
+  try {
+    const { json, res } = await api('/v1/data/load/', { query });
+    const rows = json.data;
+    $('truncated').hidden = res.headers.get('Result-Truncated') !== 'true';
+    $('status').textContent = `${rows.length} rows in ${Math.round(performance.now() - started)} ms${rows.length > MAX_ROWS_SHOWN ? `; the table shows the first ${MAX_ROWS_SHOWN}` : ''}.`;
+    renderTable(rows, query);
+    renderChart(rows, query);
+  } catch (err) {
+    $('status').textContent = 'The query failed.';
+    showError(err.message);
+    $('table').replaceChildren();
+    $('chart').replaceChildren();
+  }
+  await sql;
+}
+
+function columnsOf(query) {
+  const td = query.timeDimensions?.[0];
+  const time = td?.granularity ? [`${td.dimension}.${td.granularity}`] : [];
+  return [...time, ...(query.dimensions ?? []), ...(query.measures ?? [])];
+}
+
+function renderTable(rows, query) {
+  const columns = columnsOf(query);
+  $('table').replaceChildren(
+    el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { scope: 'col', text: c })))),
+    el('tbody', {}, ...rows.slice(0, MAX_ROWS_SHOWN).map((row) => el('tr', {}, ...columns.map((c) => el('td', { text: row[c] ?? '' }))))),
+  );
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+const svg = (tag, attrs) => {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+};
+
+/** A line over time when the query has a granularity, bars otherwise; the first measure only. */
+function renderChart(rows, query) {
+  const chart = $('chart');
+  chart.replaceChildren();
+  const measure = query.measures?.[0];
+  if (!measure || rows.length === 0) return;
+  const td = query.timeDimensions?.[0];
+  const timeKey = td?.granularity ? `${td.dimension}.${td.granularity}` : null;
+  const labelKey = timeKey ?? query.dimensions?.[0];
+  let points = rows.slice(0, MAX_ROWS_SHOWN).map((r) => ({ label: labelKey ? String(r[labelKey]) : measure, value: Number(r[measure]) || 0 }));
+  if (timeKey) points = points.sort((a, b) => a.label.localeCompare(b.label));
+  const W = 640, H = 240, pad = 36;
+  const max = Math.max(...points.map((p) => p.value), 0) || 1;
+  const x = (i) => pad + (points.length === 1 ? (W - 2 * pad) / 2 : (i * (W - 2 * pad)) / (points.length - 1));
+  const y = (v) => H - pad - (v / max) * (H - 2 * pad);
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${timeKey ? 'Line' : 'Bar'} chart of ${measure}` });
+  root.append(svg('line', { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad, class: 'axis' }));
+  const maxLabel = svg('text', { x: 2, y: pad, class: 'tick' });
+  maxLabel.textContent = max.toLocaleString();
+  root.append(maxLabel);
+  if (timeKey) {
+    root.append(svg('path', { d: points.map((p, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(''), class: 'series' }));
+    for (const [i, p] of [[0, points[0]], [points.length - 1, points.at(-1)]]) {
+      const t = svg('text', { x: x(i), y: H - pad + 16, class: 'tick', 'text-anchor': i ? 'end' : 'start' });
+      t.textContent = p.label.slice(0, 10);
+      root.append(t);
+    }
+  } else {
+    const w = (W - 2 * pad) / points.length;
+    points.forEach((p, i) => {
+      const bar = svg('rect', { x: pad + i * w + 1, y: y(p.value), width: Math.max(w - 2, 1), height: H - pad - y(p.value), class: 'bar' });
+      const title = svg('title', {});
+      title.textContent = `${p.label}: ${p.value}`;
+      bar.append(title);
+      root.append(bar);
+    });
+  }
+  chart.append(root, el('figcaption', { text: `${measure}${labelKey ? ` by ${labelKey}` : ''}` }));
+}
+
+async function download(format) {
+  const query = lastQuery ?? buildQuery();
+  showError('');
+  const res = await fetch(`/v1/data/export?format=${format}`, { method: 'POST', headers: { 'x-api-key': key() }, body: JSON.stringify({ query }) });
+  if (!res.ok) {
+    showError((await res.json().catch(() => undefined))?.error ?? `${res.status} ${res.statusText}`);
+    return;
+  }
+  const name = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? `export.${format}`;
+  const url = URL.createObjectURL(await res.blob());
+  const link = el('a', { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+$('key').value = key();
+$('key-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  sessionStorage.setItem('explorer-key', $('key').value.trim());
+  loadMeta().then(showQuery);
+});
+$('forget-key').addEventListener('click', () => {
+  sessionStorage.removeItem('explorer-key');
+  $('key').value = '';
+  showQuery();
+});
+$('search').addEventListener('input', renderMembers);
+$('add-filter').addEventListener('click', () => addFilter());
+$('builder').addEventListener('change', () => { refreshSelects(); showQuery(); });
+$('run').addEventListener('click', run);
+for (const button of document.querySelectorAll('[data-copy]')) {
+  button.addEventListener('click', async () => {
+    const label = button.textContent;
+    try {
+      await navigator.clipboard.writeText($(button.dataset.copy).textContent);
+      button.textContent = 'Copied';
+    } catch {
+      button.textContent = 'Copy failed: select the text instead';
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
+  });
+}
+for (const button of document.querySelectorAll('[data-export]')) button.addEventListener('click', () => download(button.dataset.export));
+
+const fromUrl = new URLSearchParams(location.hash.slice(1)).get('q');
+await loadMeta();
+if (fromUrl) {
+  try {
+    applyQuery(JSON.parse(fromUrl));
+  } catch {
+    showError('The query in the link is not valid JSON.');
+  }
+}
+showQuery();
