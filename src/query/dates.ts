@@ -1,4 +1,5 @@
-import { dateParser } from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import { dateParser } from '../cube/engine/date-parser';
+import { eachFilter } from './filters';
 import { CubeFailure } from '../cube/errors';
 
 /**
@@ -109,16 +110,8 @@ export function checkQueryDates(query: Record<string, unknown>): void {
       }
     });
   }
-  if (!Array.isArray(filters)) return;
-  const pending: { filter: unknown; where: string }[] = filters.map((filter, i) => ({ filter, where: `filters[${i}]` }));
-  while (pending.length > 0) {
-    const { filter, where } = pending.pop()!;
-    if (typeof filter !== 'object' || filter === null) continue;
-    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
-    for (const [key, nested] of [['and', and], ['or', or]] as const) {
-      if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
-    }
+  eachFilter(filters, ({ member, dimension, operator, values }, where) => {
     const name = member ?? dimension;
     if (typeof name === 'string' && typeof operator === 'string') checkDateFilter(where, name, operator, values);
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import { CubeFailure } from '../cube/errors';
+import { eachFilter } from './filters';
 
 /**
  * Query shapes that Cube 0.33 accepts from its validator and then crashes on
@@ -30,16 +31,9 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
       }
     }
   }
-  if (!Array.isArray(filters)) return;
-  // Iterative: the HTTP layer caps the number of filters, not their depth.
-  const pending: unknown[] = [...filters];
-  while (pending.length > 0) {
-    const filter = pending.pop();
-    if (typeof filter !== 'object' || filter === null) continue;
-    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
-    for (const nested of [and, or]) if (Array.isArray(nested)) for (const item of nested) pending.push(item);
+  eachFilter(filters, ({ member, dimension, operator, values }) => {
     const name = member ?? dimension;
-    if (typeof name !== 'string' || typeof operator !== 'string') continue;
+    if (typeof name !== 'string' || typeof operator !== 'string') return;
     if (DATE_OPERATORS.has(operator) && !kinds.timeDimensions.has(name)) {
       refuse(`The ${operator} filter needs a time dimension; ${name} is not one.`);
     }
@@ -49,7 +43,7 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
     if (COMPARISON_OPERATORS.has(operator) && Array.isArray(values) && values.some((v) => v === null || v === undefined)) {
       refuse(`The ${operator} filter on ${name} needs a value, not null.`);
     }
-  }
+  });
 }
 
 /**

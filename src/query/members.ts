@@ -1,4 +1,5 @@
 import { CubeFailure } from '../cube/errors';
+import { eachFilter } from './filters';
 import type { Schema } from '../cube/shapes';
 
 /**
@@ -102,16 +103,7 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     for (const name of Object.keys(order)) if (!isMember(name)) refuse('order', name);
   }
 
-  if (!Array.isArray(filters)) return;
-  // Iterative: the HTTP layer caps the number of filters, not their depth.
-  const pending: { filter: unknown; where: string }[] = filters.map((filter, i) => ({ filter, where: `filters[${i}]` }));
-  while (pending.length > 0) {
-    const { filter, where } = pending.pop()!;
-    if (typeof filter !== 'object' || filter === null) continue;
-    const { member, dimension, operator, values, and, or } = filter as Record<string, unknown>;
-    for (const [key, nested] of [['and', and], ['or', or]] as const) {
-      if (Array.isArray(nested)) nested.forEach((item, i) => pending.push({ filter: item, where: `${where}.${key}[${i}]` }));
-    }
+  eachFilter(filters, ({ member, dimension, operator, values }, where) => {
     if (typeof operator === 'string' && !KNOWN_OPERATORS.has(operator)) {
       const shown = operator.length > MAX_NAME_SHOWN ? `${operator.slice(0, MAX_NAME_SHOWN)}…` : operator;
       throw new CubeFailure('invalid_query', `${where}.operator: ${JSON.stringify(shown)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);
@@ -124,5 +116,5 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
       if (type !== 'string') throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
       if (Array.isArray(values) && values.includes(null)) throw new CubeFailure('invalid_query', `${where}: the ${operator} filter needs text values, not null.`);
     }
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import { CubeFailure } from '../cube/errors';
+import { eachFilter } from './filters';
 
 /**
  * `ungrouped: true` lists one row per record, which is only a record when the
@@ -20,13 +21,7 @@ export function checkUngrouped(query: Record<string, unknown>, keyedCubes: Reado
     if (Array.isArray(list)) list.forEach(add);
   }
   if (Array.isArray(query.timeDimensions)) for (const td of query.timeDimensions) add((td as Record<string, unknown> | null)?.dimension);
-  const pending: unknown[] = Array.isArray(query.filters) ? [...query.filters] : [];
-  while (pending.length > 0) {
-    const filter = pending.pop() as Record<string, unknown> | null;
-    if (typeof filter !== 'object' || filter === null) continue;
-    add(filter.member ?? filter.dimension);
-    for (const nested of [filter.and, filter.or]) if (Array.isArray(nested)) pending.push(...nested);
-  }
+  eachFilter(query.filters, (filter) => add(filter.member ?? filter.dimension));
   const unkeyed = [...cubes].filter((cube) => !keyedCubes.has(cube)).sort();
   if (unkeyed.length === 0) return;
   const keyed = [...keyedCubes].sort();

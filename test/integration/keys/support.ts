@@ -1,9 +1,8 @@
 import { accountRows } from '../../../src/keys/accounts';
-import { runKeysCli } from '../../../src/keys/cli';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { testDataDir } from '../support/service';
-import { tempKeyFile } from '../../unit/keys/support';
+import { cliWith, tempKeyFile } from '../../unit/keys/support';
 
 export { tempKeyFile };
 
@@ -22,19 +21,5 @@ export async function closeTestWarehouse(): Promise<void> {
 afterAll(closeTestWarehouse);
 
 /** Runs the CLI in-process on `file`, checking accounts against the suite's demo data, collecting what it prints. */
-export async function cli(
-  file: string,
-  argv: string[],
-  now?: Date,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runKeysCli(argv, {
-    file,
-    accounts: async (account) => accountRows(await testWarehouse(), account),
-    stdout: (s) => (stdout += s),
-    stderr: (s) => (stderr += s),
-    now: now === undefined ? undefined : () => now,
-  });
-  return { code, stdout, stderr };
-}
+export const cli = (file: string, argv: string[], now?: Date) =>
+  cliWith(async (account) => accountRows(await testWarehouse(), account), file, argv, now);

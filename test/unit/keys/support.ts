@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { AccountCheck } from '../../../src/keys/accounts';
 import { runKeysCli } from '../../../src/keys/cli';
 import type { Logger } from '../../../src/log';
 
@@ -29,8 +30,9 @@ export async function eventually(what: string, check: () => boolean, timeoutMs =
   }
 }
 
-/** Runs the CLI in-process on `file`, collecting what it prints. */
-export async function cli(
+/** Runs the CLI in-process on `file`, collecting what it prints; `accounts` answers whether an account has rows. */
+export async function cliWith(
+  accounts: AccountCheck,
   file: string,
   argv: string[],
   now?: Date,
@@ -39,11 +41,13 @@ export async function cli(
   let stderr = '';
   const code = await runKeysCli(argv, {
     file,
-    // Whether an account has rows is the warehouse's answer, tested in test/integration/keys; here every account has.
-    accounts: async () => ({ status: 'has-rows' }),
+    accounts,
     stdout: (s) => (stdout += s),
     stderr: (s) => (stderr += s),
     now: now === undefined ? undefined : () => now,
   });
   return { code, stdout, stderr };
 }
+
+/** The CLI where every account has rows: the warehouse's answer is tested in test/integration/keys. */
+export const cli = (file: string, argv: string[], now?: Date) => cliWith(async () => ({ status: 'has-rows' }), file, argv, now);
