@@ -20,9 +20,6 @@ module.exports = {
       // openapi-backend requires @apidevtools/json-schema-ref-parser, an ES module jest cannot load.
       moduleNameMapper: { '^@apidevtools/json-schema-ref-parser$': '<rootDir>/test/integration/support/esm/json-schema-ref-parser.cjs' },
       setupFilesAfterEnv: ['<rootDir>/test/integration/support/contract-hooks.ts'],
-      // The whole tier in one process ended with exit 1 after every test passed, with nothing printed (a subset
-      // exits 0); until that is found, the tier exits as soon as its results are in, as the suite did before.
-      forceExit: true,
     },
     {
       ...base,

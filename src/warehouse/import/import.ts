@@ -79,6 +79,8 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const seconds = () => Math.round(performance.now() - started) / 1000;
   await ensureImportTables(client, options.database);
   await recoverInterrupted(client, options);
+  // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
   const hash = await sha256(source);
   const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
@@ -134,7 +136,6 @@ async function importPath(client: ClickHouseClient, name: string, source: string
 }
 
 export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
-  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(`${database}_import`)}` });
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
       id String, hash String, file String, state LowCardinality(String), rows UInt64,
