@@ -139,6 +139,7 @@ async function main(argv: string[]): Promise<number> {
           trackingPrefix: config.downloads.trackingPrefix,
           rejectsDir: process.cwd(),
           derivation,
+          engineReadsFiles: config.warehouse.kind === 'chdb',
           progress,
         });
         process.stdout.write(`${JSON.stringify(summary)}\n`);

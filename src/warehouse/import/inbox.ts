@@ -19,7 +19,7 @@ export const INBOX = 'import-inbox';
 const PID_FILE = 'service.pid';
 const POLL_MS = 500;
 
-export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'progress'> & { name: string; data: string };
+export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'engineReadsFiles' | 'progress'> & { name: string; data: string };
 
 export function inboxDir(dataDir: string): string {
   const dir = path.join(dataDir, INBOX);
@@ -79,7 +79,8 @@ export function watchInbox(dataDir: string, client: ClickHouseClient, options: P
       const job = JSON.parse(readFileSync(jobFile, 'utf8')) as InboxJob;
       let outcome: ImportSummary | { error: string };
       try {
-        outcome = await importFile(client, job.data, { ...job, ...options, progress });
+        // The inbox is chDB's: the engine in this process reads the file.
+        outcome = await importFile(client, job.data, { ...job, ...options, engineReadsFiles: true, progress });
         logger.info('import finished', { ...outcome });
       } catch (err) {
         outcome = { error: err instanceof Error ? err.message : String(err) };
