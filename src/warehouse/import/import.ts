@@ -163,6 +163,7 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
     await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
     await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to));
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+    options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
 }
 
