@@ -115,8 +115,8 @@ async function freePort(): Promise<number> {
 }
 
 /** `node dist/index.js` until its log says `pattern`, then SIGTERM; resolves with its log. */
-async function startUntil(dataDir: string, pattern: RegExp): Promise<string> {
-  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(await freePort()), HOST: '127.0.0.1' }) });
+async function startUntil(dataDir: string, pattern: RegExp, env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(await freePort()), HOST: '127.0.0.1', ...env }) });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   await new Promise<void>((resolve, reject) => {
@@ -178,5 +178,12 @@ describe('an import killed with SIGKILL half way', () => {
     const next = await runImport(dir('killed-then-started'));
     expect(summary(next)).toMatchObject({ outcome: 'imported', imported: ROWS });
     expect(await fingerprint(dir('killed-then-started'))).toEqual(clean);
+  }, 180_000);
+
+  it('npm start on a directory holding only imported logs serves them, with demo data on (the default), and builds no demo', async () => {
+    const log = await startUntil(dir('clean'), /"msg":"ready"/, { DEMO_DATA: 'true' });
+    expect(log).toContain('"msg":"tables hold imported request logs; demo data not loaded"');
+    expect(log).not.toContain('incomplete demo data found');
+    expect(await fingerprint(dir('clean'))).toEqual(clean);
   }, 180_000);
 });
