@@ -6,18 +6,20 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * An import killed with SIGKILL half way, for real: `node
+ * Imports through the built commands. An import killed with SIGKILL half way, for real: `node
  * dist/warehouse/cli.js import` (what `npm run warehouse -- import` runs)
  * in a child process, killed once its rows are in podcast_events and it is
  * deriving their downloads. The next import of the file, or the next start
  * of the service, removes the killed import's rows; the data then equals a
  * clean import of the same file into another directory, read by direct SQL
- * (downloads by count and hash), and the file's own row count.
+ * (downloads by count and hash), and the file's own row count. And an
+ * import while the service runs, handed to it through its inbox.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const ROWS = 60_000;
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-import-kill-'));
+const API_KEY = 'import-test-key-0123456789';
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-import-'));
 const dir = (name: string) => path.join(scratch, name);
 const file = dir('requests.ndjson');
 
@@ -31,7 +33,7 @@ function childEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.P
     LOG_LEVEL: 'info',
     CHDB_DATA_DIR: dataDir,
     API_KEYS_FILE: path.join(scratch, `keys-${path.basename(dataDir)}.json`),
-    API_KEYS: 'import-kill-test-key-0123456789',
+    API_KEYS: API_KEY,
     DEMO_DATA: 'false',
     ...extra,
   };
@@ -114,9 +116,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `node dist/index.js` until its log says `pattern`, then SIGTERM; resolves with its log. */
-async function startUntil(dataDir: string, pattern: RegExp, env: Record<string, string> = {}): Promise<string> {
-  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(await freePort()), HOST: '127.0.0.1', ...env }) });
+interface Service {
+  port: number;
+  log: () => string;
+  stop(): Promise<string>;
+}
+
+/** `node dist/index.js`, once its log says `pattern`. */
+async function start(dataDir: string, pattern: RegExp, env: Record<string, string> = {}): Promise<Service> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', ...env }) });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   await new Promise<void>((resolve, reject) => {
@@ -126,9 +135,20 @@ async function startUntil(dataDir: string, pattern: RegExp, env: Record<string, 
     });
     void exited.then((code) => reject(new Error(`the service exited (${code}) before ${pattern}: ${out}`)));
   });
-  child.kill('SIGTERM');
-  await exited;
-  return out;
+  return {
+    port,
+    log: () => out,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      return out;
+    },
+  };
+}
+
+/** Starts the service, waits for `pattern` in its log, stops it with SIGTERM; resolves with its log. */
+async function startUntil(dataDir: string, pattern: RegExp, env: Record<string, string> = {}): Promise<string> {
+  return (await start(dataDir, pattern, env)).stop();
 }
 
 let clean: Fingerprint;
@@ -185,5 +205,28 @@ describe('an import killed with SIGKILL half way', () => {
     expect(log).toContain('"msg":"tables hold imported request logs; demo data not loaded"');
     expect(log).not.toContain('incomplete demo data found');
     expect(await fingerprint(dir('clean'))).toEqual(clean);
+  }, 180_000);
+});
+
+describe('an import while npm start runs', () => {
+  it('is handed to the running service, which imports it with its engine and answers it at once', async () => {
+    const service = await start(dir('live'), /"msg":"ready"/);
+    try {
+      const run = await runImport(dir('live'));
+      expect(run.code).toBe(0);
+      expect(run.stderr).toMatch(/handed to the running service/);
+      expect(summary(run)).toMatchObject({ outcome: 'imported', rowsRead: ROWS, imported: ROWS, rejected: 0, downloads: Number(clean.downloads.n) });
+      const answer = await fetch(`http://127.0.0.1:${service.port}/v1/data/load/`, {
+        method: 'POST',
+        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: { measures: ['Downloads.count'] } }),
+      });
+      expect(answer.status).toBe(200);
+      const body = (await answer.json()) as { data: Record<string, string>[] };
+      expect(body.data).toEqual([{ 'Downloads.count': clean.downloads.n }]);
+    } finally {
+      await service.stop();
+    }
+    expect(await fingerprint(dir('live'))).toEqual(clean);
   }, 180_000);
 });
