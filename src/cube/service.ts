@@ -12,16 +12,14 @@ import { unrefIntervals } from './engine/unref-intervals';
 import { createDriverFactory } from './engine/driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
-import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { checkMembers, modelMembersOf, type ModelMembers } from '../query/members';
+import { classifyGatewayError, type CubeFailure, type GatewayError } from './errors';
+import { modelMembersOf, type ModelMembers } from '../query/members';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
-import { withNumericPaging } from '../query/paging';
-import { guardBlending, guardQuery } from '../query/guard';
-import { checkQueryDates } from '../query/dates';
-import { checkUngrouped } from '../query/ungrouped';
+import { pagingOf, withNumericPaging } from '../query/paging';
+import { admitQueries, refuseMultiOnly } from '../query/admit';
 import { loadTimer } from './query-metrics';
 import { restoreNativeStackTraces, reuseVisibleMeta } from './engine/request-path';
 import { Tickets } from './tickets';
@@ -343,27 +341,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
     return members.members;
   };
-  const check = async (queries: Query[], context: RequestContext) => {
-    const known = await modelMembers(context);
-    for (const query of queries) {
-      checkMembers(query, known);
-      checkTimezone(query);
-      guardQuery(query, known);
-      checkQueryDates(query);
-      checkUngrouped(query, known.keyed ?? new Set());
-    }
-  };
-
-  /** One query, or an array of them to blend: checked the same way on both APIs. */
-  const checkCubeQuery = async (query: Query | Query[], context: RequestContext) => {
-    await check(Array.isArray(query) ? query : [query], context);
-    if (Array.isArray(query)) guardBlending(query);
-  };
+  /** One query, or an array of them to blend: admitted the same way on both APIs. */
+  const check = async (query: Query | Query[], context: RequestContext) => admitQueries(query, await modelMembers(context));
 
   /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
   const generate = async (method: 'sql' | 'dryRun', sent: Query | Query[], context: RequestContext): Promise<unknown> => {
     const query = pagingOf(sent);
-    await checkCubeQuery(query, context);
+    await check(query, context);
     const reply = await call(method, { query }, context);
     const failure = failed(reply);
     if (failure) throw failure;
@@ -377,7 +361,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       refuseMultiOnly(sent);
       const query = withNumericPaging(sent);
       return timed([query], async () => {
-        await check([query], context);
+        await check(query, context);
         return throughCache('v1', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
           return markTruncation(toLoadResult(body, query), truncated);
@@ -388,7 +372,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     loadMulti: (sent, context) => {
       const query = pagingOf(sent);
       return timed(Array.isArray(query) ? query : [query], async () => {
-        await checkCubeQuery(query, context);
+        await check(query, context);
         return throughCache('v1 multi', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
           return markTruncation(toMultiLoadResult(body, query), truncated);
@@ -410,7 +394,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = pagingOf(sent);
       if (!multi) refuseMultiOnly(query);
       return timed(Array.isArray(query) ? query : [query], async () => {
-        await checkCubeQuery(query, context);
+        await check(query, context);
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
           const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
           const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
@@ -425,7 +409,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     exportSql: async (sent, limit, context) => {
       const query = withNumericPaging(sent);
-      await check([query], context);
+      await check(query, context);
       const gatewayContext = { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() };
       return generateExportSql(gateway as unknown as SqlGateway, { ...query, limit }, gatewayContext);
     },
@@ -455,45 +439,9 @@ function offered<C extends { measures?: { name: string }[]; dimensions?: { name:
   return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
-/** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */
-function pagingOf<Q extends Query | Query[]>(query: Q): Q {
-  return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
-}
-
-const ADD_MULTI = 'add "queryType": "multi" next to "query" (on GET, the URL parameter queryType=multi)';
-
-/** Queries whose answer is one result per query or per range, which only Cube's multi shape holds. */
-function refuseMultiOnly(query: Query | Query[]): void {
-  if (Array.isArray(query)) throw new CubeFailure('invalid_query', `An array of queries answers one result per query: ${ADD_MULTI}.`);
-  const { timeDimensions } = query;
-  if (!Array.isArray(timeDimensions)) return;
-  const i = timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
-  if (i >= 0) throw new CubeFailure('invalid_query', `timeDimensions[${i}].compareDateRange answers one result per range: ${ADD_MULTI}.`);
-}
-
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {
   if (accountId === null) return {};
   // An empty id would make the models' filter a no-op, i.e. every account.
   if (accountId === '') throw new Error('refusing a query with an empty account id');
   return { accountId };
-}
-
-/**
- * Cube 0.33 takes any string as `timezone` and leaves it to the database,
- * which fails the query as if it were our fault; a name the IANA database
- * does not know is the client's mistake.
- */
-function checkTimezone(query: Query): void {
-  const { timezone } = query;
-  if (typeof timezone !== 'string') return;
-  let known: string;
-  try {
-    known = new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
-  } catch {
-    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: expected an IANA name such as "America/New_York".`);
-  }
-  // Intl ignores case; ClickHouse does not ("utc" fails the query).
-  if (known !== timezone && known.toLowerCase() === timezone.toLowerCase()) {
-    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: time zone names are case-sensitive; did you mean ${JSON.stringify(known)}?`);
-  }
 }
