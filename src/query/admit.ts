@@ -1,4 +1,4 @@
-import type { Query } from '../cube/service';
+import type { Query } from '../cube/types';
 import { checkQueryDates } from './dates';
 import { guardBlending, guardQuery } from './guard';
 import { checkMembers, type ModelMembers } from './members';

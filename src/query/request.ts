@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Query } from '../cube/service';
+import type { Query } from '../cube/types';
 import { refuse } from './rules';
 
 /**

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
-import type { Query } from '../cube/service';
+import type { Query } from '../cube/types';
 import { refuse } from './rules';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;

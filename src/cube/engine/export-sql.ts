@@ -1,5 +1,5 @@
 import { formatMySql } from '@cubejs-backend/shared';
-import { CubeFailure } from './errors';
+import { CubeFailure } from '../errors';
 
 /**
  * The SQL an export runs: the very SQL Cube generates for the query and the
