@@ -87,7 +87,7 @@ export const ADMISSION_RULES = {
   paging: {
     code: 'invalid_query',
     stage: 'model',
-    asks: '`limit` and `offset` written as strings hold digits only (`"2"` is read as 2).',
+    asks: '`limit` and `offset` written as strings hold digits only (`"2"` is read as 2); an export\'s `limit` is a whole number of at least 1.',
   },
   knownMembers: {
     code: 'invalid_query',

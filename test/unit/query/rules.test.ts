@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Request } from 'express';
+import { createExporter } from '../../../src/export/exporter';
+import { formatNamed } from '../../../src/export/formats';
 import { STATUS_BY_CODE } from '../../../src/http/errors';
 import { admitQueries, refuseMultiOnly } from '../../../src/query/admit';
 import type { ModelMembers } from '../../../src/query/members';
@@ -120,6 +122,13 @@ describe('query admission: one error type, one table of rules', () => {
 
   it('answers every refusal 400: the query is the client\'s mistake', () => {
     for (const { code } of Object.values(ADMISSION_RULES)) expect(STATUS_BY_CODE[code]).toBe(400);
+  });
+
+  it("refuses an export's limit below 1 by the paging rule, before Cube is asked", async () => {
+    const notAsked = () => Promise.reject(new Error('asked'));
+    const exporter = createExporter({ cube: { exportSql: notAsked }, warehouse: { stream: notAsked }, limits: { timeoutMs: 1000, maxMemoryBytes: 1 }, caps: { maxRows: 10, maxBytes: 10 } });
+    const opened = exporter.open({ measures: [count], limit: 0 }, formatNamed('csv')!, { requestId: 'r', accountId: null }, new AbortController().signal);
+    await expect(opened).rejects.toMatchObject({ name: 'QueryRefusal', rule: 'paging', code: 'invalid_query' });
   });
 
   it('admits what is within every rule', () => {
