@@ -61,6 +61,13 @@ export interface CubeService {
    * now, new ones at once; loads with a statement running go on.
    */
   refuseNotStarted(): void;
+  /**
+   * Rows of these accounts were added (an import): forgets every answer
+   * cached before (ours and Cube's, refresh keys too) and rebuilds the
+   * rollups of these accounts and the operator's whose refresh keys turned.
+   * Once it resolves, every answer through both APIs includes the rows.
+   */
+  dataChanged(accounts: readonly string[]): Promise<void>;
   models: {
     /**
      * Settles once the models are compiled and validated (the service is
@@ -147,6 +154,36 @@ class Core extends CubejsServerCore {
   async stopRefreshWorker(): Promise<void> {
     await this.scheduledRefreshTimerInterval?.cancel(false);
     this.scheduledRefreshTimerInterval = null;
+  }
+
+  /** Forgets Cube's cached results and refresh-key values, in its cache driver and its in-memory copy of refresh keys. */
+  forgetCachedResults(): void {
+    this.cacheDriver.clear();
+    for (const api of this.orchestratorApis()) (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
+  }
+
+  /**
+   * Builds the rollups of each account given ('' for the operator's) whose
+   * refresh keys changed, as the refresh worker does, and waits for them:
+   * Cube answers "Continue wait" while a build outlasts continueWaitTimeout,
+   * and the run is repeated until the build is done.
+   */
+  async refreshRollups(accounts: readonly string[]): Promise<void> {
+    for (const accountId of accounts) {
+      const context = { securityContext: accountId === '' ? {} : { accountId } };
+      for (;;) {
+        try {
+          await this.runScheduledRefresh(context, { timezones: [ROLLUP_TIME_ZONE], throwErrors: true });
+          break;
+        } catch (err) {
+          if ((err as { error?: unknown }).error !== 'Continue wait') throw err;
+        }
+      }
+    }
+  }
+
+  private orchestratorApis(): { getQueryOrchestrator(): { getQueryCache(): unknown } }[] {
+    return [...(this as unknown as { orchestratorStorage: { storage: Map<string, never> } }).orchestratorStorage.storage.values()];
   }
 
   protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
@@ -245,7 +282,12 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   }, new BoundedCacheDriver(limits.cubeCacheMaxBytes, (bytes) => metrics.cubeCacheBytes.set(bytes)));
 
   const gateway = core.gateway();
-  const throughCache = createCacheFront(limits.resultCache, metrics, () => models.version());
+  const cacheFront = createCacheFront(limits.resultCache, metrics, () => models.version());
+  const throughCache = cacheFront.through;
+  const forgetAnswers = () => {
+    cacheFront.dataChanged();
+    core.forgetCachedResults();
+  };
   reuseVisibleMeta(gateway);
   restoreNativeStackTraces();
 
@@ -431,6 +473,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
+
+    dataChanged: async (accounts) => {
+      // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
+      // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
+      forgetAnswers();
+      await models.ready();
+      await core.refreshRollups(['', ...accounts.filter((a) => a !== '')]);
+      forgetAnswers();
+    },
 
     models: {
       ready: () => models.ready(),

@@ -35,6 +35,14 @@ export class BoundedCacheDriver extends LocalCacheDriver {
     return this.bytes;
   }
 
+  /** Forgets every entry: results and refresh-key values alike (the data changed under them). */
+  clear(): void {
+    (this as unknown as { store: Record<string, unknown> }).store = {};
+    this.written.clear();
+    this.bytes = 0;
+    this.onSize(0);
+  }
+
   override async set(key: string, value: unknown, expiration: number): Promise<{ key: string; bytes: number }> {
     const result = await super.set(key, value, expiration);
     this.forget(key);

@@ -48,6 +48,20 @@ describe('the driver', () => {
     expect(driver.size).toBe(0);
   });
 
+  it('forgets every entry at once when the data changed', async () => {
+    const sizes: number[] = [];
+    const driver = new BoundedCacheDriver(10_000, (bytes) => sizes.push(bytes));
+    await driver.set('a', value(100), 3600);
+    await driver.set('b', value(100), 3600);
+    driver.clear();
+    expect(await driver.get('a')).toBeUndefined();
+    expect(await driver.get('b')).toBeUndefined();
+    expect(driver.size).toBe(0);
+    expect(sizes.at(-1)).toBe(0);
+    await driver.set('a', value(50), 3600);
+    expect(driver.size).toBe(50);
+  });
+
   it("keeps a store of its own, apart from Cube's process-wide one", async () => {
     const driver = new BoundedCacheDriver(10_000);
     const cubes = new LocalCacheDriver();

@@ -40,6 +40,8 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
   log?: (line: string) => void;
   /** Start only once the models compile and validate, as the service does (default); false to test broken models. */
   waitForModels?: boolean;
+  /** Take files from the import command through the data directory's inbox, as `npm start` does. */
+  importInbox?: boolean;
 }
 
 /**

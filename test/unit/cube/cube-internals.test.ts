@@ -32,8 +32,15 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/server-core',
     load: () => fromRoot('@cubejs-backend/server-core'),
     exportName: 'CubejsServerCore',
-    methods: ['apiGateway', 'createOrchestratorApi', 'startScheduledRefreshTimer', 'shutdown'],
-    fields: ['scheduledRefreshTimerInterval'],
+    methods: ['apiGateway', 'createOrchestratorApi', 'startScheduledRefreshTimer', 'shutdown', 'runScheduledRefresh'],
+    fields: ['scheduledRefreshTimerInterval', 'orchestratorStorage'],
+  },
+  {
+    usedBy: 'src/cube/service.ts (Core.forgetCachedResults walks the orchestrators)',
+    module: '@cubejs-backend/server-core/dist/src/core/OrchestratorStorage',
+    load: () => fromRoot('@cubejs-backend/server-core/dist/src/core/OrchestratorStorage'),
+    exportName: 'OrchestratorStorage',
+    fields: ['storage'],
   },
   {
     usedBy: 'src/cube/service.ts (Core.createOrchestratorApi swaps the cache driver)',
@@ -54,7 +61,7 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/query-orchestrator (as server-core loads it)',
     load: () => fromServerCore('@cubejs-backend/query-orchestrator'),
     exportName: 'QueryCache',
-    fields: ['cacheDriver'],
+    fields: ['cacheDriver', 'memoryCache'],
   },
   {
     usedBy: 'src/cube/engine/cache-driver.ts',
