@@ -18,6 +18,7 @@ import { createReadiness, type Readiness } from './readiness';
 import { connectRedis, type RedisLink } from './redis/link';
 import { openWarehouse, type Warehouse } from './warehouse/connection';
 import { loadUserAgentLists } from './warehouse/derive/user-agents';
+import { followImports } from './warehouse/import/follow';
 import { watchInbox } from './warehouse/import/inbox';
 
 /**
@@ -129,6 +130,10 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
       }, logger, (summary) => cube.dataChanged(summary.accounts));
       releases.push(() => inbox.stop());
+    } else if (config.dataRefreshSeconds > 0) {
+      // Imports reach this service's warehouse from elsewhere (a ClickHouse server): it looks for them.
+      const follower = followImports(warehouse.client(), config.warehouse.database, config.dataRefreshSeconds * 1000, (accounts) => cube.dataChanged(accounts), logger);
+      releases.push(() => follower.stop());
     }
     return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };
   } catch (err) {

@@ -120,7 +120,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     }
     const imported = rowsRead - rejected;
     const record = (state: string) => client.command({
-      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to})`,
+      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
     });
     let downloads = 0;
     if (imported > 0) {
@@ -143,9 +143,11 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
       id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now()
+      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String)
     ) ENGINE = MergeTree ORDER BY (hash, id)`,
   });
+  // A service following imports (follow.ts) reads whose answers an import changed; tables made before lack it.
+  await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
 }
 
 /**
