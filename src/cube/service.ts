@@ -156,9 +156,9 @@ class Core extends CubejsServerCore {
     this.scheduledRefreshTimerInterval = null;
   }
 
-  /** Forgets Cube's cached results and refresh-key values, in its cache driver and its in-memory copy of refresh keys. */
+  /** Forgets Cube's cached results and refresh-key values (its SQL_QUERY_RESULT entries), in its cache driver and its in-memory copy of refresh keys. */
   forgetCachedResults(): void {
-    this.cacheDriver.clear();
+    this.cacheDriver.removeStartingWith('SQL_QUERY_RESULT_');
     for (const api of this.orchestratorApis()) (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
   }
 

@@ -35,12 +35,19 @@ export class BoundedCacheDriver extends LocalCacheDriver {
     return this.bytes;
   }
 
-  /** Forgets every entry: results and refresh-key values alike (the data changed under them). */
-  clear(): void {
-    (this as unknown as { store: Record<string, unknown> }).store = {};
-    this.written.clear();
-    this.bytes = 0;
-    this.onSize(0);
+  /**
+   * Forgets the entries whose key starts with `prefix` (the data changed
+   * under them). Cube keeps its rollup bookkeeping here too (which tables
+   * queries touched lately, which it keeps when it drops the others), so
+   * forgetting everything would have it drop and rebuild rollups in use.
+   */
+  removeStartingWith(prefix: string): void {
+    for (const key of Object.keys(this.store)) {
+      if (!key.startsWith(prefix)) continue;
+      delete this.store[key];
+      this.forget(key);
+    }
+    this.onSize(this.bytes);
   }
 
   override async set(key: string, value: unknown, expiration: number): Promise<{ key: string; bytes: number }> {

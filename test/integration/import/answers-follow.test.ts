@@ -19,7 +19,7 @@ import { loadUserAgentLists } from '../../../src/warehouse/derive/user-agents';
 import { importFile } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
-import { DATABASE } from '../support/constants';
+import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 
 const db = DATABASE;
@@ -109,12 +109,20 @@ async function expectImported(account: string) {
   return after;
 }
 
+/** Cube's funnel rollup tables, by name (each build of each account's rollup is a table of its own). */
+async function rollupTables(): Promise<Set<string>> {
+  const rows = await oracle.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`);
+  return new Set(rows.map((r) => r.name));
+}
+
 describe('an import handed to the running service', () => {
   const PROBE = 'import-follow-probe';
+  /** An account the import does not touch. */
+  const OTHER = 'northwind-audio';
   const file = requestsFile(PROBE, 10);
   let service: TestService;
   beforeAll(async () => {
-    service = await startService({}, { accounts: [PROBE], importInbox: true });
+    service = await startService({}, { accounts: [PROBE, OTHER], importInbox: true });
   }, 120_000);
   afterAll(async () => {
     await service.close();
@@ -128,6 +136,27 @@ describe('an import handed to the running service', () => {
     const after = await expectImported(PROBE);
     // No wait: the bound is the command's return.
     expect(await answers(service, PROBE)).toEqual(after);
+  }, 180_000);
+
+  it('rebuilds the rollups of the imported account and the operator only, not another account’s', async () => {
+    const other = () => request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[OTHER]).send({ query: funnel }).expect(200);
+    // The other account's rollup exists (its first query builds it), and the operator's.
+    await other();
+    await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: funnel }).expect(200);
+    const before = await rollupTables();
+    const second = requestsFile(PROBE, 100);
+    try {
+      const summary = await handOff(testDataDir(), second, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+      expect(summary).toMatchObject({ outcome: 'imported', accounts: [PROBE] });
+      const rebuilt = [...(await rollupTables())].filter((name) => !before.has(name));
+      expect(rebuilt).toHaveLength(2);
+      // The other account's query finds its table current: no build in the background either.
+      await other();
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect([...(await rollupTables())].filter((name) => !before.has(name))).toEqual(rebuilt);
+    } finally {
+      await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${second}' SETTINGS mutations_sync = 2`);
+    }
   }, 180_000);
 });
 
