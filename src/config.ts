@@ -89,7 +89,7 @@ export interface Config {
   query: {
     /** How long a load request may take before it answers query_timeout. */
     timeoutMs: number;
-    /** Largest `limit` a query may ask for (also Cube's CUBEJS_DB_QUERY_LIMIT). */
+    /** Largest `limit` a query may ask for (Cube's gateway is given it plus one: src/cube/engine/row-limits.ts). */
     maxLimit: number;
     /** Rows returned when a query gives no `limit`. */
     defaultLimit: number;

@@ -6,7 +6,7 @@ import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../exp
 import { RecordEnds } from '../../export/records';
 import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
-import { isQuery, readQueryRequest } from '../../query/request';
+import { oneQueryOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
@@ -23,10 +23,8 @@ import { TRUNCATED_HEADER } from '../truncation-header';
 export function exportRoute(exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
   return async (req, res) => {
     const format = negotiate(req);
-    const { query, queryType } = readQueryRequest(req);
-    if (queryType === 'multi' || !isQuery(query)) {
-      throw new ApiError('invalid_request', 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
-    }
+    const sent = readQueryRequest(req);
+    const query = oneQueryOf(sent.queryType === 'multi' ? undefined : sent.query, 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
     checkQuerySize([query], limits);
 
     const left = new AbortController();
