@@ -80,7 +80,12 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       logger.debug(`cube: ${message}`, params);
     },
   });
-  const throughCache = createCacheFront(limits.resultCache, metrics, () => models.version());
+  const cacheFront = createCacheFront(limits.resultCache, metrics, () => models.version());
+  const throughCache = cacheFront.through;
+  const forgetAnswers = () => {
+    cacheFront.dataChanged();
+    engine.forgetCachedResults();
+  };
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
   const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
@@ -233,6 +238,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
+
+    dataChanged: async (accounts) => {
+      // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
+      // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
+      forgetAnswers();
+      await models.ready();
+      await engine.refreshRollups(['', ...accounts.filter((a) => a !== '')]);
+      forgetAnswers();
+    },
 
     models: {
       ready: () => models.ready(),

@@ -41,6 +41,13 @@ export interface CubeService {
    * now, new ones at once; loads with a statement running go on.
    */
   refuseNotStarted(): void;
+  /**
+   * Rows of these accounts were added (an import): forgets every answer
+   * cached before (ours and Cube's, refresh keys too) and rebuilds the
+   * rollups of these accounts and the operator's whose refresh keys turned.
+   * Once it resolves, every answer through both APIs includes the rows.
+   */
+  dataChanged(accounts: readonly string[]): Promise<void>;
   models: {
     /**
      * Settles once the models are compiled and validated (the service is

@@ -37,6 +37,36 @@ class Core extends CubejsServerCore {
     this.scheduledRefreshTimerInterval = null;
   }
 
+  /** Forgets Cube's cached results and refresh-key values (its SQL_QUERY_RESULT entries), in its cache driver and its in-memory copy of refresh keys. */
+  forgetCachedResults(): void {
+    this.cacheDriver.removeStartingWith('SQL_QUERY_RESULT_');
+    for (const api of this.orchestratorApis()) (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
+  }
+
+  /**
+   * Builds the rollups of each account given ('' for the operator's) whose
+   * refresh keys changed, as the refresh worker does, and waits for them:
+   * Cube answers "Continue wait" while a build outlasts continueWaitTimeout,
+   * and the run is repeated until the build is done.
+   */
+  async refreshRollups(accounts: readonly string[]): Promise<void> {
+    for (const accountId of accounts) {
+      const context = { securityContext: accountId === '' ? {} : { accountId } };
+      for (;;) {
+        try {
+          await this.runScheduledRefresh(context, { timezones: [ROLLUP_TIME_ZONE], throwErrors: true });
+          break;
+        } catch (err) {
+          if ((err as { error?: unknown }).error !== 'Continue wait') throw err;
+        }
+      }
+    }
+  }
+
+  private orchestratorApis(): { getQueryOrchestrator(): { getQueryCache(): unknown } }[] {
+    return [...(this as unknown as { orchestratorStorage: { storage: Map<string, never> } }).orchestratorStorage.storage.values()];
+  }
+
   protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
     const api = super.createOrchestratorApi(...args);
     (api.getQueryOrchestrator().getQueryCache() as unknown as { cacheDriver: BoundedCacheDriver }).cacheDriver = this.cacheDriver;
@@ -91,6 +121,10 @@ export interface Engine {
   keyedCubes(modelVersion: string): Promise<ReadonlySet<string>>;
   /** Cube's SQL for one query with `query.limit` rows at most, for an export (export-sql.ts). */
   exportSql(query: Record<string, unknown>, context: GatewayContext): Promise<ExportSql>;
+  /** Forgets Cube's cached results and refresh-key values; its rollup bookkeeping stays. */
+  forgetCachedResults(): void;
+  /** Builds the rollups of these accounts ('' for the operator) whose refresh keys turned, and waits for them. */
+  refreshRollups(accounts: readonly string[]): Promise<void>;
   /** Cube 0.33's shutdown() leaves the refresh worker's timer running: stopped first, before what it queries closes. */
   stopRefreshWorker(): Promise<void>;
   shutdown(): Promise<void>;
@@ -171,6 +205,8 @@ export function createEngine(options: EngineOptions): Engine {
 
     exportSql: (query, context) => generateExportSql(gateway as unknown as SqlGateway, query, { ...context }),
 
+    forgetCachedResults: () => core.forgetCachedResults(),
+    refreshRollups: (accounts) => core.refreshRollups(accounts),
     stopRefreshWorker: () => core.stopRefreshWorker(),
     shutdown: () => core.shutdown(),
   };

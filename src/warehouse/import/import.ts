@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
+import { REQUEST_PLACES } from '../derive/downloads';
 import { rederive, type Derivation } from '../derive/rederive';
 import { sqlLiteral, withClause } from '../derive/sql';
 import { classifyColumns, userAgentConstants } from '../derive/user-agents';
@@ -61,6 +62,8 @@ export interface ImportSummary {
   downloads: number;
   seconds: number;
   rejectFile?: string;
+  /** The accounts whose rows were imported. */
+  accounts: string[];
 }
 
 /** `-` reads standard input (spooled to a temporary file, which is hashed and read like any other). */
@@ -92,7 +95,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const hash = await sha256(source);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
   const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
-  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds() };
+  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds(), accounts: [] };
 
   const id = randomUUID();
   const parsed = `${staging}.${quoteIdentifier(`rows_${id}`)}`;
@@ -109,19 +112,20 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
     options.progress?.(`${name}: reading and validating its lines`);
     await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, accessors, options)}` });
-    const [counts] = await rows<{ read: string; rejected: string; from: string; to: string }>(client,
-      `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to FROM ${parsed}`);
+    const [counts] = await rows<{ read: string; rejected: string; from: string; to: string; accounts: string[] }>(client,
+      `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to,
+         groupUniqArrayIf(account_id, reason = '') AS accounts FROM ${parsed}`);
     const rowsRead = Number(counts.read);
     const rejected = Number(counts.rejected);
     options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected`);
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, parsed, name, options.rejectsDir);
     if (rejected > options.maxBadRows) {
-      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile };
+      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
     }
     const imported = rowsRead - rejected;
     const record = (state: string) => client.command({
-      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to})`,
+      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
     });
     let downloads = 0;
     if (imported > 0) {
@@ -130,10 +134,10 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       options.progress?.(`${name}: moving ${imported} valid rows into podcast_events`);
       await client.command({ query: insertEventsSql(parsed, id, options) });
       options.progress?.(`${name}: deriving downloads`);
-      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to));
+      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts);
     }
     await record('done');
-    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile };
+    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile, accounts: [...counts.accounts].sort() };
   } finally {
     for (const step of cleanup) await step();
   }
@@ -143,9 +147,11 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
       id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now()
+      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String)
     ) ENGINE = MergeTree ORDER BY (hash, id)`,
   });
+  // A service following imports (follow.ts) reads whose answers an import changed; tables made before lack it.
+  await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
 }
 
 /**
@@ -160,8 +166,9 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
     GROUP BY id HAVING countIf(state = 'done') = 0`);
   for (const p of pending) {
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
+    const [{ accounts }] = await rows<{ accounts: string[] }>(client, `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`, { id: p.id });
     await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
-    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to));
+    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts);
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
@@ -432,18 +439,22 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Valid rows into podcast_events, with their app name from the user-agent list; places are left to the derivation (geo). */
+/**
+ * Valid rows into podcast_events, with their app name from the user-agent
+ * list, and their city and country from the derivation's places, for a
+ * request that has none of its own (the IP database's, when loaded).
+ */
 function insertEventsSql(parsed: string, id: string, options: ImportOptions): string {
+  const places = options.derivation.places ?? REQUEST_PLACES;
   return `
 INSERT INTO ${quoteIdentifier(options.database)}.podcast_events
   (account_id, request_id, ts, ip4, ip, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one,
    city, country, referer, details_key, details_value, method, status, import_id)
-${withClause(userAgentConstants(options.derivation.userAgents))}
+${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
 SELECT account_id, generateUUIDv4(), ts, ip4, ip, false, url, concat('https://', media), raw_ua, ua_name, token, byte_range,
-  NOT match(byte_range, '^bytes=0-[01]$'), '', '', referer, '', '', method, status, ${sqlLiteral(id)}
-FROM ${parsed} AS r
-INNER JOIN (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${parsed} WHERE reason = '')) AS c USING (raw_ua)
-WHERE reason = ''`;
+  NOT match(byte_range, '^bytes=0-[01]$'), ${places.city}, ${places.country}, referer, '', '', method, status, ${sqlLiteral(id)}
+FROM (SELECT *, '' AS city, '' AS country FROM ${parsed} WHERE reason = '') AS r
+INNER JOIN (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${parsed} WHERE reason = '')) AS c USING (raw_ua)`;
 }
 
 async function writeRejects(client: ClickHouseClient, parsed: string, name: string, dir: string): Promise<string> {

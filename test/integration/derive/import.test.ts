@@ -6,6 +6,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
+import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
@@ -177,5 +178,33 @@ describe('files chDB reads itself', () => {
     const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { line: number; reason: string });
     expect(rejects).toEqual([expect.objectContaining({ line: 6, reason: 'not a CSV record: more fields than the header names' })]);
     expect(await count(`SELECT countIf(raw_ua = '') AS n FROM ${database}.podcast_events`)).toBe(1);
+  });
+});
+
+describe('the downloads an import derives again', () => {
+  it('are its own accounts’: another account’s downloads of the same days stay as they were', async () => {
+    const database = await freshDatabase();
+    // A download no rule would derive from any request (none of its account's are there): only a re-derivation of its account removes it.
+    await client.command({ query: `INSERT INTO ${database}.downloads (account_id, ts, ip4, city, country, continent) VALUES ('other', '2026-01-05 10:00:00', '192.0.2.1', 'Atlantis', 'Nowhere', 'Mu')` });
+    const summary = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, { rules: 'iab', window: 'first-touch' }));
+    expect(summary).toMatchObject({ outcome: 'imported', downloads: 2, accounts: ['acme'] });
+    expect(await client.query({ query: `SELECT account_id, city, country, continent FROM ${database}.downloads WHERE account_id != 'acme'`, format: 'JSONEachRow' }).then((r) => r.json()))
+      .toEqual([{ account_id: 'other', city: 'Atlantis', country: 'Nowhere', continent: 'Mu' }]);
+  });
+});
+
+describe('without an IP database', () => {
+  it('imports with empty places, and a warning says so and what to run', async () => {
+    const database = await freshDatabase();
+    const warnings: string[] = [];
+    const places = await placesFromDatabase(client, database, (message) => warnings.push(message));
+    expect(places).toBeUndefined();
+    expect(warnings).toEqual([expect.stringMatching(/no IP database is loaded: .*empty places.*npm run warehouse -- geo-refresh/)]);
+    const opts = options(database, { rules: 'iab', window: 'calendar' });
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), { ...opts, derivation: { ...opts.derivation, places } });
+    const rows = async (table: string, columns: string) =>
+      (await client.query({ query: `SELECT DISTINCT ${columns} FROM ${database}.${table}`, format: 'JSONEachRow' })).json();
+    expect(await rows('podcast_events', 'city, country')).toEqual([{ city: '', country: '' }]);
+    expect(await rows('downloads', 'city, country, continent, timezone, org')).toEqual([{ city: '', country: '', continent: '', timezone: '', org: '' }]);
   });
 });

@@ -31,8 +31,15 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/server-core',
     load: () => fromRoot('@cubejs-backend/server-core'),
     exportName: 'CubejsServerCore',
-    methods: ['apiGateway', 'createOrchestratorApi', 'startScheduledRefreshTimer', 'shutdown', 'getCompilerApi'],
-    fields: ['scheduledRefreshTimerInterval'],
+    methods: ['apiGateway', 'createOrchestratorApi', 'startScheduledRefreshTimer', 'shutdown', 'getCompilerApi', 'runScheduledRefresh'],
+    fields: ['scheduledRefreshTimerInterval', 'orchestratorStorage'],
+  },
+  {
+    usedBy: 'src/cube/engine/core.ts (Core.forgetCachedResults walks the orchestrators)',
+    module: '@cubejs-backend/server-core/dist/src/core/OrchestratorStorage',
+    load: () => fromRoot('@cubejs-backend/server-core/dist/src/core/OrchestratorStorage'),
+    exportName: 'OrchestratorStorage',
+    fields: ['storage'],
   },
   {
     usedBy: 'src/cube/engine/core.ts (Core.createOrchestratorApi swaps the cache driver)',
@@ -53,7 +60,7 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/query-orchestrator (as server-core loads it)',
     load: () => fromServerCore('@cubejs-backend/query-orchestrator'),
     exportName: 'QueryCache',
-    fields: ['cacheDriver'],
+    fields: ['cacheDriver', 'memoryCache'],
   },
   {
     usedBy: 'src/cube/engine/cache-driver.ts',
