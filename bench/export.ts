@@ -64,8 +64,12 @@ async function main(): Promise<number> {
           req.end(JSON.stringify({ query }));
         });
         let bytes = 0;
-        for await (const chunk of res) bytes += (chunk as Buffer).length;
-        if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode}`);
+        const head: Buffer[] = [];
+        for await (const chunk of res) {
+          bytes += (chunk as Buffer).length;
+          if (res.statusCode !== 200) head.push(chunk as Buffer);
+        }
+        if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode} ${Buffer.concat(head).toString('utf8')}`);
         return bytes;
       });
       const engine = await measured(() => engineRun(service, direct, name, rows, outDir));

@@ -27,7 +27,8 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
     if (queryType === 'multi' || !isQuery(query)) {
       throw new ApiError('invalid_request', 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
     }
-    checkQuerySize([query], limits);
+    // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
+    checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
 
     const left = new AbortController();
     res.on('close', () => {
