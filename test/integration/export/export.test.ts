@@ -255,8 +255,18 @@ describe('caps and limits are never silent', () => {
     expect(records.every((record) => record.length === 3)).toBe(true);
   });
 
-  it('EXPORT_MAX_BYTES: a parquet file over the cap is broken off, never sent as if whole', async () => {
-    await expect(exportOf(wide, 'parquet', { app: tight })).rejects.toThrow();
+  it('EXPORT_MAX_BYTES: a parquet file over the cap is refused before its first byte, one under it is whole', async () => {
+    const over = await exportOf(wide, 'parquet', { app: tight });
+    expect(over.status).toBe(400);
+    const envelope = JSON.parse(over.body.toString('utf8'));
+    expect(envelope.code).toBe('result_too_large');
+    expect(envelope.error).toMatch(/EXPORT_MAX_BYTES \(1024 bytes\).*limit.*csv or ndjson/);
+    const under = await exportOf({ measures: ['Downloads.count'] }, 'parquet', { app: tight });
+    expect(under.status).toBe(200);
+    expect(Number(under.headers['content-length'])).toBe(under.body.length);
+    expect(under.body.length).toBeLessThanOrEqual(MAX_BYTES);
+    expect(under.headers['result-truncated']).toBe('false');
+    expect(await parquetRows(under.body)).toEqual([{ 'Downloads.count': await oracle.value(`SELECT count() FROM ${DATABASE}.downloads`) }]);
   });
 });
 
