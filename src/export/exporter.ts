@@ -1,4 +1,4 @@
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
@@ -45,7 +45,7 @@ export interface Exporter {
 
 export interface ExporterOptions {
   cube: Pick<CubeService, 'exportSql'>;
-  warehouse: Pick<Warehouse, 'stream' | 'readsLocalFiles'>;
+  warehouse: Pick<Warehouse, 'stream' | 'readsLocalFiles' | 'client'>;
   limits: Pick<Config['query'], 'timeoutMs' | 'maxMemoryBytes'>;
   caps: Config['exports'];
   /** Where parquet files are written before they are sent; the system's temporary directory by default. */
@@ -68,7 +68,7 @@ export interface ExporterOptions {
  * a local file, counted, and the engine writes the parquet file from that
  * one, holding `rows` at most; a ClickHouse server cannot read this
  * machine's files, so there the rows are counted by a statement of their
- * own first. Either way the parquet file is whole before its first byte is
+ * own first (a server's stream of a parquet file is one file; chDB's is not). Either way the parquet file is whole before its first byte is
  * sent: a file over EXPORT_MAX_BYTES is refused (a parquet file cut short
  * is unreadable), and Result-Truncated is known.
  */
@@ -85,21 +85,35 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
 
   async function parquetFile(select: string, rows: number, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<WrittenFile> {
     const dir = await mkdtemp(path.join(spoolDir, 'analytics-export-'));
-    const dispose = () => rm(dir, { recursive: true, force: true });
+    let removed: Promise<void> | undefined;
+    const dispose = () => (removed ??= rm(dir, { recursive: true, force: true }));
     try {
       const file = path.join(dir, `export.${format.extension}`);
       let truncated: boolean;
-      let from: string;
+      let bytes: number | undefined;
       if (warehouse.readsLocalFiles) {
         const native = path.join(dir, 'rows.native');
         await written(await stream(select, 'Native', {}, rows + 1, context, signal), native, Number.POSITIVE_INFINITY);
-        from = `SELECT * FROM file(${quoteString(native)}, Native)`;
+        const from = `SELECT * FROM file(${quoteString(native)}, Native)`;
         truncated = Number(await text(await stream(`SELECT count() FROM (${from})`, 'TabSeparated', {}, 1, context, signal))) > rows;
+        // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's
+        // rows only), so the engine writes the file itself, from the rows it wrote before: no query's SQL.
+        const client = warehouse.client();
+        try {
+          await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
+            client.command({
+              query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) ${from} LIMIT ${rows} SETTINGS max_execution_time = ${Math.ceil(limits.timeoutMs / 1000)}, max_memory_usage = ${limits.maxMemoryBytes}`,
+            }),
+          );
+        } finally {
+          await client.close();
+        }
+        bytes = (await stat(file)).size;
+        if (bytes > caps.maxBytes) bytes = undefined;
       } else {
-        from = select;
         truncated = Number(await text(await stream(`SELECT count() FROM (${select})`, 'TabSeparated', {}, 1, context, signal))) > rows;
+        bytes = await written(await stream(`${select} LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal), file, caps.maxBytes);
       }
-      const bytes = await written(await stream(`${from} LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal), file, caps.maxBytes);
       if (bytes === undefined) {
         throw new CubeFailure(
           'result_too_large',

@@ -152,19 +152,23 @@ async function cutAtCaps(first: IteratorResult<Uint8Array>, chunks: AsyncIterato
   const ends = new RecordEnds(format.records as 'lines' | 'csv');
   const rows = () => Math.max(0, records - recordsLeft - (format.records === 'csv' ? 1 : 0));
   try {
-    for (let next = first; !next.done; next = await chunks.next()) {
+    for (let next = first; !next.done; ) {
+      // The engine makes the next chunk while this one is scanned and spooled.
+      const coming = chunks.next();
+      coming.catch(() => undefined);
       const chunk = next.value;
       const { ended, end } = ends.scan(chunk, recordsLeft, room);
       recordsLeft -= ended;
       if (recordsLeft > 0 && chunk.length <= room) {
         room -= chunk.length;
         await spool.push(chunk);
+        next = await coming;
         continue;
       }
       await spool.push(chunk.subarray(0, end));
       if (recordsLeft > 0) return { rows: rows(), cut: 'EXPORT_MAX_BYTES' };
       // The rows are all in; any byte after them is the extra row.
-      if (end < chunk.length || (await hasMore(chunks))) return { rows: rows(), cut: opened.rowCap };
+      if (end < chunk.length || (await hasMore(coming, chunks))) return { rows: rows(), cut: opened.rowCap };
       return { rows: rows() };
     }
     return { rows: rows() };
@@ -228,8 +232,9 @@ function written(res: Response, chunk: Uint8Array, signal: AbortSignal): Promise
   });
 }
 
-async function hasMore(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
-  for (let next = await chunks.next(); !next.done; next = await chunks.next()) if (next.value.length > 0) return true;
+/** Whether `coming`, or a chunk after it, holds a byte. */
+async function hasMore(coming: Promise<IteratorResult<Uint8Array>>, chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
+  for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.length > 0) return true;
   return false;
 }
 
