@@ -1,14 +1,15 @@
 // Three tiers, run apart by scripts/test-tiers.js (npm test):
 //  unit         no engine and no data build; parallel workers.
-//  integration  the real service on chDB over the global demo build; in band,
-//               because libchdb binds one data directory per process.
+//  integration  the real service on chDB over the global demo build, copied once per worker because libchdb
+//               binds one data directory per process (support/worker-data.ts).
 //  system       the built server (`npm run build`, once, in global setup) in child processes.
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] };
 const base = { preset: 'ts-jest', testEnvironment: 'node', transform };
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testTimeout: 60000,
+  // Hooks start services and compile models; two workers share two cores, so the margin is wide.
+  testTimeout: 120000,
   projects: [
     { ...base, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
     {
@@ -19,6 +20,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/integration/support/global-teardown.ts',
       // openapi-backend requires @apidevtools/json-schema-ref-parser, an ES module jest cannot load.
       moduleNameMapper: { '^@apidevtools/json-schema-ref-parser$': '<rootDir>/test/integration/support/esm/json-schema-ref-parser.cjs' },
+      setupFiles: ['<rootDir>/test/integration/support/worker-data.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/integration/support/contract-hooks.ts'],
     },
     {

@@ -7,12 +7,12 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import type { LocalService } from '../src/assembly';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { statementTicket } from '../src/warehouse/statement-queue';
-import { API_KEY } from '../test/integration/support/constants';
-import { startService, type TestService } from '../test/integration/support/service';
 import { prepareDataset } from './dataset';
 import { log, mb, ms, perSecond, table } from './report';
+import { API_KEY, startBenchService } from './service';
 
 /**
  * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
@@ -50,11 +50,14 @@ async function main(): Promise<number> {
   const outDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-export-'));
   try {
     await prepareDataset(dataDir, { enabled: true, scale, seed: 20261122, days: 90 });
-    process.env.TEST_CHDB_DATA_DIR = dataDir;
-    const service = await startService(
-      { QUERY_TIMEOUT_SECONDS: '600', EXPORT_MAX_ROWS: String(rows), RATE_LIMIT_CONCURRENT: '10' },
-      { schemaPath: path.resolve(__dirname, '..', '..', 'schema') },
-    );
+    const service = await startBenchService(dataDir, {
+      QUERY_TIMEOUT_SECONDS: '600',
+      EXPORT_MAX_ROWS: String(rows),
+      RATE_LIMIT_CONCURRENT: '10',
+      RATE_LIMIT_REQUESTS: '1000000',
+      // No refresh worker building rollups while the formats are measured.
+      CUBE_ROLLUP_REFRESH_SECONDS: '0',
+    });
     const server = service.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const port = (server.address() as AddressInfo).port;
@@ -128,7 +131,7 @@ async function main(): Promise<number> {
 }
 
 /** The SQL streamed by the engine into a file in the format, as the export's statement is; resolves with the file's size. */
-async function engineRun(service: TestService, sql: string, name: string, rows: number, outDir: string): Promise<number> {
+async function engineRun(service: LocalService, sql: string, name: string, rows: number, outDir: string): Promise<number> {
   const format = formatNamed(name)!;
   const file = path.join(outDir, `direct.${format.extension}`);
   const signal = new AbortController().signal;
@@ -185,7 +188,7 @@ const percentile = (values: number[], p: number) => {
  * engine counts as free from the end of the last probe that waited over
  * a second.
  */
-async function slowRead(port: number, query: object, bytesPerSecond: number, service: TestService): Promise<{ seconds: number; bytes: number; waits: number[]; engineFreeAfter: number }> {
+async function slowRead(port: number, query: object, bytesPerSecond: number, service: LocalService): Promise<{ seconds: number; bytes: number; waits: number[]; engineFreeAfter: number }> {
   const started = performance.now();
   const client = service.warehouse.client();
   const waits: number[] = [];

@@ -7,14 +7,14 @@ import { drainPending } from 'chdb';
 import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';
 import { applyDdl, ensureDemo } from '../src/warehouse/setup';
-import { clean, runAbuse, type AbuseSummary } from '../test/integration/abuse/harness';
+import { clean, runAbuse, type AbuseSummary } from './abuse/harness';
 import { API_KEY, DATABASE, FUZZ_DEMO, ROLLUP_DATABASE, startBenchService } from './service';
 
 /**
  * Abuse fuzzing at scale: `npm run fuzz -- [cases] [seed]` (defaults 10000
  * and FUZZ_SEED or a fixed seed). Builds the test suite's small dataset in a
  * fresh chDB directory, serves the real service on a free port and sends it
- * generated hostile requests (test/integration/abuse/cases.ts), amplification shapes
+ * generated hostile requests (bench/abuse/cases.ts), amplification shapes
  * among them. Exits 1 when any answer was a 5xx, leaked internals, broke the
  * error envelope or never came, when a valid query stopped working, or when
  * one request held the event loop for more than 1 s (the service runs in

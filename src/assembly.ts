@@ -17,6 +17,9 @@ import { createMetrics, type Metrics } from './metrics/registry';
 import { createReadiness, type Readiness } from './readiness';
 import { connectRedis, type RedisLink } from './redis/link';
 import { openWarehouse, type Warehouse } from './warehouse/connection';
+import { loadUserAgentLists } from './warehouse/derive/user-agents';
+import { followImports } from './warehouse/import/follow';
+import { watchInbox } from './warehouse/import/inbox';
 
 /**
  * The one wiring of the service's parts, shared by production (src/index.ts),
@@ -57,6 +60,12 @@ export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitS
    * default); false to serve models that never do.
    */
   waitForModels?: boolean;
+  /**
+   * On chDB, take the import command's files through the inbox
+   * (src/warehouse/import/inbox.ts), and have Cube's answers follow each
+   * import before its summary goes back.
+   */
+  importInbox?: boolean;
 }
 
 export interface AssembledService extends MeasuredWarehouse {
@@ -114,6 +123,18 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     if (redis) releases.push(() => redis.close());
     const exporter = createExporter({ cube, warehouse, limits: config.query, caps: config.exports });
     const app = createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+    if (options.importInbox && config.warehouse.kind === 'chdb') {
+      const inbox = watchInbox(config.warehouse.dataDir, warehouse.client(), {
+        database: config.warehouse.database,
+        trackingPrefix: config.downloads.trackingPrefix,
+        derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
+      }, logger, (summary) => cube.dataChanged(summary.accounts));
+      releases.push(() => inbox.stop());
+    } else if (config.dataRefreshSeconds > 0) {
+      // Imports reach this service's warehouse from elsewhere (a ClickHouse server): it looks for them.
+      const follower = followImports(warehouse.client(), config.warehouse.database, config.dataRefreshSeconds * 1000, (accounts) => cube.dataChanged(accounts), logger);
+      releases.push(() => follower.stop());
+    }
     return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };
   } catch (err) {
     // The failure that stopped the start is the one to report, not one met while releasing.

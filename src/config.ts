@@ -80,10 +80,16 @@ export interface Config {
     buildTimeoutMs: number;
     buildMaxMemoryBytes: number;
   };
+  /**
+   * How often the service looks for imports another process made (the
+   * import command against a ClickHouse server) and makes its answers follow
+   * them; 0: never. An import handed to the service itself is followed at once.
+   */
+  dataRefreshSeconds: number;
   query: {
     /** How long a load request may take before it answers query_timeout. */
     timeoutMs: number;
-    /** Largest `limit` a query may ask for (also Cube's CUBEJS_DB_QUERY_LIMIT). */
+    /** Largest `limit` a query may ask for (Cube's gateway is given it plus one: src/cube/engine/row-limits.ts). */
     maxLimit: number;
     /** Rows returned when a query gives no `limit`. */
     defaultLimit: number;
@@ -310,6 +316,7 @@ export function parseConfig(env: Env): Config {
       buildTimeoutMs: read.integer('CUBE_ROLLUP_BUILD_TIMEOUT_SECONDS', 600, 1, 86_400) * 1000,
       buildMaxMemoryBytes: read.integer('CUBE_ROLLUP_BUILD_MAX_MEMORY_MB', 8192, 1, 1_048_576) * 1024 * 1024,
     },
+    dataRefreshSeconds: read.integer('DATA_REFRESH_SECONDS', 10, 0, 3600),
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

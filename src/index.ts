@@ -11,8 +11,6 @@ import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { WarehouseSetupError } from './warehouse/data-dir';
-import { loadUserAgentLists } from './warehouse/derive/user-agents';
-import { watchInbox } from './warehouse/import/inbox';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -62,7 +60,7 @@ async function main(): Promise<void> {
   waitingFor = 'the models are being compiled and checked';
   let service: AssembledService;
   try {
-    service = await assembleService({ config, logger, measured, watchModels: config.env !== 'production' });
+    service = await assembleService({ config, logger, measured, watchModels: config.env !== 'production', importInbox: true });
   } catch (err) {
     if (!(err instanceof ModelsInvalid)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -73,14 +71,6 @@ async function main(): Promise<void> {
   // Only the starting app's listener: the connection cap keeps one of its own.
   server.off('request', startingApp);
   server.on('request', app);
-  // The import command hands files to this process while it holds chDB's directory (src/warehouse/import/inbox.ts).
-  const inbox = config.warehouse.kind === 'chdb'
-    ? watchInbox(config.warehouse.dataDir, warehouse.client(), {
-        database: config.warehouse.database,
-        trackingPrefix: config.downloads.trackingPrefix,
-        derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
-      }, logger)
-    : undefined;
   logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });
   // From ready on: the start-up's own work (demo data, model compile) is logged with its duration, not as delays.
   const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
@@ -93,7 +83,6 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       eventLoop.stop();
-      inbox?.stop();
       metricsServer?.close();
       await service.close();
     },

@@ -10,19 +10,30 @@ import type { Query, RequestContext } from './service';
  */
 export type ThroughCache = <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>) => Promise<T>;
 
+export interface CacheFront {
+  through: ThroughCache;
+  /**
+   * The data changed (an import): no answer kept or being computed before
+   * this is served after it.
+   */
+  dataChanged(): void;
+}
+
 /**
  * The result cache in front of Cube, counted in the result-cache metrics and
  * the request's Server-Timing. `modelVersion` is the serving models' version.
  */
-export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metrics, 'timings' | 'resultCacheHits'>, modelVersion: () => Promise<string>): ThroughCache {
+export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metrics, 'timings' | 'resultCacheHits'>, modelVersion: () => Promise<string>): CacheFront {
   const { timings } = metrics;
   const cache = new ResultCache(options);
   /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
   const pending = new Map<string, Promise<unknown>>();
+  /** Bumped when the data changes: an answer computed before is stored, if at all, under a key no later request asks. */
+  let generation = 0;
 
-  return async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
-    // Keyed by the serving models: a reload stops older answers from being served.
-    const key = cache.enabled ? cacheKey(route, query, context, await modelVersion()) : undefined;
+  const through = async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
+    // Keyed by the serving models and the data's generation: a reload or an import stops older answers from being served.
+    const key = cache.enabled ? cacheKey(route, query, context, `${await modelVersion()}/${generation}`) : undefined;
     if (key === undefined) return compute();
     const renew = asksRenewal(query);
     if (!renew) {
@@ -44,6 +55,13 @@ export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metr
     } finally {
       pending.delete(key);
     }
+  };
+  return {
+    through,
+    dataChanged: () => {
+      generation += 1;
+      cache.clear();
+    },
   };
 }
 

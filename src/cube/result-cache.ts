@@ -37,6 +37,12 @@ export class ResultCache {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 
+  /** Forgets every answer (the data changed under them). */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   get(key: string): unknown {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;

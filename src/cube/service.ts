@@ -1,172 +1,39 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
-import type { Config } from '../config';
-import type { Logger } from '../log';
-import type { Metrics } from '../metrics/registry';
-import type { Warehouse } from '../warehouse/connection';
-import { BoundedCacheDriver } from './engine/cache-driver';
+import { modelMembersOf, type ModelMembers } from '../query/members';
+import { admitQueries, refuseMultiOnly } from '../query/admit';
+import { pagingOf, withNumericPaging } from '../query/paging';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
-import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './engine/dialect';
-import { unrefIntervals } from './engine/unref-intervals';
-import { createDriverFactory } from './engine/driver';
-import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
-import { classifyGatewayError, CubeFailure, type GatewayError } from './errors';
-import { checkMembers, modelMembersOf, type ModelMembers } from '../query/members';
+import { BoundedCacheDriver } from './engine/cache-driver';
+import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
+import { createDriverFactory } from './engine/driver';
+import { classifyGatewayError, type CubeFailure, type GatewayError } from './errors';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
-import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
-import { withNumericPaging } from '../query/paging';
-import { guardBlending, guardQuery } from '../query/guard';
-import { checkQueryDates } from '../query/dates';
-import { checkUngrouped } from '../query/ungrouped';
 import { loadTimer } from './query-metrics';
-import { restoreNativeStackTraces, reuseVisibleMeta } from './engine/request-path';
+import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
 import { Tickets } from './tickets';
+import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
-import { toLoadResult, toMultiLoadResult, toSchema, type LoadResult, type MultiLoadResult, type Schema } from './shapes';
 
-/**
- * The only code that talks to Cube. It creates Cube's server core around our
- * warehouse and calls its API gateway's `meta` and `load` directly, so the
- * HTTP layer, not Cube's JWT middleware, decides who gets in.
- */
-export interface CubeService {
-  meta(context: RequestContext): Promise<Schema[]>;
-  /** One regular query, answered in the documented shape (spec 2.5). */
-  load(query: Query, context: RequestContext): Promise<LoadResult>;
-  /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
-  loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
-  /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
-  cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
-  /**
-   * Cube's load answer. Only `multi` answers compareDateRange queries and
-   * arrays of queries (Cube's multi shape); otherwise Cube's single result.
-   */
-  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
-  /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
-  sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
-  /**
-   * The SQL Cube generates for one query under the context's account, with
-   * at most `limit` rows, for an export to run (export-sql.ts); checked like
-   * a load, nothing runs.
-   */
-  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
-  /** Cube's normalized queries, query type and pivot query; nothing runs. */
-  dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
-  /**
-   * Shutdown: loads not yet running in the warehouse answer `shutting_down`
-   * now, new ones at once; loads with a statement running go on.
-   */
-  refuseNotStarted(): void;
-  models: {
-    /**
-     * Settles once the models are compiled and validated (the service is
-     * ready to answer); rejects with ModelsInvalid, whose problems say why.
-     */
-    ready(): Promise<void>;
-    /** Whether compiled, validated models are serving now. */
-    compiled(): boolean;
-    /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
-    warnings(): readonly ModelProblem[];
-    /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
-    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
-  };
-  close(): Promise<void>;
-}
-
-export type Query = Record<string, unknown>;
-
-export interface RequestContext {
-  /**
-   * The server's own id of the request (src/http/auth.ts requestKeyOf),
-   * unique per request: its ticket, timings and cache lookups are keyed by
-   * it. Never the client's x-request-id, which two requests may share.
-   */
-  requestId: string;
-  /**
-   * The account whose rows the query may read, or null for an operator,
-   * who reads every account. Cube puts it in the SQL it generates (the
-   * models' SECURITY_CONTEXT.accountId filters), and its SQL and result
-   * caches are keyed by it.
-   */
-  accountId: string | null;
-  /**
-   * Whose turn it is in the warehouse's statement queue, taken round-robin
-   * (the API key's id). Loads without one share a lane.
-   */
-  lane?: string;
-}
-
-export interface CubeServiceOptions {
-  warehouse: Warehouse;
-  query: Config['query'];
-  logger: Logger;
-  metrics: Metrics;
-  /** Folder of model files (CUBE_MODELS_DIR); the repository's schema/ by default. */
-  schemaPath?: string;
-  /** Recompile when the model files change (outside production); otherwise they compile once. */
-  watchModels?: boolean;
-  /** Seconds one gateway call waits before Cube answers "Continue wait". */
-  continueWaitSeconds?: number;
-  /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */
-  rollupRefreshSeconds?: number;
-  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
-  rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
-}
+export type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
 
-/** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
-const CHDB_CUBE_CONCURRENCY = 10_000;
-
-type Reply = { body: any; status: number };
-
-/** Cube keeps its gateway accessor and its orchestrator's cache protected; this is the one place that opens them. */
-class Core extends CubejsServerCore {
-  private readonly cacheDriver: BoundedCacheDriver;
-
-  constructor(options: CreateOptions, cacheDriver: BoundedCacheDriver) {
-    // Cube's constructor starts an interval it never clears (unref-intervals.ts).
-    const restoreIntervals = unrefIntervals();
-    try {
-      super(options);
-    } finally {
-      restoreIntervals();
-    }
-    this.cacheDriver = cacheDriver;
-  }
-
-  gateway() {
-    return this.apiGateway();
-  }
-
-  /** Cube 0.33's shutdown() leaves the refresh worker's timer running: it would go on querying a closed warehouse. A build under way is not waited for. */
-  async stopRefreshWorker(): Promise<void> {
-    await this.scheduledRefreshTimerInterval?.cancel(false);
-    this.scheduledRefreshTimerInterval = null;
-  }
-
-  protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {
-    const api = super.createOrchestratorApi(...args);
-    (api.getQueryOrchestrator().getQueryCache() as unknown as { cacheDriver: BoundedCacheDriver }).cacheDriver = this.cacheDriver;
-    return api;
-  }
-}
-
+/**
+ * Runs admitted queries through Cube (src/cube/engine/, the one folder that
+ * knows Cube's internals): the request's ticket and timings, the result
+ * cache, the answers reshaped to the spec's and Cube's clients' shapes, and
+ * Cube's errors classified. Admission itself is src/query/'s; the gateway's
+ * `meta` and `load` are called directly, so the HTTP layer, not Cube's JWT
+ * middleware, decides who gets in.
+ */
 export function createCubeService(options: CubeServiceOptions): CubeService {
   const { warehouse, query: limits, logger, metrics } = options;
   const { timings } = metrics;
   const observeCache = cubeCacheObserver(metrics);
   const tickets = new Tickets();
-  // Cube 0.33 reads its row limits from the environment only; it is asked
-  // for one row more than a client may (truncation.ts), and the client's
-  // maximum is held there.
-  process.env.CUBEJS_DB_QUERY_LIMIT = String(limits.maxLimit + 1);
-  process.env.CUBEJS_DB_QUERY_DEFAULT_LIMIT = String(limits.defaultLimit);
-
   const driverFactory = createDriverFactory(
     warehouse,
     // The row asked for beyond a query's limit is ours, not the client's (truncation.ts checks the rest).
@@ -186,89 +53,53 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     watch: options.watchModels ?? false,
     logger,
     engine: createModelEngine({
-      compilerApi: (modelVersion) => core.getCompilerApi({ modelVersion, securityContext: {} } as never),
+      compilerApi: (modelVersion) => engine.compilerApi(modelVersion),
       generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
       query: (sql, params) => validationDriver.query(sql, params),
     }),
   });
 
-  const core = new Core({
-    dbType: 'clickhouse',
-    // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
-    contextToAppId: (context) => models.appIdOf(context as ModelContext),
-    repositoryFactory: (context) => models.repositoryOf(context as ModelContext),
-    // The serving version, the one being validated, and one or two a request may still hold.
-    compilerCacheSize: 4,
-    // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
-    // typings know; the two agree at run time.
-    driverFactory: driverFactory as unknown as CreateOptions['driverFactory'],
-    // Cube calls dialectFactory for a dialect class; its typings say instance.
-    dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
-    // Never checked: requests reach the gateway's methods, not its routes.
-    apiSecret: randomBytes(32).toString('hex'),
-    devServer: false,
-    // Records are listed without naming their key (PodcastEvents keeps it hidden); cubes without one are refused in query/ungrouped.ts.
-    allowUngroupedWithoutPrimaryKey: true,
-    telemetry: false,
-    cacheAndQueueDriver: 'memory',
-    // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
-    preAggregationsSchema: warehouse.config.rollupDatabase,
-    // The refresh worker builds every rollup for each account and for the
-    // operator: the account is in a rollup's SQL, so each has its own table.
-    // It runs in the background; a query arriving before a build builds the
-    // table itself, in the query's own lane, and waits for it.
-    scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
-    scheduledRefreshContexts: async () => {
+  const engine = createEngine({
+    warehouse,
+    driverFactory,
+    cacheDriver: new BoundedCacheDriver(limits.cubeCacheMaxBytes, (bytes) => metrics.cubeCacheBytes.set(bytes)),
+    models: { appIdOf: (context) => models.appIdOf(context as ModelContext), repositoryOf: (context) => models.repositoryOf(context as ModelContext) },
+    // Cube is asked for one row more than a client may (truncation.ts), and the client's maximum is held there.
+    rowLimits: { maxLimit: limits.maxLimit + 1, defaultLimit: limits.defaultLimit },
+    continueWaitSeconds: options.continueWaitSeconds ?? 5,
+    rollupRefreshSeconds: options.rollupRefreshSeconds,
+    refreshContexts: async () => {
       await models.ready();
       const accounts = await validationDriver.query<{ account_id: string }>('SELECT DISTINCT account_id FROM downloads ORDER BY account_id', []);
       // An empty id would mean every account, which the operator's context already is.
       const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
       return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
     },
-    // The one zone rollups serve (a query in another reads the raw tables).
-    scheduledRefreshTimeZones: [ROLLUP_TIME_ZONE],
-    // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
-    orchestratorOptions: {
-      continueWaitTimeout: options.continueWaitSeconds ?? 5,
-      // Cube's queue sends at most `concurrency` statements to the driver at
-      // once and holds the rest in FIFO order, blind to keys. chDB runs one
-      // statement at a time in our fair statement queue, which can only be
-      // fair among the statements it holds: so for chDB, Cube passes them all
-      // on. A server runs statements in parallel; there Cube's default (the
-      // ClickHouse driver's 10) bounds the load we put on it.
-      ...(warehouse.config.kind === 'chdb' ? { queryCacheOptions: { queueOptions: { concurrency: CHDB_CUBE_CONCURRENCY } } } : {}),
-    } as CreateOptions['orchestratorOptions'],
-    logger: (message: string, params: Record<string, unknown>) => {
+    log: (message, params) => {
       observeCache(message, params);
       logger.debug(`cube: ${message}`, params);
     },
-  }, new BoundedCacheDriver(limits.cubeCacheMaxBytes, (bytes) => metrics.cubeCacheBytes.set(bytes)));
-
-  const gateway = core.gateway();
-  const throughCache = createCacheFront(limits.resultCache, metrics, () => models.version());
-  reuseVisibleMeta(gateway);
-  restoreNativeStackTraces();
+  });
+  const cacheFront = createCacheFront(limits.resultCache, metrics, () => models.version());
+  const throughCache = cacheFront.through;
+  const forgetAnswers = () => {
+    cacheFront.dataChanged();
+    engine.forgetCachedResults();
+  };
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
-  const call = async (method: 'meta' | 'load' | 'sql' | 'dryRun', args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
+  const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
     const version = modelVersion ?? (await models.version());
     const started = performance.now();
     try {
-      return await new Promise<Reply>((resolve, reject) => {
-        const request = {
-          ...args,
-          context: { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: version },
-          res: (body: unknown, opts?: { status?: number }) => resolve({ body, status: opts?.status ?? 200 }),
-        };
-        (gateway[method] as (r: typeof request) => Promise<void>)(request).catch(reject);
-      });
+      return await engine.call(method, args, { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: version });
     } finally {
       const timing = timings.of(context.requestId);
       if (timing) timing.cubeMs += performance.now() - started;
     }
   };
 
-  const failed = (reply: Reply): CubeFailure | undefined =>
+  const failed = (reply: GatewayReply): CubeFailure | undefined =>
     reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
 
   /**
@@ -315,15 +146,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return { sql, params };
   };
 
-  // Cube's compiled models of a version (cached by Cube per app); primary keys are not in /meta.
-  const keyedCubes = async (modelVersion: string): Promise<ReadonlySet<string>> => {
-    const api = (await core.getCompilerApi({ modelVersion, securityContext: {} } as never)) as unknown as {
-      getCompilers(options: { requestId: string }): Promise<{ cubeEvaluator: { primaryKeys: Record<string, string[]> } }>;
-    };
-    const { cubeEvaluator } = await api.getCompilers({ requestId: `keys-${modelVersion}` });
-    return new Set(Object.entries(cubeEvaluator.primaryKeys).filter(([, keys]) => keys.length > 0).map(([cube]) => cube));
-  };
-
   // Members are read once per model version: a reload brings new ones.
   let members: { version: string; members: Promise<ModelMembers> } | undefined;
   // The serving models' cubes, the only values the query metrics' cube label takes.
@@ -332,7 +154,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const modelMembers = async (context: RequestContext) => {
     const version = await models.version();
     if (members?.version !== version) {
-      const read = Promise.all([meta(context), keyedCubes(version)]).then(([schemas, keyed]) => {
+      const read = Promise.all([meta(context), engine.keyedCubes(version)]).then(([schemas, keyed]) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
         return { ...modelMembersOf(schemas), unavailable: models.unavailable(version), keyed };
       });
@@ -343,27 +165,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
     return members.members;
   };
-  const check = async (queries: Query[], context: RequestContext) => {
-    const known = await modelMembers(context);
-    for (const query of queries) {
-      checkMembers(query, known);
-      checkTimezone(query);
-      guardQuery(query, known);
-      checkQueryDates(query);
-      checkUngrouped(query, known.keyed ?? new Set());
-    }
-  };
-
-  /** One query, or an array of them to blend: checked the same way on both APIs. */
-  const checkCubeQuery = async (query: Query | Query[], context: RequestContext) => {
-    await check(Array.isArray(query) ? query : [query], context);
-    if (Array.isArray(query)) guardBlending(query);
-  };
+  /** One query, or an array of them to blend: admitted the same way on both APIs. */
+  const check = async (query: Query | Query[], context: RequestContext) => admitQueries(query, await modelMembers(context));
 
   /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
   const generate = async (method: 'sql' | 'dryRun', sent: Query | Query[], context: RequestContext): Promise<unknown> => {
     const query = pagingOf(sent);
-    await checkCubeQuery(query, context);
+    await check(query, context);
     const reply = await call(method, { query }, context);
     const failure = failed(reply);
     if (failure) throw failure;
@@ -377,7 +185,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       refuseMultiOnly(sent);
       const query = withNumericPaging(sent);
       return timed([query], async () => {
-        await check([query], context);
+        await check(query, context);
         return throughCache('v1', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
           return markTruncation(toLoadResult(body, query), truncated);
@@ -388,7 +196,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     loadMulti: (sent, context) => {
       const query = pagingOf(sent);
       return timed(Array.isArray(query) ? query : [query], async () => {
-        await checkCubeQuery(query, context);
+        await check(query, context);
         return throughCache('v1 multi', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
           return markTruncation(toMultiLoadResult(body, query), truncated);
@@ -410,7 +218,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       const query = pagingOf(sent);
       if (!multi) refuseMultiOnly(query);
       return timed(Array.isArray(query) ? query : [query], async () => {
-        await checkCubeQuery(query, context);
+        await check(query, context);
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
           const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
           const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
@@ -425,12 +233,20 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     exportSql: async (sent, limit, context) => {
       const query = withNumericPaging(sent);
-      await check([query], context);
-      const gatewayContext = { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() };
-      return generateExportSql(gateway as unknown as SqlGateway, { ...query, limit }, gatewayContext);
+      await check(query, context);
+      return engine.exportSql({ ...query, limit }, { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() });
     },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
+
+    dataChanged: async (accounts) => {
+      // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
+      // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
+      forgetAnswers();
+      await models.ready();
+      await engine.refreshRollups(['', ...accounts.filter((a) => a !== '')]);
+      forgetAnswers();
+    },
 
     models: {
       ready: () => models.ready(),
@@ -440,10 +256,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
-      await core.stopRefreshWorker();
+      await engine.stopRefreshWorker();
       models.close();
       await validationDriver.release();
-      await core.shutdown();
+      await engine.shutdown();
     },
   };
 }
@@ -455,45 +271,9 @@ function offered<C extends { measures?: { name: string }[]; dimensions?: { name:
   return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
-/** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */
-function pagingOf<Q extends Query | Query[]>(query: Q): Q {
-  return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
-}
-
-const ADD_MULTI = 'add "queryType": "multi" next to "query" (on GET, the URL parameter queryType=multi)';
-
-/** Queries whose answer is one result per query or per range, which only Cube's multi shape holds. */
-function refuseMultiOnly(query: Query | Query[]): void {
-  if (Array.isArray(query)) throw new CubeFailure('invalid_query', `An array of queries answers one result per query: ${ADD_MULTI}.`);
-  const { timeDimensions } = query;
-  if (!Array.isArray(timeDimensions)) return;
-  const i = timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
-  if (i >= 0) throw new CubeFailure('invalid_query', `timeDimensions[${i}].compareDateRange answers one result per range: ${ADD_MULTI}.`);
-}
-
 function securityContextOf({ accountId }: RequestContext): { accountId?: string } {
   if (accountId === null) return {};
   // An empty id would make the models' filter a no-op, i.e. every account.
   if (accountId === '') throw new Error('refusing a query with an empty account id');
   return { accountId };
-}
-
-/**
- * Cube 0.33 takes any string as `timezone` and leaves it to the database,
- * which fails the query as if it were our fault; a name the IANA database
- * does not know is the client's mistake.
- */
-function checkTimezone(query: Query): void {
-  const { timezone } = query;
-  if (typeof timezone !== 'string') return;
-  let known: string;
-  try {
-    known = new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
-  } catch {
-    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: expected an IANA name such as "America/New_York".`);
-  }
-  // Intl ignores case; ClickHouse does not ("utc" fails the query).
-  if (known !== timezone && known.toLowerCase() === timezone.toLowerCase()) {
-    throw new CubeFailure('invalid_query', `Unknown time zone ${JSON.stringify(timezone)}: time zone names are case-sensitive; did you mean ${JSON.stringify(known)}?`);
-  }
 }

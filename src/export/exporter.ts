@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config';
 import { classifyGatewayError, CubeFailure } from '../cube/errors';
 import { withNumericPaging } from '../query/paging';
+import { refuse } from '../query/rules';
 import type { CubeService, Query, RequestContext } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';
 import { statementTicket } from '../warehouse/statement-queue';
@@ -132,7 +133,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       const query = withNumericPaging(sent);
       const { limit } = query;
       if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
-        throw new CubeFailure('invalid_query', '"limit" must be a whole number of at least 1.');
+        refuse('paging', '"limit" must be a whole number of at least 1.');
       }
       const rows = Math.min(limit ?? caps.maxRows, caps.maxRows);
       const rowCap: CutBy = limit !== undefined && limit <= caps.maxRows ? 'limit' : 'EXPORT_MAX_ROWS';

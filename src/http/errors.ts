@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { CubeFailure } from '../cube/errors';
 import type { Logger } from '../log';
+import { QueryRefusal } from '../query/rules';
 
 /**
  * One error envelope for every failure: `{ error, code, requestId }`.
@@ -91,7 +92,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 function toApiError(err: unknown): { code: ErrorCode; message: string } {
-  if (err instanceof ApiError) return err;
+  if (err instanceof ApiError || err instanceof QueryRefusal) return err;
   if (err instanceof CubeFailure) {
     return err.kind === 'internal' ? { code: 'internal', message: 'Internal server error.' } : { code: err.kind, message: err.message };
   }

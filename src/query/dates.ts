@@ -1,6 +1,6 @@
 import { dateParser } from '../cube/engine/date-parser';
 import { eachFilter } from './filters';
-import { CubeFailure } from '../cube/errors';
+import { refuse } from './rules';
 
 /**
  * Dates a query gives: the values of the date filters and the ranges of
@@ -62,10 +62,6 @@ const shown = (value: unknown) => {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 };
 
-function refuse(message: string): never {
-  throw new CubeFailure('invalid_query', message);
-}
-
 /** One date filter's values: how many its operator reads, each a date. */
 export function checkDateFilter(where: string, member: string, operator: string, values: unknown): void {
   const counts = DATE_OPERATOR_VALUES[operator];
@@ -74,10 +70,10 @@ export function checkDateFilter(where: string, member: string, operator: string,
   const list = Array.isArray(values) ? values : [];
   if (list.length < fewest || list.length > most) {
     const wanted = fewest === most ? `${fewest} date` : `${fewest} or ${most} dates`;
-    refuse(`${where}: the ${operator} filter on ${member} takes ${wanted}; got ${list.length}.`);
+    refuse('dateFilters', `${where}: the ${operator} filter on ${member} takes ${wanted}; got ${list.length}.`);
   }
   for (const value of list) {
-    if (!isDateValue(value)) refuse(`${where}: the ${operator} filter on ${member} needs ${DATE_FORMS}; ${shown(value)} is not one.`);
+    if (!isDateValue(value)) refuse('dateFilters', `${where}: the ${operator} filter on ${member} needs ${DATE_FORMS}; ${shown(value)} is not one.`);
   }
 }
 
@@ -85,14 +81,14 @@ export function checkDateFilter(where: string, member: string, operator: string,
 export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
   const zone = typeof timezone === 'string' ? timezone : 'UTC';
   if (typeof range === 'string') {
-    if (!isRangePhrase(range, zone)) refuse(`${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
+    if (!isRangePhrase(range, zone)) refuse('dateRanges', `${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
     return;
   }
   if (!Array.isArray(range) || range.length < 1 || range.length > 2) {
-    refuse(`${where}: a date range for ${member} is one or two dates, [from, to], or a phrase such as "last 7 days"; got ${shown(range)}.`);
+    refuse('dateRanges', `${where}: a date range for ${member} is one or two dates, [from, to], or a phrase such as "last 7 days"; got ${shown(range)}.`);
   }
   for (const value of range) {
-    if (!isDateValue(value)) refuse(`${where}: ${shown(value)} is not a date for ${member}; expected ${DATE_FORMS}.`);
+    if (!isDateValue(value)) refuse('dateRanges', `${where}: ${shown(value)} is not a date for ${member}; expected ${DATE_FORMS}.`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../cube/errors';
+import { refuse } from './rules';
 import { eachFilter } from './filters';
 
 /**
@@ -17,17 +17,14 @@ export interface MemberKinds {
 }
 
 export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): void {
-  const refuse = (message: string): never => {
-    throw new CubeFailure('invalid_query', message);
-  };
   const { timeDimensions, filters } = query;
   if (timeDimensions !== undefined) {
-    if (!Array.isArray(timeDimensions)) refuse('"timeDimensions" must be an array.');
+    if (!Array.isArray(timeDimensions)) refuse('timeDimensions', '"timeDimensions" must be an array.');
     for (const [i, td] of (timeDimensions as unknown[]).entries()) {
-      if (typeof td !== 'object' || td === null || Array.isArray(td)) refuse(`timeDimensions[${i}] must be an object.`);
+      if (typeof td !== 'object' || td === null || Array.isArray(td)) refuse('timeDimensions', `timeDimensions[${i}] must be an object.`);
       const { compareDateRange } = td as Record<string, unknown>;
       if (compareDateRange !== undefined && (!Array.isArray(compareDateRange) || compareDateRange.length === 0)) {
-        refuse(`timeDimensions[${i}].compareDateRange must be a non-empty array of date ranges.`);
+        refuse('compareDateRange', `timeDimensions[${i}].compareDateRange must be a non-empty array of date ranges.`);
       }
     }
   }
@@ -35,13 +32,13 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
     const name = member ?? dimension;
     if (typeof name !== 'string' || typeof operator !== 'string') return;
     if (DATE_OPERATORS.has(operator) && !kinds.timeDimensions.has(name)) {
-      refuse(`The ${operator} filter needs a time dimension; ${name} is not one.`);
+      refuse('memberKinds', `The ${operator} filter needs a time dimension; ${name} is not one.`);
     }
     if (operator === 'measureFilter' && !kinds.measures.has(name)) {
-      refuse(`The measureFilter filter needs a measure; ${name} is not one.`);
+      refuse('memberKinds', `The measureFilter filter needs a measure; ${name} is not one.`);
     }
     if (COMPARISON_OPERATORS.has(operator) && Array.isArray(values) && values.some((v) => v === null || v === undefined)) {
-      refuse(`The ${operator} filter on ${name} needs a value, not null.`);
+      refuse('nullValues', `The ${operator} filter on ${name} needs a value, not null.`);
     }
   });
 }
@@ -55,7 +52,7 @@ export function guardBlending(queries: Record<string, unknown>[]): void {
   for (const [i, query] of queries.entries()) {
     const [first] = Array.isArray(query.timeDimensions) ? query.timeDimensions : [];
     if (typeof first !== 'object' || first === null || typeof (first as Record<string, unknown>).granularity !== 'string') {
-      throw new CubeFailure('invalid_query', `query[${i}]: each query of an array is blended by time, so its first time dimension needs a granularity.`);
+      refuse('blending', `query[${i}]: each query of an array is blended by time, so its first time dimension needs a granularity.`);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../cube/errors';
+import { refuse } from './rules';
 import { eachFilter } from './filters';
 import type { Schema } from '../cube/shapes';
 
@@ -58,11 +58,11 @@ const MAX_NAME_SHOWN = 100;
 
 export function checkMembers(query: Record<string, unknown>, model: ModelMembers): void {
   const isMember = (name: string) => model.measures.has(name) || model.dimensions.has(name);
-  const refuse = (where: string, name: string, what = 'a member of the model'): never => {
+  const notAMember = (where: string, name: string, what = 'a member of the model'): never => {
     const why = model.unavailable?.get(name);
-    if (why !== undefined) throw new CubeFailure('invalid_query', `${where}: ${JSON.stringify(name)} cannot be queried: ${why} (npm run models -- validate lists such members).`);
+    if (why !== undefined) refuse('knownMembers', `${where}: ${JSON.stringify(name)} cannot be queried: ${why} (npm run models -- validate lists such members).`);
     const shown = name.length > MAX_NAME_SHOWN ? `${name.slice(0, MAX_NAME_SHOWN)}…` : name;
-    throw new CubeFailure('invalid_query', `${where}: ${JSON.stringify(shown)} is not ${what} (see GET /v1/data/meta/).`);
+    refuse('knownMembers', `${where}: ${JSON.stringify(shown)} is not ${what} (see GET /v1/data/meta/).`);
   };
   // Values that are not strings are left to Cube's own validation, which names them.
   const each = (field: string, check: (name: string, where: string) => void) => {
@@ -73,48 +73,48 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     });
   };
 
-  each('measures', (name, where) => isMember(name) || refuse(where, name));
+  each('measures', (name, where) => isMember(name) || notAMember(where, name));
   each('dimensions', (name, where) => {
     // `<Cube>.<time dimension>.<granularity>` is Cube's shorthand for a time dimension.
     const parts = name.split('.');
     if (parts.length === 3) {
       const dimension = parts.slice(0, 2).join('.');
-      if (!model.timeDimensions.has(dimension)) refuse(where, dimension, 'a time dimension of the model');
+      if (!model.timeDimensions.has(dimension)) notAMember(where, dimension, 'a time dimension of the model');
     } else if (!isMember(name)) {
-      refuse(where, name);
+      notAMember(where, name);
     }
   });
-  each('segments', (name, where) => model.segments.has(name) || refuse(where, name, 'a segment of the model'));
+  each('segments', (name, where) => model.segments.has(name) || notAMember(where, name, 'a segment of the model'));
 
   const { timeDimensions, order, filters } = query;
   if (Array.isArray(timeDimensions)) {
     timeDimensions.forEach((td, i) => {
       const dimension = typeof td === 'object' && td !== null ? (td as Record<string, unknown>).dimension : undefined;
-      if (typeof dimension === 'string' && !isMember(dimension)) refuse(`timeDimensions[${i}].dimension`, dimension);
+      if (typeof dimension === 'string' && !isMember(dimension)) notAMember(`timeDimensions[${i}].dimension`, dimension);
     });
   }
 
   if (Array.isArray(order)) {
     order.forEach((pair, i) => {
       const name = Array.isArray(pair) ? pair[0] : undefined;
-      if (typeof name === 'string' && !isMember(name)) refuse(`order[${i}]`, name);
+      if (typeof name === 'string' && !isMember(name)) notAMember(`order[${i}]`, name);
     });
   } else if (typeof order === 'object' && order !== null) {
-    for (const name of Object.keys(order)) if (!isMember(name)) refuse('order', name);
+    for (const name of Object.keys(order)) if (!isMember(name)) notAMember('order', name);
   }
 
   eachFilter(filters, ({ member, dimension, operator, values }, where) => {
     if (typeof operator === 'string' && !KNOWN_OPERATORS.has(operator)) {
       const shown = operator.length > MAX_NAME_SHOWN ? `${operator.slice(0, MAX_NAME_SHOWN)}…` : operator;
-      throw new CubeFailure('invalid_query', `${where}.operator: ${JSON.stringify(shown)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);
+      refuse('operators', `${where}.operator: ${JSON.stringify(shown)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);
     }
     for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
       if (typeof name !== 'string') continue;
-      if (!isMember(name)) refuse(`${where}.${key}`, name);
+      if (!isMember(name)) notAMember(`${where}.${key}`, name);
       if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;
       const type = model.types.get(name);
-      if (type !== 'string') throw new CubeFailure('invalid_query', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
-      if (Array.isArray(values) && values.includes(null)) throw new CubeFailure('invalid_query', `${where}: the ${operator} filter needs text values, not null.`);
+      if (type !== 'string') refuse('memberKinds', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
+      if (Array.isArray(values) && values.includes(null)) refuse('nullValues', `${where}: the ${operator} filter needs text values, not null.`);
     }
   });
 }

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../cube/errors';
+import { refuse } from './rules';
 
 /**
  * Cube's validator takes a `limit` or `offset` written as a string ("2"),
@@ -14,9 +14,14 @@ export function withNumericPaging(query: Record<string, unknown>): Record<string
     const value = query[key];
     if (typeof value !== 'string') continue;
     if (!/^\d{1,15}$/.test(value)) {
-      throw new CubeFailure('invalid_query', `"${key}" must be a whole number, e.g. 100; got ${JSON.stringify(value.slice(0, 50))}.`);
+      refuse('paging', `"${key}" must be a whole number, e.g. 100; got ${JSON.stringify(value.slice(0, 50))}.`);
     }
     read = { ...read, [key]: Number(value) };
   }
   return read;
+}
+
+/** `limit` and `offset` sent as digit strings are read as numbers, in every query of an array too. */
+export function pagingOf<Q extends Record<string, unknown> | Record<string, unknown>[]>(query: Q): Q {
+  return (Array.isArray(query) ? query.map(withNumericPaging) : withNumericPaging(query)) as Q;
 }

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import type { Query } from '../cube/service';
-import { ApiError } from '../http/errors';
+import type { Query } from '../cube/types';
+import { refuse } from './rules';
 
 /**
  * A query as Cube's clients send it: POST carries `{ query, queryType? }` as
@@ -17,7 +17,7 @@ export function readQueryRequest(req: Request): QueryRequest {
 
 function fromBody(body: unknown): QueryRequest {
   if (!isQuery(body) || !('query' in body)) {
-    throw new ApiError('invalid_request', 'The request body must be a JSON object with a "query" field.');
+    refuse('body', 'The request body must be a JSON object with a "query" field.');
   }
   return { query: body.query, queryType: checkQueryType(body.queryType) };
 }
@@ -25,13 +25,13 @@ function fromBody(body: unknown): QueryRequest {
 function fromUrl(req: Request): QueryRequest {
   const { query, queryType } = req.query;
   if (typeof query !== 'string') {
-    throw new ApiError('invalid_request', 'GET needs one "query" URL parameter holding the query as JSON.');
+    refuse('body', 'GET needs one "query" URL parameter holding the query as JSON.');
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(query);
   } catch {
-    throw new ApiError('invalid_json', 'The "query" URL parameter is not valid JSON.');
+    refuse('json', 'The "query" URL parameter is not valid JSON.');
   }
   return { query: parsed, queryType: checkQueryType(queryType) };
 }
@@ -39,7 +39,19 @@ function fromUrl(req: Request): QueryRequest {
 function checkQueryType(value: unknown): 'multi' | undefined {
   if (value === undefined || value === 'regular') return undefined;
   if (value === 'multi') return 'multi';
-  throw new ApiError('invalid_request', 'The "queryType" field, when given, must be "multi".');
+  refuse('queryType', 'The "queryType" field, when given, must be "multi".');
+}
+
+/** The query of a request answered as Cube's multi shape: an object or a non-empty array of objects. */
+export function queryOrListOf(value: unknown): Query | Query[] {
+  if (!isQueryOrList(value)) refuse('body', 'The "query" field must be a JSON object or a non-empty array of objects.');
+  return value;
+}
+
+/** The one query object of a request; `message` says why it must be one. */
+export function oneQueryOf(value: unknown, message = 'The "query" field must be a JSON object.'): Query {
+  if (!isQuery(value)) refuse('body', message);
+  return value;
 }
 
 export function isQuery(value: unknown): value is Query {

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
-import type { Query } from '../cube/service';
-import { ApiError } from '../http/errors';
+import type { Query } from '../cube/types';
+import { refuse } from './rules';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
 
@@ -27,7 +27,7 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
   const ranges = queries.map(rangeCount);
   const runs = ranges.reduce((sum, n) => sum + n, 0);
   if (runs > limits.maxQueries) {
-    refuse(`The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`);
+    refuse('queries', `The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`);
   }
 
   let members = 0;
@@ -36,8 +36,8 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
     // Cube says only "The query limit has been exceeded."
     const limit = typeof query.limit === 'string' && /^\d+$/.test(query.limit) ? Number(query.limit) : query.limit;
     if (typeof limit === 'number' && limit > limits.maxLimit) {
-      throw new ApiError(
-        'invalid_query',
+      refuse(
+        'limit',
         `${queries.length > 1 ? `query[${i}]: ` : ''}"limit" is ${limit}; the maximum is ${limits.maxLimit} (QUERY_MAX_LIMIT). Ask for at most that many rows and page on with "offset".`,
       );
     }
@@ -50,10 +50,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
     else if (typeof order === 'object' && order !== null) orders += Object.keys(order).length;
   }
   if (members > limits.maxMembers) {
-    refuse(`The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers} (QUERY_MAX_MEMBERS).`);
+    refuse('members', `The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers} (QUERY_MAX_MEMBERS).`);
   }
   if (orders > limits.maxMembers) {
-    refuse(`The query has ${orders} order entries; the maximum is ${limits.maxMembers}, as for members (QUERY_MAX_MEMBERS).`);
+    refuse('order', `The query has ${orders} order entries; the maximum is ${limits.maxMembers}, as for members (QUERY_MAX_MEMBERS).`);
   }
 
   let filters = 0;
@@ -64,7 +64,7 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
     while (pending.length > 0) {
       const filter = pending.pop();
       if (++filters > limits.maxFilters) {
-        refuse(`The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`);
+        refuse('filters', `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`);
       }
       if (typeof filter !== 'object' || filter === null) continue;
       const { and, or, values: list } = filter as Record<string, unknown>;
@@ -72,7 +72,7 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
       if (!Array.isArray(list)) continue;
       values += list.length * ranges[i];
       if (values > limits.maxFilterValues) {
-        refuse(`The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`);
+        refuse('filterValues', `The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`);
       }
       for (const value of list) checkLength(value, 'A filter value', limits);
     }
@@ -95,7 +95,7 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
         // The buckets at both ends may be partial.
         buckets += (Math.ceil(span / bucketMs) + 1) * repeats;
         if (buckets > limits.maxTimeBuckets) {
-          refuse(`The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`);
+          refuse('buckets', `The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`);
         }
       }
     }
@@ -118,12 +118,8 @@ function rangeCount(query: Query): number {
 
 function checkLength(value: unknown, what: string, limits: QuerySizeLimits): void {
   if (typeof value === 'string' && value.length > limits.maxValueLength) {
-    refuse(`${what} is ${value.length} characters long; the maximum is ${limits.maxValueLength} (QUERY_MAX_VALUE_LENGTH).`);
+    refuse('valueLength', `${what} is ${value.length} characters long; the maximum is ${limits.maxValueLength} (QUERY_MAX_VALUE_LENGTH).`);
   }
-}
-
-function refuse(message: string): never {
-  throw new ApiError('query_too_large', message);
 }
 
 /**
@@ -137,7 +133,7 @@ function checkDepth(queries: Query[], maxDepth: number): void {
   while (pending.length > 0) {
     const [value, depth] = pending.pop()!;
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > maxDepth) refuse(`The query nests objects and arrays more than ${maxDepth} deep; that is the maximum (QUERY_MAX_DEPTH).`);
+    if (depth > maxDepth) refuse('depth', `The query nests objects and arrays more than ${maxDepth} deep; that is the maximum (QUERY_MAX_DEPTH).`);
     for (const item of Object.values(value)) pending.push([item, depth + 1]);
   }
 }

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../cube/errors';
+import { refuse } from './rules';
 import { eachFilter } from './filters';
 
 /**
@@ -25,8 +25,8 @@ export function checkUngrouped(query: Record<string, unknown>, keyedCubes: Reado
   const unkeyed = [...cubes].filter((cube) => !keyedCubes.has(cube)).sort();
   if (unkeyed.length === 0) return;
   const keyed = [...keyedCubes].sort();
-  throw new CubeFailure(
-    'invalid_query',
+  refuse(
+    'ungrouped',
     `"ungrouped": true lists one row per record, which needs cubes whose rows have a key; ${unkeyed.join(', ')} ${unkeyed.length === 1 ? 'has' : 'have'} none ` +
       `(each row is already an aggregate or a snapshot). Leave out "ungrouped" to get grouped rows` +
       (keyed.length > 0 ? `; cubes that list records: ${keyed.join(', ')}.` : '.'),

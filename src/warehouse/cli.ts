@@ -7,6 +7,7 @@ import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
 import { loadUserAgentLists } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
+import { placesFromDatabase } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
 import { handOff, runningService } from './import/inbox';
@@ -118,7 +119,11 @@ async function main(argv: string[]): Promise<number> {
     logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
     if (command.name === 'import' || command.name === 'derive') {
       const client = warehouse.client();
-      const derivation = { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) };
+      const derivation = {
+        settings: config.downloads,
+        userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn),
+        places: await placesFromDatabase(client, config.warehouse.database, logger.warn),
+      };
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {
         await ensureImportTables(client, config.warehouse.database);
@@ -139,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
           trackingPrefix: config.downloads.trackingPrefix,
           rejectsDir: process.cwd(),
           derivation,
+          engineReadsFiles: config.warehouse.kind === 'chdb',
           progress,
         });
         process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -150,6 +150,20 @@ export async function demoState(warehouse: Warehouse): Promise<DemoState> {
   return { kind: 'incomplete', reasons, tablesWithRows };
 }
 
+/** Files recorded done in the imports table (src/warehouse/import/import.ts), 0 when there is none. */
+async function importedFiles(warehouse: Warehouse): Promise<number> {
+  const { database } = warehouse.config;
+  const client = warehouse.client();
+  const table = await client.query({
+    query: "SELECT count() AS n FROM system.tables WHERE database = {database:String} AND name = 'imports'",
+    query_params: { database },
+    format: 'JSONEachRow',
+  });
+  if (Number((await table.json<{ n: string | number }>())[0]?.n ?? 0) === 0) return 0;
+  const done = await client.query({ query: `SELECT count() AS n FROM ${quoteIdentifier(database)}.imports WHERE state = 'done'`, format: 'JSONEachRow' });
+  return Number((await done.json<{ n: string | number }>())[0]?.n ?? 0);
+}
+
 async function databaseExists(warehouse: Warehouse, name: string): Promise<boolean> {
   const result = await warehouse.client().query({
     query: 'SELECT count() AS n FROM system.databases WHERE name = {name:String}',
@@ -192,6 +206,12 @@ export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger:
   if (state.kind === 'incomplete') {
     if (state.tablesWithRows.length > 0 && options.unprovenRows === 'keep') {
       logger.warn('tables hold rows that no finished demo build put there; demo data not loaded', { ...where, tables: state.tablesWithRows });
+      await dropStaging(warehouse);
+      return;
+    }
+    // Request logs loaded by `npm run warehouse -- import` into a directory without demo data are the user's, not a broken build.
+    if (state.tablesWithRows.length > 0 && (await importedFiles(warehouse)) > 0) {
+      logger.info('tables hold imported request logs; demo data not loaded', { ...where, tables: state.tablesWithRows });
       await dropStaging(warehouse);
       return;
     }

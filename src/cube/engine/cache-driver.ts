@@ -35,6 +35,21 @@ export class BoundedCacheDriver extends LocalCacheDriver {
     return this.bytes;
   }
 
+  /**
+   * Forgets the entries whose key starts with `prefix` (the data changed
+   * under them). Cube keeps its rollup bookkeeping here too (which tables
+   * queries touched lately, which it keeps when it drops the others), so
+   * forgetting everything would have it drop and rebuild rollups in use.
+   */
+  removeStartingWith(prefix: string): void {
+    for (const key of Object.keys(this.store)) {
+      if (!key.startsWith(prefix)) continue;
+      delete this.store[key];
+      this.forget(key);
+    }
+    this.onSize(this.bytes);
+  }
+
   override async set(key: string, value: unknown, expiration: number): Promise<{ key: string; bytes: number }> {
     const result = await super.set(key, value, expiration);
     this.forget(key);

@@ -2,7 +2,7 @@ import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adap
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations';
 
-/** The one time zone rollups are built and used in (the refresh worker's, src/cube/service.ts). */
+/** The one time zone rollups are built and used in (the refresh worker's, core.ts). */
 export const ROLLUP_TIME_ZONE = 'UTC';
 
 /**

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { cubeYaml } from '../engine/schema-compiler';
 import type { ModelProblem } from './problems';
 import type { ModelFile, ModelSnapshot } from './snapshot';
 
@@ -11,8 +11,6 @@ import type { ModelFile, ModelSnapshot } from './snapshot';
 
 // The YAML parser Cube's own YAML compiler uses, so a file it cannot read is
 // reported as Cube would read it, but with the file and line it omits.
-const cubeRequire = createRequire(require.resolve('@cubejs-backend/schema-compiler'));
-const yaml: { load(content: string): unknown } = cubeRequire('js-yaml');
 
 type YamlCube = { name?: unknown } & Record<string, unknown>;
 const MEMBER_KINDS = ['measures', 'dimensions', 'segments', 'joins', 'pre_aggregations', 'preAggregations'];
@@ -24,7 +22,7 @@ export function yamlProblems(snapshot: ModelSnapshot): ModelProblem[] {
   const problems: ModelProblem[] = [];
   for (const file of snapshot.files.filter(isYaml)) {
     try {
-      yaml.load(file.content);
+      cubeYaml.load(file.content);
     } catch (err) {
       const e = err as { reason?: string; mark?: { line: number; column: number }; message: string };
       const at = e.mark ? ` (line ${e.mark.line + 1}, column ${e.mark.column + 1})` : '';
@@ -36,7 +34,7 @@ export function yamlProblems(snapshot: ModelSnapshot): ModelProblem[] {
 
 function yamlCubes(file: ModelFile): YamlCube[] {
   try {
-    const doc = yaml.load(file.content) as { cubes?: unknown; views?: unknown } | null;
+    const doc = cubeYaml.load(file.content) as { cubes?: unknown; views?: unknown } | null;
     return [doc?.cubes, doc?.views].flatMap((list) => (Array.isArray(list) ? (list as YamlCube[]) : []));
   } catch {
     return [];

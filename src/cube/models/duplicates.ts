@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { cubeYaml } from '../engine/schema-compiler';
 import type { ModelProblem } from './problems';
 import type { ModelFile, ModelSnapshot } from './snapshot';
 
@@ -10,8 +10,6 @@ import type { ModelFile, ModelSnapshot } from './snapshot';
  * problem names every place, so the engineer can pick the one to keep.
  */
 
-const cubeRequire = createRequire(require.resolve('@cubejs-backend/schema-compiler'));
-const yaml: { load(content: string, options: { listener(event: 'open' | 'close', state: { position: number; result: unknown }): void }): unknown } = cubeRequire('js-yaml');
 
 const MEMBER_KINDS: Record<string, string> = {
   measures: 'measure',
@@ -35,7 +33,7 @@ function yamlDefinitions(file: ModelFile): { cubes: Named[]; lineOf: (node: obje
   const positions = new WeakMap<object, number>();
   let doc: unknown;
   try {
-    doc = yaml.load(file.content, {
+    doc = cubeYaml.load(file.content, {
       listener(event, state) {
         if (event === 'open') opened.push(state.position);
         else {

@@ -1,4 +1,4 @@
-import { prepareCompiler } from '@cubejs-backend/schema-compiler';
+import { prepareCompiler } from '../engine/schema-compiler';
 import type { ModelSnapshot } from './snapshot';
 import type { CompiledModels, GeneratedSql, ModelEngine } from './validate';
 

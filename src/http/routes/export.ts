@@ -8,7 +8,7 @@ import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
 import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
-import { isQuery, readQueryRequest } from '../../query/request';
+import { oneQueryOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
@@ -38,10 +38,8 @@ const HOLD_MS = 1000;
 export function exportRoute(exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
   return async (req, res) => {
     const format = negotiate(req);
-    const { query, queryType } = readQueryRequest(req);
-    if (queryType === 'multi' || !isQuery(query)) {
-      throw new ApiError('invalid_request', 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
-    }
+    const sent = readQueryRequest(req);
+    const query = oneQueryOf(sent.queryType === 'multi' ? undefined : sent.query, 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
     // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
     checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
 

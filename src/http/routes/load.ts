@@ -2,8 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../../config';
 import type { CubeService } from '../../cube/service';
 import { requestContextOf } from '../auth';
-import { ApiError } from '../errors';
-import { isQuery, isQueryOrList, readQueryRequest } from '../../query/request';
+import { oneQueryOf, queryOrListOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
 import { sendLoadAnswer } from '../truncation-header';
 
@@ -21,17 +20,13 @@ export function loadRoute(cube: CubeService, limits: Config['query']): RequestHa
     const { query, queryType } = readQueryRequest(req);
     const context = requestContextOf(res);
     if (queryType === 'multi') {
-      if (!isQueryOrList(query)) {
-        throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
-      }
-      checkQuerySize(Array.isArray(query) ? query : [query], limits);
-      sendLoadAnswer(res, await cube.loadMulti(query, context));
+      const queries = queryOrListOf(query);
+      checkQuerySize(Array.isArray(queries) ? queries : [queries], limits);
+      sendLoadAnswer(res, await cube.loadMulti(queries, context));
       return;
     }
-    if (!isQuery(query)) {
-      throw new ApiError('invalid_request', 'The "query" field must be a JSON object.');
-    }
-    checkQuerySize([query], limits);
-    sendLoadAnswer(res, await cube.load(query, context));
+    const one = oneQueryOf(query);
+    checkQuerySize([one], limits);
+    sendLoadAnswer(res, await cube.load(one, context));
   };
 }

@@ -1,6 +1,6 @@
 import { quoteIdentifier } from '../ddl';
 import { listenerIpSql, qualifiesSql, rangeColumns, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { withClause } from './sql';
+import { sqlLiteral, withClause } from './sql';
 import { botTypeSql, classifyColumns, refererNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
 
 /**
@@ -38,6 +38,8 @@ export interface DeriveOptions {
   /** Derive the downloads whose counted request lies in [from, to), unix seconds. */
   from: number;
   to: number;
+  /** Only these accounts' (all when absent): a download's key holds its account, so accounts derive apart. */
+  accounts?: readonly string[];
 }
 
 const DOWNLOAD_COLUMNS = 'account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org, tags';
@@ -64,7 +66,7 @@ FROM (
 /** Requests that may become downloads, in [from, to), with their listener and classification. */
 function qualifyingSql(options: DeriveOptions, from: number, to: number): string {
   const events = table(options.database, 'podcast_events');
-  const range = `ts >= toDateTime(${from}, 'UTC') AND ts < toDateTime(${to}, 'UTC')`;
+  const range = `ts >= toDateTime(${from}, 'UTC') AND ts < toDateTime(${to}, 'UTC')${accountsSql(options.accounts)}`;
   return `
     SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, city, country, range_first_two,
       ua_name AS parsed_ua, os_name, device_type, ${listenerIpSql(options.settings, 'ip')} AS listener
@@ -135,7 +137,7 @@ function rollingSql(options: DeriveOptions): string {
     ? `LEFT JOIN (
         SELECT account_id, ${listenerIpSql(options.settings, 'ip')} AS listener, raw_ua, url, max(toInt64(ts)) AS open_window
         FROM ${table(options.database, 'downloads')}
-        WHERE ts >= toDateTime(${from - WINDOW_SECONDS}, 'UTC') AND ts < toDateTime(${from}, 'UTC')
+        WHERE ts >= toDateTime(${from - WINDOW_SECONDS}, 'UTC') AND ts < toDateTime(${from}, 'UTC')${accountsSql(options.accounts)}
         GROUP BY account_id, listener, raw_ua, url
       ) AS w USING (account_id, listener, raw_ua, url)`
     : '';
@@ -151,6 +153,11 @@ function rollingSql(options: DeriveOptions): string {
       ) AS k ${openWindow}
     )
     ARRAY JOIN picked AS i`;
+}
+
+/** ` AND account_id IN (…)` for the accounts given, '' for all. */
+export function accountsSql(accounts: readonly string[] | undefined): string {
+  return accounts === undefined ? '' : ` AND account_id IN (${accounts.length === 0 ? "''" : accounts.map((a) => sqlLiteral(a)).join(', ')})`;
 }
 
 function table(database: string, name: string): string {

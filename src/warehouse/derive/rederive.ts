@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
-import { deriveDownloadsSql, type Places } from './downloads';
+import { accountsSql, deriveDownloadsSql, type Places } from './downloads';
 import { WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import type { UserAgentLists } from './user-agents';
 
@@ -21,9 +21,10 @@ export interface Derivation {
  * (first-touch, whose windows chain). Returns the downloads now in that span.
  * Costs one mutation of the downloads parts in the span and one read of its
  * requests: re-deriving all of 100M downloads rewrites the table's parts
- * and reads every request once.
+ * and reads every request once. `accounts` (an import's) keeps the other
+ * accounts' downloads as they are: no key spans two accounts.
  */
-export async function rederive(client: ClickHouseClient, database: string, derivation: Derivation, from: number, to: number): Promise<number> {
+export async function rederive(client: ClickHouseClient, database: string, derivation: Derivation, from: number, to: number, accounts?: readonly string[]): Promise<number> {
   const { settings } = derivation;
   const events = `${quoteIdentifier(database)}.podcast_events`;
   const downloads = `${quoteIdentifier(database)}.downloads`;
@@ -32,10 +33,10 @@ export async function rederive(client: ClickHouseClient, database: string, deriv
   if (settings.rules === 'iab' && settings.window === 'last-touch') end += Math.ceil(WINDOW_SECONDS / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'first-touch') {
     start = from;
-    const result = await client.query({ query: `SELECT toInt64(max(ts)) + 1 AS last FROM ${events}`, format: 'JSONEachRow' });
+    const result = await client.query({ query: `SELECT toInt64(max(ts)) + 1 AS last FROM ${events} WHERE true${accountsSql(accounts)}`, format: 'JSONEachRow' });
     end = Math.max(end, Number((await result.json<{ last: string }>())[0]?.last ?? end));
   }
-  const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')`;
+  const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`;
   await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}`, clickhouse_settings: { mutations_sync: '2' } });
   // In time order, in runs of whole UTC days of at most CHUNK_REQUESTS requests: each statement's memory is its
   // part of the requests, rolling windows read the parts before, and an empty stretch costs no statement.
@@ -54,7 +55,7 @@ export async function rederive(client: ClickHouseClient, database: string, deriv
   }
   bounds.push(end);
   for (let i = 0; i + 1 < bounds.length; i++) {
-    await client.command({ query: deriveDownloadsSql({ ...derivation, database, from: bounds[i], to: bounds[i + 1] }) });
+    await client.command({ query: deriveDownloadsSql({ ...derivation, database, from: bounds[i], to: bounds[i + 1], accounts }) });
   }
   const result = await client.query({ query: `SELECT count() AS n FROM ${downloads} WHERE ${span}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0]?.n ?? 0);

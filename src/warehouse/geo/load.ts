@@ -83,6 +83,18 @@ export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, l
   return { loaded: true, fingerprint, seconds, ...counts };
 }
 
+/** Whether a load has filled the geo tables of `database` (ensureGeo records each in geo_source). */
+export async function geoLoaded(client: ClickHouseClient, database: string): Promise<boolean> {
+  const result = await client.query({
+    query: 'SELECT count() AS n FROM system.tables WHERE database = {database:String} AND name = {table:String}',
+    query_params: { database, table: GEO_TABLES.source },
+    format: 'JSONEachRow',
+  });
+  if (Number((await result.json<{ n: string | number }>())[0].n) === 0) return false;
+  const loads = await client.query({ query: `SELECT count() AS n FROM ${quoteIdentifier(database)}.${GEO_TABLES.source}`, format: 'JSONEachRow' });
+  return Number((await loads.json<{ n: string | number }>())[0].n) > 0;
+}
+
 async function createGeoObjects(client: ClickHouseClient, database: string): Promise<void> {
   const db = quoteIdentifier(database);
   for (const [key, table] of Object.entries(GEO_TABLES) as [keyof typeof GEO_TABLES, string][]) {

@@ -1,4 +1,6 @@
-import { GEO_DICTIONARIES } from './load';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Places } from '../derive/downloads';
+import { GEO_DICTIONARIES, geoLoaded } from './load';
 
 /**
  * ClickHouse expressions for the places of an IP, in the form the cubes
@@ -40,6 +42,31 @@ export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'I
     timezone: place('timezone'),
     org: `dictGet(${dictionary(GEO_DICTIONARIES.asn)}, 'org', ${key})`,
   };
+}
+
+/**
+ * The derivation's places (derive/downloads.ts) from the IP database: every
+ * place of a download, and the city and country of an imported request,
+ * looked up from the row's address (`ip`, IPv6, which holds IPv4 as
+ * ::ffff:a.b.c.d).
+ */
+export function addressPlaces(database: string): Places {
+  const { city, country, continent, timezone, org } = placeExpressions(database, 'ip', 'IPv6');
+  return { constants: {}, city, country, continent, timezone, org };
+}
+
+/**
+ * The places imports and `derive` give rows: the IP database's when one is
+ * loaded in `database` (npm run warehouse -- init or geo-refresh), else
+ * none: rows get empty places, and `warn` says so and what to run. Asked
+ * at each import, so a database loaded while the service was stopped is
+ * used without further steps; loading one here would hold chDB's only
+ * statement lane for minutes.
+ */
+export async function placesFromDatabase(client: ClickHouseClient, database: string, warn: (message: string, fields: Record<string, unknown>) => void): Promise<Places | undefined> {
+  if (await geoLoaded(client, database)) return addressPlaces(database);
+  warn('no IP database is loaded: the rows get empty places (country, city, continent, time zone, org); stop the service if it holds chDB, then run `npm run warehouse -- geo-refresh` to load it and give every row its places', { database });
+  return undefined;
 }
 
 function quoteString(value: string): string {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -7,17 +7,20 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
+import { REQUEST_PLACES } from '../derive/downloads';
 import { rederive, type Derivation } from '../derive/rederive';
 import { sqlLiteral, withClause } from '../derive/sql';
 import { classifyColumns, userAgentConstants } from '../derive/user-agents';
 
 /**
  * Imports request logs into podcast_events and derives their downloads.
- * ClickHouse reads everything: the file goes in line by line (numbered, so a
- * bad row can be reported by its line) into a staging table, SQL validates
- * and converts it, and only a file whose rejected rows are within the limit
- * is moved into podcast_events. A file is recognised by the SHA-256 of its
- * bytes as given (compressed or not), recorded in the imports table.
+ * ClickHouse reads everything: one statement reads the file's lines
+ * (numbered, so a bad row can be reported by its line), validates and
+ * converts them into a staging table, and only a file whose rejected rows
+ * are within the limit is moved into podcast_events. chDB reads the file
+ * itself (`file()`); a ClickHouse server, which cannot see the file, is
+ * sent its lines first. A file is recognised by the SHA-256 of its bytes as
+ * given (compressed or not), recorded in the imports table.
  */
 export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -39,6 +42,11 @@ export interface ImportOptions {
   derivation: Derivation;
   /** The file's name in summaries, rejects and the imports table, when it is read from a copy (stdin, the service's inbox). */
   name?: string;
+  /**
+   * The engine runs in this process (chDB), so it reads the file with
+   * `file()`; a server is sent the file's lines instead.
+   */
+  engineReadsFiles: boolean;
   progress?: (message: string) => void;
 }
 
@@ -54,6 +62,8 @@ export interface ImportSummary {
   downloads: number;
   seconds: number;
   rejectFile?: string;
+  /** The accounts whose rows were imported. */
+  accounts: string[];
 }
 
 /** `-` reads standard input (spooled to a temporary file, which is hashed and read like any other). */
@@ -83,55 +93,53 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
   const hash = await sha256(source);
+  options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
   const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
-  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds() };
+  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds(), accounts: [] };
 
   const id = randomUUID();
-  const lines = `${staging}.${quoteIdentifier(`lines_${id}`)}`;
   const parsed = `${staging}.${quoteIdentifier(`rows_${id}`)}`;
+  const cleanup: (() => Promise<unknown>)[] = [() => client.command({ query: `DROP TABLE IF EXISTS ${parsed} SYNC` })];
   try {
     const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
     const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
     if (unknown.length > 0 && !options.ignoreUnknown) {
       throw new ImportRefused(`${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`);
     }
-    const columns = options.format === 'csv' ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
-    await client.command({ query: `CREATE TABLE ${lines} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
-    await client.insert({
-      table: lines,
-      values: numberedLines(source, options.format, options.progress),
-      format: options.format === 'csv' ? 'CSVWithNames' : 'TabSeparated',
-      clickhouse_settings: { input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 },
-    });
+    const lines = options.engineReadsFiles
+      ? fileLines(source, header, options.format, cleanup)
+      : await streamedLines(client, `${staging}.${quoteIdentifier(`lines_${id}`)}`, source, options, cleanup);
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
+    options.progress?.(`${name}: reading and validating its lines`);
     await client.command({ query: `CREATE TABLE ${parsed} ENGINE = MergeTree ORDER BY line AS ${validateSql(lines, accessors, options)}` });
-    const [counts] = await rows<{ read: string; rejected: string; from: string; to: string }>(client,
-      `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to FROM ${parsed}`);
+    const [counts] = await rows<{ read: string; rejected: string; from: string; to: string; accounts: string[] }>(client,
+      `SELECT count() AS read, countIf(reason != '') AS rejected, toInt64(minIf(ts, reason = '')) AS from, toInt64(maxIf(ts, reason = '')) AS to,
+         groupUniqArrayIf(account_id, reason = '') AS accounts FROM ${parsed}`);
     const rowsRead = Number(counts.read);
     const rejected = Number(counts.rejected);
+    options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected`);
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, parsed, name, options.rejectsDir);
     if (rejected > options.maxBadRows) {
-      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile };
+      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
     }
     const imported = rowsRead - rejected;
     const record = (state: string) => client.command({
-      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to})`,
+      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
     });
     let downloads = 0;
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
-      options.progress?.(`${name}: ${imported} rows valid, moving them into podcast_events`);
+      options.progress?.(`${name}: moving ${imported} valid rows into podcast_events`);
       await client.command({ query: insertEventsSql(parsed, id, options) });
       options.progress?.(`${name}: deriving downloads`);
-      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to));
+      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts);
     }
     await record('done');
-    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile };
+    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile, accounts: [...counts.accounts].sort() };
   } finally {
-    await client.command({ query: `DROP TABLE IF EXISTS ${lines} SYNC` });
-    await client.command({ query: `DROP TABLE IF EXISTS ${parsed} SYNC` });
+    for (const step of cleanup) await step();
   }
 }
 
@@ -139,9 +147,11 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
       id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now()
+      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String)
     ) ENGINE = MergeTree ORDER BY (hash, id)`,
   });
+  // A service following imports (follow.ts) reads whose answers an import changed; tables made before lack it.
+  await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
 }
 
 /**
@@ -156,10 +166,77 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
     GROUP BY id HAVING countIf(state = 'done') = 0`);
   for (const p of pending) {
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
+    const [{ accounts }] = await rows<{ accounts: string[] }>(client, `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`, { id: p.id });
     await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
-    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to));
+    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts);
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+    options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
+}
+
+/**
+ * Where the validation reads the file's lines: `from` yields the lines that
+ * hold a row, as `line` (its number in the file) and `raw` (NDJSON,
+ * CloudFront) or the canonical fields and `csv_extra` (CSV).
+ */
+interface Lines {
+  from: string;
+  /**
+   * The reader's settings, as the statement's SETTINGS clause: chDB's client
+   * turns `clickhouse_settings` into SET statements that outlive the
+   * statement.
+   */
+  settings?: string;
+}
+
+/**
+ * chDB reads the file itself, numbering its lines (`_row_number`), with its
+ * own LineAsString or CSV reader. The file is named by a link of a plain
+ * name, since file() reads `*`, `?` and braces in a path as globs. Empty
+ * lines, and CloudFront's `#` header lines, hold no row. A CSV record is a
+ * line (a quoted field spanning lines is not supported): the header is
+ * skipped, fields are taken by position under the header's names, a record
+ * with fewer fields has the rest empty, and one with more is rejected.
+ */
+function fileLines(source: string, header: string[], format: ImportFormat, cleanup: (() => Promise<unknown>)[]): Lines {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'import-link-'));
+  cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const link = path.join(dir, 'source');
+  symlinkSync(path.resolve(source), link);
+  const compression = sqlLiteral(source.endsWith('.gz') ? 'gzip' : 'none');
+  // _row_number counts from 0, and from the first line after a skipped one.
+  const line = (first: number) => `toUInt64(assumeNotNull(_row_number)) + ${first} AS line`;
+  if (format !== 'csv') {
+    const comment = format === 'cloudfront' ? " AND NOT startsWith(raw, '#')" : '';
+    return {
+      from: `(SELECT ${line(1)}, raw FROM file(${sqlLiteral(link)}, LineAsString, 'raw String', ${compression})
+        WHERE NOT match(raw, ${sqlLiteral('^\\s*$')})${comment})`,
+    };
+  }
+  const cells = [...header.map((_, i) => `c${i + 1}`), 'csv_extra'];
+  const named = FIELDS.map((f) => `${header.includes(f) ? `c${header.indexOf(f) + 1}` : "''"} AS ${quoteIdentifier(f)}`);
+  return {
+    // A blank line reads as a record of empty fields.
+    from: `(SELECT ${line(2)}, ${named.join(', ')}, csv_extra
+      FROM file(${sqlLiteral(link)}, CSV, ${sqlLiteral(cells.map((c) => `${c} String`).join(', '))}, ${compression})
+      WHERE NOT (${cells.map((c) => `${c} = ''`).join(' AND ')}))`,
+    settings: 'input_format_csv_skip_first_lines = 1, input_format_csv_detect_header = 0, input_format_csv_allow_variable_number_of_columns = 1, input_format_csv_empty_as_default = 1',
+  };
+}
+
+/** A server is sent the file's lines, numbered on their way, into a staging table. */
+async function streamedLines(client: ClickHouseClient, table: string, source: string, options: ImportOptions, cleanup: (() => Promise<unknown>)[]): Promise<Lines> {
+  const csv = options.format === 'csv';
+  cleanup.push(() => client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` }));
+  const columns = csv ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
+  await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
+  await client.insert({
+    table,
+    values: numberedLines(source, options.format, options.progress),
+    format: csv ? 'CSVWithNames' : 'TabSeparated',
+    clickhouse_settings: { input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 },
+  });
+  return { from: csv ? `(SELECT *, '' AS csv_extra FROM ${table})` : table };
 }
 
 /**
@@ -241,7 +318,7 @@ function cloudFrontAccessors(fields: string[]): Accessors {
   const column = (name: string) => {
     const i = fields.indexOf(name);
     if (i < 0) return "''";
-    return `if(splitByChar('\t', raw)[${i + 1}] = '-', '', splitByChar('\t', raw)[${i + 1}])`;
+    return `if(cloudfront_cells[${i + 1}] = '-', '', cloudfront_cells[${i + 1}])`;
   };
   const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
   const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
@@ -258,17 +335,20 @@ function cloudFrontAccessors(fields: string[]): Accessors {
     account: "''",
   };
   return {
+    columns: `splitByChar('\t', raw) AS cloudfront_cells`,
     text: (f) => text[f],
     raw: (f) => text[f],
     has: () => 'false',
     unknown: 'CAST([] AS Array(String))',
-    isRecord: `length(splitByChar('\t', raw)) = ${fields.length}`,
+    isRecord: `length(cloudfront_cells) = ${fields.length}`,
     line: 'raw',
   };
 }
 
-/** How the validation reads a field of a staged row, and the row's text for the reject file. */
+/** How the validation reads a field of a line, and the line's text for the reject file. */
 interface Accessors {
+  /** Columns (`expr AS name`) the others read, computed once per line. */
+  columns: string;
   text(field: string): string;
   /** The field's JSON token (a number stays unquoted), or its text for CSV. */
   raw(field: string): string;
@@ -278,31 +358,50 @@ interface Accessors {
   line: string;
 }
 
+/**
+ * NDJSON: each line is parsed once, into its keys and their values as JSON
+ * tokens (a string quoted, a number as written); a string field's text is
+ * its token unquoted.
+ */
 const JSON_ACCESSORS: Accessors = {
-  text: (f) => `if(startsWith(JSONExtractRaw(raw, ${sqlLiteral(f)}), '"'), JSONExtractString(raw, ${sqlLiteral(f)}), JSONExtractRaw(raw, ${sqlLiteral(f)}))`,
-  raw: (f) => `JSONExtractRaw(raw, ${sqlLiteral(f)})`,
-  has: (f) => `JSONHas(raw, ${sqlLiteral(f)})`,
-  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), JSONExtractKeys(raw))`,
+  columns: `JSONExtractKeysAndValuesRaw(raw) AS json_fields, json_fields.1 AS json_keys, json_fields.2 AS json_values`,
+  text: (f) => `if(startsWith(${JSON_ACCESSORS.raw(f)}, '"'), JSONExtractString(${JSON_ACCESSORS.raw(f)}), ${JSON_ACCESSORS.raw(f)})`,
+  // The first occurrence of the key, as JSONExtractRaw takes it; '' when there is none.
+  raw: (f) => `json_values[indexOf(json_keys, ${sqlLiteral(f)})]`,
+  has: (f) => `has(json_keys, ${sqlLiteral(f)})`,
+  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), json_keys)`,
   isRecord: `isValidJSON(raw) AND startsWith(trimLeft(raw), '{')`,
   line: 'raw',
 };
 
 function csvAccessors(header: string[]): Accessors {
   return {
+    columns: 'csv_extra',
     text: (f) => quoteIdentifier(f),
     raw: (f) => quoteIdentifier(f),
     has: (f) => (header.includes(f) ? 'true' : 'false'),
     unknown: 'CAST([] AS Array(String))',
-    isRecord: 'true',
+    isRecord: `csv_extra = ''`,
     line: `toJSONString(map(${FIELDS.map((f) => `${sqlLiteral(f)}, ${quoteIdentifier(f)}`).join(', ')}))`,
   };
 }
 
-/** Parsed columns and the first reason a row cannot be imported ('' when it can). */
-function validateSql(lines: string, a: Accessors, options: ImportOptions): string {
+/**
+ * The staged rows: parsed columns, the first reason a row cannot be
+ * imported ('' when it can), and the line's text for the reject file (kept
+ * for rejected rows only).
+ */
+function validateSql(lines: Lines, a: Accessors, options: ImportOptions): string {
+  return `
+    SELECT line, if(reason = '', '', line_text) AS raw, reason,
+      ts, ip, ip4, method, status, url, token, media, raw_ua, referer, byte_range, account_id
+    FROM (${parseSql(lines, a, options)})${lines.settings ? `\n    SETTINGS ${lines.settings}` : ''}`;
+}
+
+function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   const prefix = sqlLiteral(options.trackingPrefix);
   return `
-    SELECT line, ${a.line} AS raw,
+    SELECT line, ${a.line} AS line_text, ${a.columns},
       ${a.text('time')} AS time_text,
       multiIf(
         match(time_text, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'),
@@ -324,7 +423,7 @@ function validateSql(lines: string, a: Accessors, options: ImportOptions): strin
       if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
       ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
-        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record' : 'not a JSON object')},
+        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
         length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
         time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
         NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
@@ -333,25 +432,29 @@ function validateSql(lines: string, a: Accessors, options: ImportOptions): strin
         token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
         account_id = '', 'no account: give the row an account field or the file --account',
         '') AS reason
-    FROM ${lines}`;
+    FROM ${lines.from}`;
 }
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Valid rows into podcast_events, with their app name from the user-agent list; places are left to the derivation (geo). */
+/**
+ * Valid rows into podcast_events, with their app name from the user-agent
+ * list, and their city and country from the derivation's places, for a
+ * request that has none of its own (the IP database's, when loaded).
+ */
 function insertEventsSql(parsed: string, id: string, options: ImportOptions): string {
+  const places = options.derivation.places ?? REQUEST_PLACES;
   return `
 INSERT INTO ${quoteIdentifier(options.database)}.podcast_events
   (account_id, request_id, ts, ip4, ip, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one,
    city, country, referer, details_key, details_value, method, status, import_id)
-${withClause(userAgentConstants(options.derivation.userAgents))}
+${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
 SELECT account_id, generateUUIDv4(), ts, ip4, ip, false, url, concat('https://', media), raw_ua, ua_name, token, byte_range,
-  NOT match(byte_range, '^bytes=0-[01]$'), '', '', referer, '', '', method, status, ${sqlLiteral(id)}
-FROM ${parsed} AS r
-INNER JOIN (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${parsed} WHERE reason = '')) AS c USING (raw_ua)
-WHERE reason = ''`;
+  NOT match(byte_range, '^bytes=0-[01]$'), ${places.city}, ${places.country}, referer, '', '', method, status, ${sqlLiteral(id)}
+FROM (SELECT *, '' AS city, '' AS country FROM ${parsed} WHERE reason = '') AS r
+INNER JOIN (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${parsed} WHERE reason = '')) AS c USING (raw_ua)`;
 }
 
 async function writeRejects(client: ClickHouseClient, parsed: string, name: string, dir: string): Promise<string> {

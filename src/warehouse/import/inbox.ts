@@ -4,6 +4,8 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
+import { geoLoaded } from '../geo/load';
+import { addressPlaces, placesFromDatabase } from '../geo/places';
 import { ensureImportTables, importFile, recoverInterrupted, type ImportOptions, type ImportSummary } from './import';
 
 /**
@@ -19,7 +21,7 @@ export const INBOX = 'import-inbox';
 const PID_FILE = 'service.pid';
 const POLL_MS = 500;
 
-export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'progress'> & { name: string; data: string };
+export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'engineReadsFiles' | 'progress'> & { name: string; data: string };
 
 export function inboxDir(dataDir: string): string {
   const dir = path.join(dataDir, INBOX);
@@ -66,8 +68,20 @@ export async function handOff(dataDir: string, file: string, job: Omit<InboxJob,
   }
 }
 
-/** The service's side: imports the jobs it finds, one at a time, until stopped. */
-export function watchInbox(dataDir: string, client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'trackingPrefix'>, logger: Logger): { stop(): void } {
+/**
+ * The service's side: imports the jobs it finds, one at a time, until
+ * stopped. Each import takes its places from the IP database if one is
+ * loaded (geo/places.ts). `imported` runs after an import added rows and
+ * before its summary is written, so that when the command returns, the
+ * service's answers already follow the new rows.
+ */
+export function watchInbox(
+  dataDir: string,
+  client: ClickHouseClient,
+  options: Pick<ImportOptions, 'database' | 'derivation' | 'trackingPrefix'>,
+  logger: Logger,
+  imported: (summary: ImportSummary) => Promise<void> = async () => {},
+): { stop(): void } {
   const dir = inboxDir(dataDir);
   writeFileSync(path.join(dir, PID_FILE), String(process.pid), { mode: 0o600 });
   let stopped = false;
@@ -79,11 +93,17 @@ export function watchInbox(dataDir: string, client: ClickHouseClient, options: P
       const job = JSON.parse(readFileSync(jobFile, 'utf8')) as InboxJob;
       let outcome: ImportSummary | { error: string };
       try {
-        outcome = await importFile(client, job.data, { ...job, ...options, progress });
+        const places = options.derivation.places ?? (await placesFromDatabase(client, options.database, logger.warn));
+        // The inbox is chDB's: the engine in this process reads the file.
+        outcome = await importFile(client, job.data, { ...job, ...options, derivation: { ...options.derivation, places }, engineReadsFiles: true, progress });
         logger.info('import finished', { ...outcome });
       } catch (err) {
         outcome = { error: err instanceof Error ? err.message : String(err) };
         logger.error('import failed', { file: job.name, error: outcome.error });
+      }
+      if ('outcome' in outcome && outcome.outcome === 'imported' && outcome.imported > 0) {
+        // The rows are in whatever this says: a failure here is the service's, logged, not the file's.
+        await imported(outcome).catch((err: unknown) => logger.error('answers may not follow the import until their caches expire', { file: job.name, error: String(err) }));
       }
       writeFileSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), JSON.stringify(outcome), { mode: 0o600 });
       renameSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), path.join(dir, `${entry.slice(0, -4)}.result`));
@@ -98,7 +118,12 @@ export function watchInbox(dataDir: string, client: ClickHouseClient, options: P
     });
   };
   // An import the service was running when it was killed is undone before new ones start.
-  ensureImportTables(client, options.database).then(() => recoverInterrupted(client, { ...options, progress })).catch((err: unknown) => logger.error('import recovery failed', { error: String(err) })).finally(loop);
+  ensureImportTables(client, options.database)
+    .then(async () => {
+      // Silently: a start without an IP database is no news unless an import is made.
+      const places = options.derivation.places ?? ((await geoLoaded(client, options.database)) ? addressPlaces(options.database) : undefined);
+      await recoverInterrupted(client, { ...options, derivation: { ...options.derivation, places }, progress });
+    }).catch((err: unknown) => logger.error('import recovery failed', { error: String(err) })).finally(loop);
   return {
     stop() {
       stopped = true;

@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
-import { amplificationRequest, LOAD_PATH } from './cases';
-import { clean, runAbuse, send, type Exchange } from './harness';
+import { amplificationRequest, LOAD_PATH } from '../../../bench/abuse/cases';
+import { clean, runAbuse, send, type Exchange } from '../../../bench/abuse/harness';
 
 /** Fixed so CI is reproducible; FUZZ_SEED replays or explores another sequence. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);

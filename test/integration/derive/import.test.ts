@@ -1,10 +1,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
+import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
@@ -29,10 +31,13 @@ async function freshDatabase(): Promise<string> {
   return database;
 }
 
+// chDB reads the file itself; a server is sent its lines. chDB takes the lines as a server would, so both ways are tested here.
+let engineReadsFiles = true;
+
 function options(database: string, settings: DownloadRuleSettings, extra: Partial<ImportOptions> = {}): ImportOptions {
   return {
     database, format: 'ndjson', account: 'acme', maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX,
-    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')), derivation: { settings, userAgents: USER_AGENTS }, ...extra,
+    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')), derivation: { settings, userAgents: USER_AGENTS }, engineReadsFiles, ...extra,
   };
 }
 
@@ -40,82 +45,91 @@ async function count(sql: string): Promise<number> {
   return Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
 }
 
-describe('import of samples/requests.ndjson', () => {
-  const cases: [DownloadRuleSettings, number][] = [
-    // rows 1, 4, 9: the repeat, the probe, the same /64, the bot, HEAD and 304 drop; a new UTC day counts again
-    [{ rules: 'iab', window: 'calendar' }, 3],
-    // row 9 is 23 h after row 1 opened the window
-    [{ rules: 'iab', window: 'first-touch' }, 2],
-    // row 9 is 22 h after row 2, the last request
-    [{ rules: 'iab', window: 'last-touch' }, 2],
-    // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, sees no status: rows 1, 3, 4, 5, 8, 9
-    [{ rules: 'op3', window: 'calendar' }, 6],
-  ];
-  for (const [settings, expected] of cases) {
-    it(`${settings.rules} ${settings.window}: ${expected} downloads, and importing the file again adds nothing`, async () => {
-      const database = await freshDatabase();
-      const file = path.join(SAMPLES, 'requests.ndjson');
-      const first = await importFile(client, file, options(database, settings));
-      expect(first).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
-      expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE account_id = 'acme'`)).toBe(expected);
-      const again = await importFile(client, file, options(database, settings));
-      expect(again).toMatchObject({ outcome: 'already imported', imported: 0 });
-      expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
-      expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
-    });
-  }
-});
-
-describe('import of samples/requests.csv (the same requests)', () => {
-  it('derives the same 3 IAB calendar downloads; an unknown column refuses the file', async () => {
-    const database = await freshDatabase();
-    const summary = await importFile(client, path.join(SAMPLES, 'requests.csv'), options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }));
-    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
-    const bad = path.join(dir, 'bad.csv');
-    writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
-    await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(/unknown column colour/);
+describe.each([['chDB reads the file', true], ['its lines sent as to a server', false]])('%s', (_, readsFiles) => {
+  beforeAll(() => {
+    engineReadsFiles = readsFiles;
   });
-});
-
-describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
-  // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
-  const cases: [DownloadRuleSettings, number][] = [[{ rules: 'iab', window: 'calendar' }, 2], [{ rules: 'op3', window: 'calendar' }, 4]];
-  for (const [settings, expected] of cases) {
-    it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
-      const database = await freshDatabase();
-      const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
-      expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
-      expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
-    });
-  }
-});
-
-describe('import of samples/requests-with-errors.ndjson', () => {
-  const file = path.join(SAMPLES, 'requests-with-errors.ndjson');
-
-  it('refuses the file with its bad rows written to a reject file by line and reason, and imports nothing', async () => {
-    const database = await freshDatabase();
-    const opts = options(database, { rules: 'iab', window: 'calendar' });
-    const summary = await importFile(client, file, opts);
-    expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
-    const prefixes = [
-      [2, 'not a JSON object'],
-      [3, 'ip is not an IPv4 or IPv6 address'],
-      [5, `url is not under the tracking prefix ${TRACKING_PREFIX} followed by a token and the media path`],
-      [6, 'time is not an ISO 8601 time with a zone or epoch seconds'],
-      [7, 'unknown field colour'],
-    ] as const;
-    expect(rejects.map((r, i) => [r.line, r.reason.startsWith(prefixes[i]?.[1] ?? '\u0000') ? prefixes[i][1] : r.reason])).toEqual(prefixes);
-    expect(rejects.every((r) => r.file === file)).toBe(true);
-    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(0);
+  afterAll(() => {
+    engineReadsFiles = true;
   });
 
-  it('imports the good rows when --max-bad-rows allows the bad ones, and --ignore-unknown keeps a row with an unknown field', async () => {
-    const database = await freshDatabase();
-    const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 5, ignoreUnknown: true }));
-    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 6, imported: 2, rejected: 4, downloads: 2 });
+  describe('import of samples/requests.ndjson', () => {
+    const cases: [DownloadRuleSettings, number][] = [
+      // rows 1, 4, 9: the repeat, the probe, the same /64, the bot, HEAD and 304 drop; a new UTC day counts again
+      [{ rules: 'iab', window: 'calendar' }, 3],
+      // row 9 is 23 h after row 1 opened the window
+      [{ rules: 'iab', window: 'first-touch' }, 2],
+      // row 9 is 22 h after row 2, the last request
+      [{ rules: 'iab', window: 'last-touch' }, 2],
+      // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, sees no status: rows 1, 3, 4, 5, 8, 9
+      [{ rules: 'op3', window: 'calendar' }, 6],
+    ];
+    for (const [settings, expected] of cases) {
+      it(`${settings.rules} ${settings.window}: ${expected} downloads, and importing the file again adds nothing`, async () => {
+        const database = await freshDatabase();
+        const file = path.join(SAMPLES, 'requests.ndjson');
+        const first = await importFile(client, file, options(database, settings));
+        expect(first).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
+        expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE account_id = 'acme'`)).toBe(expected);
+        const again = await importFile(client, file, options(database, settings));
+        expect(again).toMatchObject({ outcome: 'already imported', imported: 0 });
+        expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
+        expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
+      });
+    }
+  });
+
+  describe('import of samples/requests.csv (the same requests)', () => {
+    it('derives the same 3 IAB calendar downloads; an unknown column refuses the file', async () => {
+      const database = await freshDatabase();
+      const summary = await importFile(client, path.join(SAMPLES, 'requests.csv'), options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }));
+      expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
+      const bad = path.join(dir, 'bad.csv');
+      writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
+      await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(/unknown column colour/);
+    });
+  });
+
+  describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
+    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
+    const cases: [DownloadRuleSettings, number][] = [[{ rules: 'iab', window: 'calendar' }, 2], [{ rules: 'op3', window: 'calendar' }, 4]];
+    for (const [settings, expected] of cases) {
+      it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
+        const database = await freshDatabase();
+        const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
+        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
+        expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
+      });
+    }
+  });
+
+  describe('import of samples/requests-with-errors.ndjson', () => {
+    const file = path.join(SAMPLES, 'requests-with-errors.ndjson');
+
+    it('refuses the file with its bad rows written to a reject file by line and reason, and imports nothing', async () => {
+      const database = await freshDatabase();
+      const opts = options(database, { rules: 'iab', window: 'calendar' });
+      const summary = await importFile(client, file, opts);
+      expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
+      const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+      const prefixes = [
+        [2, 'not a JSON object'],
+        [3, 'ip is not an IPv4 or IPv6 address'],
+        [5, `url is not under the tracking prefix ${TRACKING_PREFIX} followed by a token and the media path`],
+        [6, 'time is not an ISO 8601 time with a zone or epoch seconds'],
+        [7, 'unknown field colour'],
+      ] as const;
+      expect(rejects.map((r, i) => [r.line, r.reason.startsWith(prefixes[i]?.[1] ?? '\u0000') ? prefixes[i][1] : r.reason])).toEqual(prefixes);
+      expect(rejects.every((r) => r.file === file)).toBe(true);
+      expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(0);
+    });
+
+    it('imports the good rows when --max-bad-rows allows the bad ones, and --ignore-unknown keeps a row with an unknown field', async () => {
+      const database = await freshDatabase();
+      const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 5, ignoreUnknown: true }));
+      expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 6, imported: 2, rejected: 4, downloads: 2 });
+    });
   });
 });
 
@@ -135,5 +149,62 @@ describe('an import killed after moving its rows in', () => {
     expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
     expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(3);
     expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
+  });
+});
+
+describe('files chDB reads itself', () => {
+  const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+
+  it('a path with glob characters, a quote and a space, compressed: read as named, not as a pattern', async () => {
+    const database = await freshDatabase();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'import-path-'));
+    // A sibling the pattern `{a,b}*` would also match: reading it too would double the rows.
+    const file = path.join(dir, "logs {a,b}* it's.ndjson.gz");
+    writeFileSync(file, gzipSync(readFileSync(path.join(SAMPLES, 'requests.ndjson'))));
+    writeFileSync(path.join(dir, 'logs a.ndjson.gz'), gzipSync(readFileSync(path.join(SAMPLES, 'requests.ndjson'))));
+    const summary = await importFile(client, file, options(database, settings));
+    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
+  });
+
+  it('CSV: blank lines hold no row, a record with more fields than the header is rejected by its line, one with fewer has the rest empty', async () => {
+    const database = await freshDatabase();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'import-csv-'));
+    const file = path.join(dir, 'edges.csv');
+    const [header, ...records] = readFileSync(path.join(SAMPLES, 'requests.csv'), 'utf8').trim().split('\n');
+    // Line 3 blank, line 4 spaces only, line 6 one field too many, line 8 stops after the url (no user agent, referer, range).
+    writeFileSync(file, [header, records[0], '', '   ', records[1], `${records[2]},surplus`, records[3], records[4].split(',').slice(0, 5).join(','), ''].join('\n'));
+    const summary = await importFile(client, file, options(database, settings, { format: 'csv', maxBadRows: 1 }));
+    expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 5, imported: 4, rejected: 1 });
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { line: number; reason: string });
+    expect(rejects).toEqual([expect.objectContaining({ line: 6, reason: 'not a CSV record: more fields than the header names' })]);
+    expect(await count(`SELECT countIf(raw_ua = '') AS n FROM ${database}.podcast_events`)).toBe(1);
+  });
+});
+
+describe('the downloads an import derives again', () => {
+  it('are its own accounts’: another account’s downloads of the same days stay as they were', async () => {
+    const database = await freshDatabase();
+    // A download no rule would derive from any request (none of its account's are there): only a re-derivation of its account removes it.
+    await client.command({ query: `INSERT INTO ${database}.downloads (account_id, ts, ip4, city, country, continent) VALUES ('other', '2026-01-05 10:00:00', '192.0.2.1', 'Atlantis', 'Nowhere', 'Mu')` });
+    const summary = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, { rules: 'iab', window: 'first-touch' }));
+    expect(summary).toMatchObject({ outcome: 'imported', downloads: 2, accounts: ['acme'] });
+    expect(await client.query({ query: `SELECT account_id, city, country, continent FROM ${database}.downloads WHERE account_id != 'acme'`, format: 'JSONEachRow' }).then((r) => r.json()))
+      .toEqual([{ account_id: 'other', city: 'Atlantis', country: 'Nowhere', continent: 'Mu' }]);
+  });
+});
+
+describe('without an IP database', () => {
+  it('imports with empty places, and a warning says so and what to run', async () => {
+    const database = await freshDatabase();
+    const warnings: string[] = [];
+    const places = await placesFromDatabase(client, database, (message) => warnings.push(message));
+    expect(places).toBeUndefined();
+    expect(warnings).toEqual([expect.stringMatching(/no IP database is loaded: .*empty places.*npm run warehouse -- geo-refresh/)]);
+    const opts = options(database, { rules: 'iab', window: 'calendar' });
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), { ...opts, derivation: { ...opts.derivation, places } });
+    const rows = async (table: string, columns: string) =>
+      (await client.query({ query: `SELECT DISTINCT ${columns} FROM ${database}.${table}`, format: 'JSONEachRow' })).json();
+    expect(await rows('podcast_events', 'city, country')).toEqual([{ city: '', country: '' }]);
+    expect(await rows('downloads', 'city, country, continent, timezone, org')).toEqual([{ city: '', country: '', continent: '', timezone: '', org: '' }]);
   });
 });

@@ -48,6 +48,20 @@ describe('the driver', () => {
     expect(driver.size).toBe(0);
   });
 
+  it('forgets the entries of a kind at once when the data changed, and keeps the others', async () => {
+    const sizes: number[] = [];
+    const driver = new BoundedCacheDriver(10_000, (bytes) => sizes.push(bytes));
+    await driver.set('SQL_QUERY_RESULT_a', value(100), 3600);
+    await driver.set('SQL_QUERY_RESULT_b', value(100), 3600);
+    await driver.set('SQL_PRE_AGGREGATIONS_TABLES_TOUCH_t', value(40), 3600);
+    driver.removeStartingWith('SQL_QUERY_RESULT_');
+    expect(await driver.get('SQL_QUERY_RESULT_a')).toBeUndefined();
+    expect(await driver.get('SQL_QUERY_RESULT_b')).toBeUndefined();
+    expect(await driver.get('SQL_PRE_AGGREGATIONS_TABLES_TOUCH_t')).toBe(value(40));
+    expect(driver.size).toBe(40);
+    expect(sizes.at(-1)).toBe(40);
+  });
+
   it("keeps a store of its own, apart from Cube's process-wide one", async () => {
     const driver = new BoundedCacheDriver(10_000);
     const cubes = new LocalCacheDriver();

@@ -9,12 +9,11 @@ import { DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants
 
 /**
  * Builds one small demo dataset in a fresh temporary chDB directory for the
- * whole run. Tests run in band, in this process, because libchdb binds one
- * data directory per process.
+ * whole run; each worker copies it before its first test (worker-data.ts).
  */
 export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-test-'));
-  process.env.TEST_CHDB_DATA_DIR = dataDir;
+  process.env.TEST_CHDB_DATA_BASE = dataDir;
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   await applyDdl(warehouse);
   await ensureDemo(warehouse, TEST_DEMO, createLogger('error'), { endDate: TEST_END_DATE, unprovenRows: 'move-aside' });

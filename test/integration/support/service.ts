@@ -40,6 +40,8 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
   log?: (line: string) => void;
   /** Start only once the models compile and validate, as the service does (default); false to test broken models. */
   waitForModels?: boolean;
+  /** Take files from the import command through the data directory's inbox, as `npm start` does. */
+  importInbox?: boolean;
 }
 
 /**
@@ -61,6 +63,8 @@ export async function startService(env: Record<string, string> = {}, options: Te
       RATE_LIMIT_UNAUTHENTICATED: '1000000',
       // No refresh worker building rollups behind a test's back (test/integration/rollups/refresh-worker.test.ts turns it on).
       CUBE_ROLLUP_REFRESH_SECONDS: '0',
+      // Nor a look for imports every few seconds (test/integration/import/answers-follow.test.ts turns it on).
+      DATA_REFRESH_SECONDS: '0',
       ...env,
     },
     accounts,

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../../../src/cube/errors';
+import { QueryRefusal } from '../../../src/query/rules';
 import { withNumericPaging } from '../../../src/query/paging';
 
 // Cube's validator accepts "limit": "2" (Joi converts it) but Cube 0.33 then reads only numbers.
@@ -19,7 +19,7 @@ describe('withNumericPaging', () => {
     } catch (err) {
       thrown = err;
     }
-    expect(thrown).toBeInstanceOf(CubeFailure);
-    expect(thrown).toMatchObject({ kind: 'invalid_query', message: expect.stringMatching(/^"limit" must be a whole number/) });
+    expect(thrown).toBeInstanceOf(QueryRefusal);
+    expect(thrown).toMatchObject({ code: 'invalid_query', rule: 'paging', message: expect.stringMatching(/^"limit" must be a whole number/) });
   });
 });

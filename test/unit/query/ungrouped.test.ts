@@ -1,4 +1,4 @@
-import { CubeFailure } from '../../../src/cube/errors';
+import { QueryRefusal } from '../../../src/query/rules';
 import { checkUngrouped } from '../../../src/query/ungrouped';
 
 const KEYED = new Set(['PodcastEvents', 'WebEvents']);
@@ -8,8 +8,8 @@ const refusal = (query: Record<string, unknown>): string | undefined => {
     checkUngrouped(query, KEYED);
     return undefined;
   } catch (err) {
-    expect(err).toBeInstanceOf(CubeFailure);
-    expect((err as CubeFailure).kind).toBe('invalid_query');
+    expect(err).toBeInstanceOf(QueryRefusal);
+    expect((err as QueryRefusal).code).toBe('invalid_query');
     return (err as Error).message;
   }
 };

@@ -33,6 +33,18 @@ describe('expiry', () => {
     expect(cache.get('k')).toBeUndefined();
   });
 
+  it('forgets every answer when the data changed, bytes included', () => {
+    const clock = { now: 1_000_000 };
+    const cache = cacheAt(clock);
+    cache.set('a', 'a', clock.now, 9);
+    cache.set('b', 'b', clock.now, 9);
+    cache.clear();
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.size).toEqual({ entries: 0, bytes: 0 });
+    cache.set('a', 'new', clock.now, 9);
+    expect(cache.get('a')).toBe('new');
+  });
+
   it('keeps nothing when turned off', () => {
     const cache = new ResultCache({ maxBytes: 0, windowMs: WINDOW_MS });
     cache.set('k', { n: 1 }, Date.now(), 7);

@@ -1,8 +1,7 @@
 import type { Request } from 'express';
 import type { Config } from '../../../config';
 import type { Query } from '../../../cube/service';
-import { ApiError } from '../../errors';
-import { isQueryOrList, readQueryRequest } from '../../../query/request';
+import { queryOrListOf, readQueryRequest } from '../../../query/request';
 import { checkQuerySize } from '../../../query/size';
 
 /**
@@ -11,10 +10,8 @@ import { checkQuerySize } from '../../../query/size';
  * to the same size limits as on /v1.
  */
 export function cubeQueryOf(req: Request, limits: Config['query']): { query: Query | Query[]; multi: boolean } {
-  const { query, queryType } = readQueryRequest(req);
-  if (!isQueryOrList(query)) {
-    throw new ApiError('invalid_request', 'The "query" field must be a JSON object or a non-empty array of objects.');
-  }
+  const { query: sent, queryType } = readQueryRequest(req);
+  const query = queryOrListOf(sent);
   checkQuerySize(Array.isArray(query) ? query : [query], limits);
   return { query, multi: queryType === 'multi' };
 }

@@ -1,5 +1,5 @@
 import { formatMySql } from '@cubejs-backend/shared';
-import { CubeFailure } from './errors';
+import { CubeFailure } from '../errors';
 
 /**
  * The SQL an export runs: the very SQL Cube generates for the query and the
@@ -25,7 +25,7 @@ export interface SqlGateway {
 /**
  * Cube's SQL for one query with `limit` rows at most. Cube's `persistent`
  * normalization, the one its own streaming path uses, is the one that takes a
- * limit above CUBEJS_DB_QUERY_LIMIT: an export has caps of its own.
+ * limit above the gateway's maximum (row-limits.ts): an export has caps of its own.
  */
 export async function generateExportSql(gateway: SqlGateway, query: Loose, gatewayContext: Loose): Promise<ExportSql> {
   let sqlQuery: Loose;

@@ -1,0 +1,147 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { drainPending } from 'chdb';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { openWarehouse } from '../src/warehouse/connection';
+import { ddlStatements, quoteIdentifier } from '../src/warehouse/ddl';
+import { readUserAgentLists } from '../src/warehouse/derive/user-agents';
+import { importFile } from '../src/warehouse/import/import';
+import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
+import { writeRequestsFile, type RequestsFormat } from './requests-file';
+import { log, mb, perSecond, table } from './report';
+import { DATABASE, ROLLUP_DATABASE } from './service';
+
+/**
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR]`.
+ * For each format, one generated request log of `rows` requests
+ * (bench/requests-file.ts), in one run on one chDB engine:
+ * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
+ *     file into a plain MergeTree table with podcast_events' types (read,
+ *     parse, convert, write; no validation, no derivation);
+ * (b) `npm run warehouse -- import`'s code on the same file into a fresh
+ *     database: hash, validate, rejects, insert into podcast_events, derive
+ *     downloads (IAB, calendar day).
+ * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
+ * before each (chDB runs in this process), and the import's own progress
+ * lines with the seconds since it started, which say where its time goes.
+ * Figures only: it fails only when an import does.
+ */
+
+const SAMPLE_MS = 20;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' } },
+  });
+  const rows = Number(values.rows);
+  if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
+  const formats = values.formats.split(',') as RequestsFormat[];
+  for (const f of formats) if (f !== 'ndjson' && f !== 'csv') throw new Error(`--formats ${values.formats}: expected ndjson and/or csv`);
+  const userAgents = readUserAgentLists(values['user-agents'] ?? userAgentsBesideRepository());
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-bench-import-'));
+  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: path.join(scratch, 'chdb'), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
+  const client = warehouse.client();
+  try {
+    const results: string[][] = [];
+    const steps: string[] = [];
+    for (const format of formats) {
+      const file = path.join(scratch, `requests.${format}`);
+      const generated = performance.now();
+      await writeRequestsFile(file, rows, format);
+      log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+
+      const raw = await measured(() => rawInsert(client, file, format));
+      const database = `bench_import_${format}`;
+      for (const statement of ddlStatements(database)) await client.command({ query: statement });
+      const started = performance.now();
+      const cpu = process.cpuUsage();
+      const since = () => {
+        const used = process.cpuUsage(cpu);
+        return `${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s ${((used.user + used.system) / 1e6).toFixed(1).padStart(6)} s CPU`;
+      };
+      const progress = (message: string) => steps.push(`${format} ${since()}  ${message}`);
+      const ours = await measured(() => importFile(client, file, {
+        database, format, maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX, rejectsDir: scratch, engineReadsFiles: true,
+        derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents }, progress,
+      }));
+      if (ours.value.outcome !== 'imported' || ours.value.imported !== rows) throw new Error(`${format}: the import did not take every row: ${JSON.stringify(ours.value)}`);
+      steps.push(`${format} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`);
+      results.push(
+        [`${format}: raw insert (floor)`, ours.value.imported === raw.value ? perSecond(rows / raw.seconds) : `${raw.value} rows?`, raw.seconds.toFixed(1), raw.cpuSeconds.toFixed(1), mb(raw.peakRss)],
+        [`${format}: import (hash, validate, insert, derive)`, perSecond(rows / ours.seconds), ours.seconds.toFixed(1), ours.cpuSeconds.toFixed(1), mb(ours.peakRss)],
+        [`${format}: ratio import ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
+      );
+    }
+    log(`\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    log(table(['Run', 'Rows/s', 'Seconds', 'CPU seconds', 'Peak RSS above start, MB'], ['l', 'r', 'r', 'r', 'r'], results));
+    log(`\nThe import's steps (seconds and CPU seconds since it started):\n${steps.join('\n')}`);
+    return 0;
+  } finally {
+    await warehouse.close();
+    await drainPending();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** chDB's own reader straight into a plain table: the fastest way the engine has to take the file in. */
+async function rawInsert(client: ClickHouseClient, file: string, format: RequestsFormat): Promise<number> {
+  const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier(format)}`;
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({
+    query: `CREATE TABLE ${target} (ts DateTime('UTC'), ip IPv6, method LowCardinality(String), status UInt16, url String, raw_ua String,
+      referer String, byte_range String, account_id LowCardinality(String)) ENGINE = MergeTree ORDER BY (account_id, ts)`,
+  });
+  const structure = 'time String, ip String, method String, status UInt16, url String, userAgent String, referer String, range String, account String';
+  await client.command({
+    query: `INSERT INTO ${target} SELECT parseDateTimeBestEffort(time, 'UTC'), toIPv6(ip), method, status, url, userAgent, referer, range, account
+      FROM file('${file.replace(/'/g, "\\'")}', ${format === 'csv' ? 'CSVWithNames' : 'JSONEachRow'}, '${structure}')`,
+    clickhouse_settings: { input_format_csv_empty_as_default: 1 },
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * Runs `work` while sampling RSS; the peak is above the RSS at its start.
+ * CPU seconds are this process's (chDB's threads included), which other
+ * work on a shared machine disturbs less than the wall clock.
+ */
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number; peakRss: number }> {
+  const start = process.memoryUsage.rss();
+  let peak = start;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), SAMPLE_MS);
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  try {
+    const value = await work();
+    const used = process.cpuUsage(cpu);
+    return {
+      value,
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: (used.user + used.system) / 1e6,
+      peakRss: Math.max(peak, process.memoryUsage.rss()) - start,
+    };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** ../shared/conformance/user-agents-v2/src beside the repository, or beside the folder of work trees holding it. */
+function userAgentsBesideRepository(): string {
+  const repository = path.resolve(__dirname, '..', '..');
+  const relative = path.join('shared', 'conformance', 'user-agents-v2', 'src');
+  const candidates = [path.resolve(repository, '..', relative), path.resolve(repository, '..', '..', relative)];
+  const found = candidates.find((dir) => existsSync(dir));
+  if (!found) throw new Error(`the OPAWG user-agent list is not at ${candidates.join(' or ')}; give --user-agents DIR`);
+  return found;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,105 @@
+import type { Config } from '../config';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics/registry';
+import type { Warehouse } from '../warehouse/connection';
+import type { ExportSql } from './engine/export-sql';
+import type { ModelProblem } from './models/problems';
+import type { GeneratedSql } from './models/validate';
+import type { LoadResult, MultiLoadResult, Schema } from './shapes';
+
+/**
+ * What the rest of the service asks of Cube (service.ts answers it): the
+ * spec's meta and load, Cube's own API, the SQL of an export, and the models'
+ * state. Queries reach it admitted by src/query/ as far as their request and
+ * size go; the rules that need the model run inside.
+ */
+export interface CubeService {
+  meta(context: RequestContext): Promise<Schema[]>;
+  /** One regular query, answered in the documented shape (spec 2.5). */
+  load(query: Query, context: RequestContext): Promise<LoadResult>;
+  /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
+  loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
+  /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
+  cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
+  /**
+   * Cube's load answer. Only `multi` answers compareDateRange queries and
+   * arrays of queries (Cube's multi shape); otherwise Cube's single result.
+   */
+  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
+  /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
+  sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /**
+   * The SQL Cube generates for one query under the context's account, with
+   * at most `limit` rows, for an export to run (export-sql.ts); checked like
+   * a load, nothing runs.
+   */
+  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
+  /** Cube's normalized queries, query type and pivot query; nothing runs. */
+  dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  /**
+   * Shutdown: loads not yet running in the warehouse answer `shutting_down`
+   * now, new ones at once; loads with a statement running go on.
+   */
+  refuseNotStarted(): void;
+  /**
+   * Rows of these accounts were added (an import): forgets every answer
+   * cached before (ours and Cube's, refresh keys too) and rebuilds the
+   * rollups of these accounts and the operator's whose refresh keys turned.
+   * Once it resolves, every answer through both APIs includes the rows.
+   */
+  dataChanged(accounts: readonly string[]): Promise<void>;
+  models: {
+    /**
+     * Settles once the models are compiled and validated (the service is
+     * ready to answer); rejects with ModelsInvalid, whose problems say why.
+     */
+    ready(): Promise<void>;
+    /** Whether compiled, validated models are serving now. */
+    compiled(): boolean;
+    /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
+    warnings(): readonly ModelProblem[];
+    /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
+    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
+  };
+  close(): Promise<void>;
+}
+
+export type Query = Record<string, unknown>;
+
+export interface RequestContext {
+  /**
+   * The server's own id of the request (src/http/auth.ts requestKeyOf),
+   * unique per request: its ticket, timings and cache lookups are keyed by
+   * it. Never the client's x-request-id, which two requests may share.
+   */
+  requestId: string;
+  /**
+   * The account whose rows the query may read, or null for an operator,
+   * who reads every account. Cube puts it in the SQL it generates (the
+   * models' SECURITY_CONTEXT.accountId filters), and its SQL and result
+   * caches are keyed by it.
+   */
+  accountId: string | null;
+  /**
+   * Whose turn it is in the warehouse's statement queue, taken round-robin
+   * (the API key's id). Loads without one share a lane.
+   */
+  lane?: string;
+}
+
+export interface CubeServiceOptions {
+  warehouse: Warehouse;
+  query: Config['query'];
+  logger: Logger;
+  metrics: Metrics;
+  /** Folder of model files (CUBE_MODELS_DIR); the repository's schema/ by default. */
+  schemaPath?: string;
+  /** Recompile when the model files change (outside production); otherwise they compile once. */
+  watchModels?: boolean;
+  /** Seconds one gateway call waits before Cube answers "Continue wait". */
+  continueWaitSeconds?: number;
+  /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */
+  rollupRefreshSeconds?: number;
+  /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
+  rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
+}

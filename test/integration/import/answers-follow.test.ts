@@ -1,0 +1,199 @@
+/**
+ * Imports show in both APIs with every cache on: the result cache in front
+ * of Cube, Cube's own cache and its refresh keys, and the funnel's rollup.
+ * An import handed to the running service (the command's inbox, as with
+ * `npm start` on chDB) shows as soon as the command returns; an import made
+ * by another process (the command against a ClickHouse server) shows once
+ * the service has looked for imports (DATA_REFRESH_SECONDS) and rebuilt.
+ * Answers before the import are asked twice first, so each cache holds
+ * them. Expected figures come from direct SQL over the same tables after
+ * the import.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import request from 'supertest';
+import { loadUserAgentLists } from '../../../src/warehouse/derive/user-agents';
+import { importFile } from '../../../src/warehouse/import/import';
+import { handOff } from '../../../src/warehouse/import/inbox';
+import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
+import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
+import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
+
+const db = DATABASE;
+const DAY_MS = 86_400_000;
+/** Yesterday (UTC): inside the funnel's "last 7 days" and its rollup. */
+const DAY = new Date(Date.now() - DAY_MS).toISOString().slice(0, 10);
+const REQUESTS = 12;
+
+let oracle: Oracle;
+beforeAll(() => {
+  oracle = openOracle();
+});
+afterAll(() => oracle.close());
+
+/** A file of its own for an account of its own: one GET a listener address, each at its own hour, so one download each by every rule. */
+function requestsFile(account: string, firstAddress: number): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'follow-')), `${account}.ndjson`);
+  const lines = Array.from({ length: REQUESTS }, (_, i) => JSON.stringify({
+    time: `${DAY}T${String(i + 1).padStart(2, '0')}:15:00Z`,
+    ip: `203.0.113.${firstAddress + i}`,
+    method: 'GET',
+    url: `${TRACKING_PREFIX}follow01/media.example.com/show/ep-${i % 3}.mp3`,
+    userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
+  }));
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+async function removeImport(account: string, file: string): Promise<void> {
+  // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites both.
+  for (const table of ['downloads', 'podcast_events']) {
+    await oracle.command(`ALTER TABLE ${db}.${table} DELETE WHERE account_id = '${account}' SETTINGS mutations_sync = 2`);
+  }
+  await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${file}' SETTINGS mutations_sync = 2`);
+}
+
+const byCountry = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [DAY, DAY] }] };
+const funnel = {
+  measures: ['WebEventsFromPodcastFunnel.conversions'],
+  dimensions: ['WebEventsFromPodcastFunnel.step'],
+  timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: 'last 7 days' }],
+};
+
+type Rows = Record<string, string>[];
+const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['Downloads.country'], Number(r['Downloads.count'])]));
+const steps = (rows: Rows) => Object.fromEntries(rows.filter((r) => Number(r['WebEventsFromPodcastFunnel.conversions']) > 0)
+  .map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]));
+
+/** The account's downloads by country on DAY and its funnel, through both APIs. */
+async function answers(service: TestService, account: string) {
+  const key = service.accountKeys[account];
+  const load = async (route: string, header: string, query: Record<string, unknown>): Promise<Rows> => {
+    const res = await request(service.app).post(route).set(header, key).send({ query });
+    if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.data as Rows;
+  };
+  const v1 = (query: Record<string, unknown>) => load('/v1/data/load/', 'x-api-key', query);
+  const cubeApi = (query: Record<string, unknown>) => load('/cubejs-api/v1/load', 'authorization', query);
+  return {
+    v1: { countries: countries(await v1(byCountry)), steps: steps(await v1(funnel)) },
+    cubeApi: { countries: countries(await cubeApi(byCountry)), steps: steps(await cubeApi(funnel)) },
+  };
+}
+
+async function direct(account: string) {
+  const rows = await oracle.rows<{ country: string; n: string }>(
+    `SELECT country, count() AS n FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) = '${DAY}' GROUP BY country`);
+  // The funnel's first step: listener addresses of the account that downloaded in the range (see funnel.test.ts).
+  const listeners = await oracle.value(`SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND ts >= today() - 7 AND ts < today()`);
+  const both = { countries: Object.fromEntries(rows.map((r) => [r.country, Number(r.n)])), steps: listeners > 0 ? { 'Podcast Download': listeners } : {} };
+  return { v1: both, cubeApi: both };
+}
+
+/** Asks until the caches hold the answers from before the import, which show the account without rows. */
+async function cachedBefore(service: TestService, account: string): Promise<void> {
+  const before = await direct(account);
+  expect(before.v1).toEqual({ countries: {}, steps: {} });
+  // Twice: the second answer comes from the caches.
+  expect(await answers(service, account)).toEqual(before);
+  expect(await answers(service, account)).toEqual(before);
+}
+
+async function expectImported(account: string) {
+  const after = await direct(account);
+  expect(after.v1.steps).toEqual({ 'Podcast Download': REQUESTS });
+  expect(Object.values(after.v1.countries).reduce((a, b) => a + b, 0)).toBe(REQUESTS);
+  return after;
+}
+
+/** Cube's funnel rollup tables, by name (each build of each account's rollup is a table of its own). */
+async function rollupTables(): Promise<Set<string>> {
+  const rows = await oracle.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`);
+  return new Set(rows.map((r) => r.name));
+}
+
+describe('an import handed to the running service', () => {
+  const PROBE = 'import-follow-probe';
+  /** An account the import does not touch. */
+  const OTHER = 'northwind-audio';
+  const file = requestsFile(PROBE, 10);
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService({}, { accounts: [PROBE, OTHER], importInbox: true });
+  }, 120_000);
+  afterAll(async () => {
+    await service.close();
+    await removeImport(PROBE, file);
+  });
+
+  it('is in both APIs’ answers when the command returns, caches and rollup included', async () => {
+    await cachedBefore(service, PROBE);
+    const summary = await handOff(testDataDir(), file, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+    expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS, accounts: [PROBE] });
+    const after = await expectImported(PROBE);
+    // No wait: the bound is the command's return.
+    expect(await answers(service, PROBE)).toEqual(after);
+  }, 180_000);
+
+  it('rebuilds the rollups of the imported account and the operator only, not another account’s', async () => {
+    const other = () => request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[OTHER]).send({ query: funnel }).expect(200);
+    // The other account's rollup exists (its first query builds it), and the operator's.
+    await other();
+    await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: funnel }).expect(200);
+    const before = await rollupTables();
+    const second = requestsFile(PROBE, 100);
+    try {
+      const summary = await handOff(testDataDir(), second, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+      expect(summary).toMatchObject({ outcome: 'imported', accounts: [PROBE] });
+      const rebuilt = [...(await rollupTables())].filter((name) => !before.has(name));
+      expect(rebuilt).toHaveLength(2);
+      // The other account's query finds its table current: no build in the background either.
+      await other();
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect([...(await rollupTables())].filter((name) => !before.has(name))).toEqual(rebuilt);
+    } finally {
+      await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${second}' SETTINGS mutations_sync = 2`);
+    }
+  }, 180_000);
+});
+
+describe('an import made by another process', () => {
+  const PROBE = 'import-follow-elsewhere';
+  const DATA_REFRESH_SECONDS = 2;
+  const file = requestsFile(PROBE, 40);
+  let service: TestService;
+  const followed: string[] = [];
+  beforeAll(async () => {
+    service = await startService({ DATA_REFRESH_SECONDS: String(DATA_REFRESH_SECONDS) }, {
+      accounts: [PROBE],
+      log: (line) => {
+        if (line.includes('answers follow the imports made elsewhere')) followed.push(line);
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await service.close();
+    await removeImport(PROBE, file);
+  });
+
+  it('is in both APIs’ answers once the service has looked for imports and rebuilt', async () => {
+    await cachedBefore(service, PROBE);
+    // What `npm run warehouse -- import` does against a server: the import runs in its own process, not the service's.
+    const connection = createChdbConnection({ path: testDataDir() });
+    const summary = await importFile(createClient({ connection: connection as never }), file, {
+      database: db, format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX, rejectsDir: os.tmpdir(), engineReadsFiles: false,
+      derivation: { settings: service.config.downloads, userAgents: loadUserAgentLists(service.config.downloads.userAgentsDir, () => {}) },
+    }).finally(() => connection.close());
+    expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS });
+    const after = await expectImported(PROBE);
+    // The service says when it has followed the import: its next look, DATA_REFRESH_SECONDS at most, then the rebuild.
+    const imported = Date.now();
+    while (followed.length === 0 && Date.now() - imported < 60_000) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(followed).toEqual([expect.stringContaining(PROBE)]);
+    // From then on, no wait.
+    expect(await answers(service, PROBE)).toEqual(after);
+  }, 180_000);
+});

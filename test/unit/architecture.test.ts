@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The import rules of docs/architecture.md ("What each folder may import")
+ * that a merge most easily breaks, checked over the source text.
+ */
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && /\.(ts|js)$/.test(entry.name))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+/** Each file of `dir` with the modules it imports or requires. */
+function importsUnder(dir: string): [string, string[]][] {
+  return filesUnder(dir).map((file) => {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    const named = [...text.matchAll(/(?:from\s+|require(?:\.resolve)?\(|import\()\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
+    return [file, named];
+  });
+}
+
+/** Files of `dir` that import a module `rule` refuses, with what they import. */
+function breaking(dir: string, rule: (module: string, file: string) => boolean): string[] {
+  return importsUnder(dir).flatMap(([file, modules]) => modules.filter((module) => rule(module, file)).map((module) => `${file} imports ${module}`));
+}
+
+const resolved = (file: string, module: string) => (module.startsWith('.') ? path.relative(ROOT, path.resolve(ROOT, path.dirname(file), module)) : module);
+
+describe('what each folder may import', () => {
+  it('reaches Cube only in src/cube/engine/', () => {
+    expect(breaking('src', (module, file) => module.startsWith('@cubejs-backend/') && !file.startsWith('src/cube/engine/'))).toEqual([]);
+  });
+
+  it('keeps query admission apart from the HTTP layer and the warehouse', () => {
+    expect(breaking('src/query', (module, file) => /^src\/(http|warehouse)\//.test(resolved(file, module)))).toEqual([]);
+  });
+
+  it('keeps bench/ off test/', () => {
+    expect(breaking('bench', (module, file) => resolved(file, module).startsWith('test/'))).toEqual([]);
+  });
+
+  it('keeps src/ off test/ and bench/', () => {
+    expect(breaking('src', (module, file) => /^(test|bench)\//.test(resolved(file, module)))).toEqual([]);
+  });
+});
