@@ -11,23 +11,39 @@ import type { LocalService } from '../src/assembly';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { statementTicket } from '../src/warehouse/statement-queue';
 import { prepareDataset } from './dataset';
-import { log, mb, perSecond, table } from './report';
+import { log, mb, ms, perSecond, table } from './report';
 import { API_KEY, startBenchService } from './service';
 
 /**
- * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]`.
- * For each format, one export of `rows` rows through the API over real HTTP
+ * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
+ * [--repeat 3] [--formats csv,ndjson,parquet] [--slow-rows 1000000] [--slow-kib-per-second 2048]`.
+ * For each format, `repeat` exports of `rows` rows through the API over real HTTP
  * (read as fast as the client can), next to the same SQL run straight on the
- * engine into a file (chDB's streaming query, no Cube, no HTTP), in one run:
- * rows/s, bytes, and the peak RSS above the RSS before each run (sampled every
- * 20 ms; chDB runs in this process, so its memory counts). The ratio
- * API ÷ direct is the figure. Figures only: it fails only when setup does.
+ * engine into a file (chDB's streaming query; parquet: the engine writes the file, as
+ * the export does; no Cube, no HTTP), alternated in one run:
+ * the medians' rows/s, bytes, and RSS before, at its peak (sampled every 20 ms; chDB runs
+ * in this process, so its memory counts) and after each run. The ratio
+ * API ÷ direct is the figure. Then a slow reader: a csv export of `slow-rows`
+ * rows read at `slow-kib-per-second` from its first byte, while a statement of its own (SELECT 1
+ * through the engine's queue, as every query goes) is sent every 250 ms: how
+ * long those waited says whether the reader holds the engine. Figures only:
+ * it fails only when setup does.
  */
 
 const SAMPLE_MS = 20;
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: 'string', default: '1' }, rows: { type: 'string', default: '1000000' }, 'data-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      scale: { type: 'string', default: '1' },
+      rows: { type: 'string', default: '1000000' },
+      'data-dir': { type: 'string' },
+      'slow-rows': { type: 'string', default: '1000000' },
+      'slow-kib-per-second': { type: 'string', default: '2048' },
+      repeat: { type: 'string', default: '3' },
+      formats: { type: 'string', default: FORMAT_NAMES.join(',') },
+    },
+  });
   const scale = Number(values.scale);
   const rows = Number(values.rows);
   const dataDir = values['data-dir'] ?? mkdtempSync(path.join(os.tmpdir(), 'analytics-api-bench-'));
@@ -59,27 +75,52 @@ async function main(): Promise<number> {
     // The first run reads the table into the engine's caches; the measured runs then start alike.
     await engineRun(service, direct, 'csv', rows, outDir);
     const results: string[][] = [];
-    for (const name of FORMAT_NAMES) {
-      const api = await measured(async () => {
+    const repeat = Number(values.repeat);
+    for (const name of values.formats.split(',').filter(Boolean)) {
+      const exportRun = async () => {
         const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
           const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': API_KEY } }, resolve);
           req.on('error', reject);
           req.end(JSON.stringify({ query }));
         });
         let bytes = 0;
-        for await (const chunk of res) bytes += (chunk as Buffer).length;
-        if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode}`);
+        const head: Buffer[] = [];
+        for await (const chunk of res) {
+          bytes += (chunk as Buffer).length;
+          if (res.statusCode !== 200) head.push(chunk as Buffer);
+        }
+        if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode} ${Buffer.concat(head).toString('utf8')}`);
         return bytes;
-      });
-      const engine = await measured(() => engineRun(service, direct, name, rows, outDir));
+      };
+      // Alternated, so that both see the same moments of a shared machine; the medians are compared.
+      const apiRuns: Measured<number>[] = [];
+      const engineRuns: Measured<number>[] = [];
+      for (let i = 0; i < repeat; i++) {
+        apiRuns.push(await measured(exportRun));
+        engineRuns.push(await measured(() => engineRun(service, direct, name, rows, outDir)));
+      }
+      const api = median(apiRuns);
+      const engine = median(engineRuns);
       results.push(
-        [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), mb(api.peakRss)],
-        [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), mb(engine.peakRss)],
-        [`${name} ratio API ÷ direct`, (engine.seconds / api.seconds).toFixed(2), '', ''],
+        [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), rss(api), apiRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
+        [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), rss(engine), engineRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
+        [`${name} ratio API ÷ direct`, (engine.seconds / api.seconds).toFixed(2), '', '', apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', ')],
       );
     }
     log(`\n${rows.toLocaleString('en')} rows, scale ${scale}\n`);
-    log(table(['Export', 'Rows/s', 'MB written', 'Peak RSS above start, MB'], ['l', 'r', 'r', 'r'], results));
+    log(table(['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'Each run'], ['l', 'r', 'r', 'r', 'r'], results));
+
+    const slowRows = Number(values['slow-rows']);
+    const rate = Number(values['slow-kib-per-second']) * 1024;
+    const slow = await slowRead(port, { ...query, limit: slowRows }, rate, service);
+    log(`\nA slow reader: csv of ${slowRows.toLocaleString('en')} rows read at ${values['slow-kib-per-second']} KiB/s\n`);
+    log(
+      table(
+        ['Reader took, s', 'MB read', 'Probes', 'Probe wait p50, ms', 'Probe wait max, ms', 'Engine free after, s'],
+        ['r', 'r', 'r', 'r', 'r', 'r'],
+        [[slow.seconds.toFixed(1), mb(slow.bytes), String(slow.waits.length), ms(percentile(slow.waits, 50)), ms(Math.max(...slow.waits)), slow.engineFreeAfter.toFixed(1)]],
+      ),
+    );
     await new Promise((resolve) => server.close(resolve));
     await service.close();
     return 0;
@@ -94,6 +135,13 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
   const format = formatNamed(name)!;
   const file = path.join(outDir, `direct.${format.extension}`);
   const signal = new AbortController().signal;
+  rmSync(file, { force: true });
+  if (format.records === 'none') {
+    // chDB's stream hands out each block as a parquet file of its own, so the engine writes the file, as the export does.
+    const client = service.warehouse.client();
+    await statementTicket.run({ lane: 'bench', signal }, () => client.command({ query: `INSERT INTO FUNCTION file('${file}', ${format.clickhouse}) ${sql}` }));
+    return statSync(file).size;
+  }
   const chunks = await statementTicket.run({ lane: 'bench', signal }, () =>
     service.warehouse.stream({ query: sql, format: format.clickhouse, settings: format.settings, signal, limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows } }),
   );
@@ -101,18 +149,86 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
   return statSync(file).size;
 }
 
-/** Runs `work` while sampling RSS; the peak is above the RSS at its start. */
-async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakRss: number }> {
-  const start = process.memoryUsage.rss();
-  let peak = start;
+interface Measured<T> {
+  value: T;
+  seconds: number;
+  rssBefore: number;
+  rssPeak: number;
+  rssAfter: number;
+}
+
+/** Runs `work` while sampling RSS. */
+async function measured<T>(work: () => Promise<T>): Promise<Measured<T>> {
+  const rssBefore = process.memoryUsage.rss();
+  let peak = rssBefore;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), SAMPLE_MS);
   const started = performance.now();
   try {
     const value = await work();
-    return { value, seconds: (performance.now() - started) / 1000, peakRss: Math.max(peak, process.memoryUsage.rss()) - start };
+    const rssAfter = process.memoryUsage.rss();
+    return { value, seconds: (performance.now() - started) / 1000, rssBefore, rssPeak: Math.max(peak, rssAfter), rssAfter };
   } finally {
     clearInterval(timer);
   }
+}
+
+/** The run of median duration. */
+const median = <T>(runs: Measured<T>[]) => [...runs].sort((a, b) => a.seconds - b.seconds)[Math.floor(runs.length / 2)];
+
+const rss = (m: Measured<unknown>) => `${mb(m.rssBefore)} / ${mb(m.rssPeak)} / ${mb(m.rssAfter)}`;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+/**
+ * A csv export read at `bytesPerSecond` (the client pauses the socket
+ * between chunks to keep to it), with a probe statement every 250 ms. The
+ * engine counts as free from the end of the last probe that waited over
+ * a second.
+ */
+async function slowRead(port: number, query: object, bytesPerSecond: number, service: LocalService): Promise<{ seconds: number; bytes: number; waits: number[]; engineFreeAfter: number }> {
+  const started = performance.now();
+  const client = service.warehouse.client();
+  const waits: number[] = [];
+  let engineFreeAfter = 0;
+  let reading = true;
+  const probing = (async () => {
+    while (reading) {
+      const sent = performance.now();
+      await client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((rows) => rows.json());
+      const waited = performance.now() - sent;
+      waits.push(waited);
+      if (waited > 1000) engineFreeAfter = (performance.now() - started) / 1000;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=csv', headers: { 'x-api-key': API_KEY } }, resolve);
+    req.on('error', reject);
+    req.end(JSON.stringify({ query }));
+  });
+  let bytes = 0;
+  let firstByte: number | undefined;
+  await new Promise<void>((resolve, reject) => {
+    res.on('data', (chunk: Buffer) => {
+      firstByte ??= performance.now();
+      bytes += chunk.length;
+      const due = firstByte + (bytes / bytesPerSecond) * 1000;
+      const ahead = due - performance.now();
+      if (ahead > 0) {
+        res.pause();
+        setTimeout(() => res.resume(), ahead);
+      }
+    });
+    res.on('end', resolve);
+    res.on('error', reject);
+  });
+  reading = false;
+  await probing;
+  if (res.statusCode !== 200) throw new Error(`slow export: HTTP ${res.statusCode}`);
+  return { seconds: (performance.now() - started) / 1000, bytes, waits, engineFreeAfter };
 }
 
 main().then(

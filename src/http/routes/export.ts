@@ -1,31 +1,47 @@
+import { createReadStream } from 'node:fs';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
 import { CubeFailure } from '../../cube/errors';
-import { exportFailure, type CutBy, type Exporter } from '../../export/exporter';
+import { exportFailure, type CutBy, type Exporter, type OpenedExport, type WrittenFile } from '../../export/exporter';
 import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../export/formats';
 import { RecordEnds } from '../../export/records';
+import { Spool } from '../../export/spool';
 import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
 import { oneQueryOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
+/** Bytes of an export that wait in memory for a slow client; more wait in a temporary file (see Spool). */
+const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
+/**
+ * How long the status line waits after the engine's first chunk: an export
+ * the engine finishes within it (or within SPOOL_MEMORY_BYTES) says in
+ * Result-Truncated whether rows were left out, before its first byte.
+ */
+const HOLD_MS = 1000;
+
 /**
  * GET|POST /v1/data/export — the rows of one query as a file the engine
- * writes (csv, ndjson, parquet), streamed to the client as the engine
- * produces it: the service holds one chunk at a time, and takes the next
- * only once the client has taken the last (backpressure). A client that
- * goes away stops the statement. Same body, key, scope, account and size
+ * writes (csv, ndjson, parquet). Same body, key, scope, account and size
  * limits as /v1/data/load/; its own row and byte caps, whose cut is always
- * said: in Result-Truncated before the first byte (csv, parquet), in the
- * closing line (ndjson), in an HTTP trailer (csv cut by EXPORT_MAX_BYTES).
+ * said. csv and ndjson are streamed as the engine writes them, through a
+ * spool: the engine goes at its own pace and is free once it has written
+ * the rows, whatever the client's pace (chDB runs one statement at a time,
+ * so a slow reader holding it would stop every other query), and the
+ * service holds at most SPOOL_MEMORY_BYTES in memory. The cut is said in
+ * Result-Truncated when known before the first byte, and always at the end:
+ * csv's HTTP trailer, ndjson's closing line. parquet is sent once the
+ * engine has written the whole file, with its length and Result-Truncated.
+ * A client that goes away stops the statement.
  */
 export function exportRoute(exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
   return async (req, res) => {
     const format = negotiate(req);
     const sent = readQueryRequest(req);
     const query = oneQueryOf(sent.queryType === 'multi' ? undefined : sent.query, 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
-    checkQuerySize([query], limits);
+    // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
+    checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
 
     const left = new AbortController();
     res.on('close', () => {
@@ -33,79 +49,142 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
     });
     const timeout = deadline(limits.timeoutMs);
     const signal = AbortSignal.any([left.signal, timeout.signal]);
-    let chunks: AsyncIterator<Uint8Array> | undefined;
+    let opened: OpenedExport | undefined;
     try {
-      const opened = await exporter.open(query, format, requestContextOf(res), signal);
-      chunks = opened.chunks[Symbol.asyncIterator]();
-      // The first chunk before the status line: a statement that fails at once is an error envelope.
-      let next: IteratorResult<Uint8Array>;
-      try {
-        next = await chunks.next();
-      } catch (err) {
-        throw exportFailure(err, signal);
-      }
-      res.status(200);
-      res.setHeader('Content-Type', format.contentType);
-      res.setHeader('Content-Disposition', `attachment; filename="${fileName(opened.members, format)}"`);
-      if (opened.truncated !== undefined) res.setHeader(TRUNCATED_HEADER, String(opened.truncated));
-      if (format.records === 'csv') res.setHeader('Trailer', TRUNCATED_HEADER);
-
-      // CSV's header row is a record too.
-      let rowsLeft = format.records === 'lines' ? opened.rows : format.records === 'csv' ? opened.rows + 1 : Infinity;
-      let room = caps.maxBytes;
-      const ends = format.records === 'none' ? undefined : new RecordEnds(format.records);
-      let cut: CutBy | undefined;
-      try {
-        for (; !next.done; next = await chunks.next()) {
-          const chunk = next.value;
-          if (!ends) {
-            if (chunk.length > room) {
-              // A Parquet file cut short is no file at all: the transfer is broken off instead.
-              res.destroy();
-              return;
-            }
-            room -= chunk.length;
-            await written(res, chunk);
-            continue;
-          }
-          const { ended, end } = ends.scan(chunk, rowsLeft, room);
-          rowsLeft -= ended;
-          if (rowsLeft > 0 && chunk.length <= room) {
-            room -= chunk.length;
-            await written(res, chunk);
-            continue;
-          }
-          await written(res, chunk.subarray(0, end));
-          if (rowsLeft > 0) cut = 'EXPORT_MAX_BYTES';
-          // The rows are all out; any byte after them is the extra row.
-          else if (end < chunk.length || (await hasMore(chunks))) cut = opened.rowCap;
-          break;
-        }
-      } catch (err) {
-        if (left.signal.aborted) return;
-        const failure = exportFailure(err, signal);
-        if (format.name !== 'ndjson') {
-          res.destroy();
-          return;
-        }
-        // Nothing may pass for a whole answer: the closing line says why it stops here.
-        res.end(`${JSON.stringify({ truncated: true, rows: opened.rows - rowsLeft, error: failure instanceof Error ? failure.message : 'The export failed.' })}\n`);
-        return;
-      }
-      if (left.signal.aborted) return;
-      const rowsWritten = format.records === 'csv' ? opened.rows - rowsLeft + 1 : opened.rows - rowsLeft;
-      if (format.name === 'ndjson') {
-        res.end(`${JSON.stringify({ truncated: cut !== undefined, rows: rowsWritten, ...(cut ? { cutBy: cut } : {}) })}\n`);
-        return;
-      }
-      if (format.records === 'csv') res.addTrailers({ [TRUNCATED_HEADER]: String(cut !== undefined || opened.truncated === true) });
-      res.end();
+      opened = await exporter.open(query, format, requestContextOf(res), signal);
+      if (opened.file) await sendFile(res, opened.file, opened.members, format, signal);
+      else await sendStream(res, opened, opened.chunks![Symbol.asyncIterator](), format, caps, signal);
     } finally {
       timeout.clear();
-      // Stops the statement when it has not ended (a cap, an error, the client left), which frees the engine.
-      await chunks?.return?.();
+      await opened?.file?.dispose();
     }
   };
+}
+
+async function sendFile(res: Response, file: WrittenFile, members: string[], format: ExportFormat, signal: AbortSignal): Promise<void> {
+  startAnswer(res, members, format, file.truncated);
+  res.setHeader('Content-Length', file.bytes);
+  for await (const chunk of createReadStream(file.path, { highWaterMark: SPOOL_MEMORY_BYTES / 4 })) {
+    await written(res, chunk as Buffer, signal);
+    if (signal.aborted) {
+      // A length announced and not reached: the client sees the file is incomplete.
+      res.destroy();
+      return;
+    }
+  }
+  await file.dispose();
+  res.end();
+}
+
+async function sendStream(res: Response, opened: OpenedExport, chunks: AsyncIterator<Uint8Array>, format: ExportFormat, caps: Config['exports'], signal: AbortSignal): Promise<void> {
+  // The first chunk before the status line: a statement that fails at once is an error envelope.
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await chunks.next();
+  } catch (err) {
+    await chunks.return?.();
+    throw exportFailure(err, signal);
+  }
+  const spool = new Spool(SPOOL_MEMORY_BYTES);
+  try {
+    const cutting = cutAtCaps(first, chunks, spool, format, opened, caps, signal);
+    let hold: NodeJS.Timeout | undefined;
+    const known = await Promise.race([
+      cutting,
+      spool.whenBuffered(SPOOL_MEMORY_BYTES).then(() => undefined),
+      new Promise<undefined>((resolve) => (hold = setTimeout(() => resolve(undefined), HOLD_MS))),
+    ]);
+    clearTimeout(hold);
+    // Nothing sent yet: a failure is still an error envelope.
+    if (known?.failure) throw known.failure;
+    startAnswer(res, opened.members, format, known && known.cut !== undefined);
+    if (format.records === 'csv') res.setHeader('Trailer', TRUNCATED_HEADER);
+
+    for await (const chunk of spool.chunks()) {
+      if (signal.aborted) break;
+      await written(res, chunk, signal);
+    }
+    const outcome = await cutting;
+    if (res.destroyed) return;
+    const failure = outcome.failure ?? (signal.aborted ? exportFailure(signal.reason, signal) : undefined);
+    if (format.name === 'ndjson') {
+      // Nothing may pass for a whole answer: the closing line says whether, and why, rows were left out.
+      const closing = failure
+        ? { truncated: true, rows: outcome.rows, error: failure instanceof Error ? failure.message : 'The export failed.' }
+        : { truncated: outcome.cut !== undefined, rows: outcome.rows, ...(outcome.cut ? { cutBy: outcome.cut } : {}) };
+      // Freed before the last byte, so a client that asks again at once finds the key's slot free.
+      await spool.close();
+      res.end(`${JSON.stringify(closing)}\n`);
+      return;
+    }
+    if (failure) {
+      res.destroy();
+      return;
+    }
+    await spool.close();
+    res.addTrailers({ [TRUNCATED_HEADER]: String(outcome.cut !== undefined) });
+    res.end();
+  } finally {
+    await spool.close();
+  }
+}
+
+interface Outcome {
+  /** Rows passed on, a csv header row not counted. */
+  rows: number;
+  cut?: CutBy;
+  failure?: unknown;
+}
+
+/**
+ * Passes the engine's bytes into the spool up to the last whole row under
+ * the caps, at the engine's pace, and stops the statement there: the row
+ * after the last one the file may hold, if the engine wrote it, is the sign
+ * that rows were left out.
+ */
+async function cutAtCaps(first: IteratorResult<Uint8Array>, chunks: AsyncIterator<Uint8Array>, spool: Spool, format: ExportFormat, opened: OpenedExport, caps: Config['exports'], signal: AbortSignal): Promise<Outcome> {
+  // CSV's header row is a record too.
+  const records = format.records === 'csv' ? opened.rows + 1 : opened.rows;
+  let recordsLeft = records;
+  let room = caps.maxBytes;
+  const ends = new RecordEnds(format.records as 'lines' | 'csv');
+  const rows = () => Math.max(0, records - recordsLeft - (format.records === 'csv' ? 1 : 0));
+  try {
+    for (let next = first; !next.done; ) {
+      // The engine makes the next chunk while this one is scanned and spooled.
+      const coming = chunks.next();
+      coming.catch(() => undefined);
+      const chunk = next.value;
+      const { ended, end } = ends.scan(chunk, recordsLeft, room);
+      recordsLeft -= ended;
+      if (recordsLeft > 0 && chunk.length <= room) {
+        room -= chunk.length;
+        await spool.push(chunk);
+        next = await coming;
+        continue;
+      }
+      await spool.push(chunk.subarray(0, end));
+      if (recordsLeft > 0) return { rows: rows(), cut: 'EXPORT_MAX_BYTES' };
+      // The rows are all in; any byte after them is the extra row.
+      if (end < chunk.length || (await hasMore(coming, chunks))) return { rows: rows(), cut: opened.rowCap };
+      return { rows: rows() };
+    }
+    return { rows: rows() };
+  } catch (err) {
+    return { rows: rows(), failure: exportFailure(err, signal) };
+  } finally {
+    spool.end();
+    // Stops the statement when it has not ended (a cap, an error, the client left), which frees the engine.
+    await chunks.return?.();
+  }
+}
+
+/** The status line and the headers every export has; Result-Truncated when known before the first byte. */
+function startAnswer(res: Response, members: string[], format: ExportFormat, truncated: boolean | undefined): void {
+  res.status(200);
+  res.setHeader('Content-Type', format.contentType);
+  res.setHeader('Content-Disposition', `attachment; filename="${fileName(members, format)}"`);
+  if (truncated !== undefined) res.setHeader(TRUNCATED_HEADER, String(truncated));
 }
 
 /** ?format= first, then Accept; neither (or Accept: *\/*) is csv. */
@@ -134,22 +213,26 @@ function fileName(members: string[], format: ExportFormat): string {
   return `${cubes.toLowerCase()}-${stamp}.${format.extension}`;
 }
 
-function written(res: Response, chunk: Uint8Array): Promise<void> | void {
+/** Resolves once the socket has taken the chunk, the client has gone, or `signal` (the deadline) has stopped the export. */
+function written(res: Response, chunk: Uint8Array, signal: AbortSignal): Promise<void> | void {
   // A response already closed emits no more events: the caller sees its aborted signal next.
-  if (res.write(chunk) || res.destroyed) return;
+  if (res.write(chunk) || res.destroyed || signal.aborted) return;
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
+      signal.removeEventListener('abort', done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    signal.addEventListener('abort', done);
   });
 }
 
-async function hasMore(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
-  for (let next = await chunks.next(); !next.done; next = await chunks.next()) if (next.value.length > 0) return true;
+/** Whether `coming`, or a chunk after it, holds a byte. */
+async function hasMore(coming: Promise<IteratorResult<Uint8Array>>, chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
+  for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.length > 0) return true;
   return false;
 }
 

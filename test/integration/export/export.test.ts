@@ -21,6 +21,8 @@ type Query = Record<string, unknown>;
 const ACCOUNT = 'northwind-audio';
 const MAX_ROWS = 10;
 const MAX_BYTES = 1024;
+/** Below the limits the tests ask for: an export's limit is held to EXPORT_MAX_ROWS, not to QUERY_MAX_LIMIT. */
+const LOAD_MAX_LIMIT = 100;
 let service: TestService;
 let capped: TestService;
 let tight: TestService;
@@ -28,7 +30,7 @@ let oracle: Oracle;
 let server: Server;
 beforeAll(async () => {
   service = await startService({ QUERY_DEFAULT_LIMIT: '50000', QUERY_MAX_LIMIT: '50000' }, { accounts: [ACCOUNT] });
-  capped = await startService({ EXPORT_MAX_ROWS: String(MAX_ROWS) });
+  capped = await startService({ EXPORT_MAX_ROWS: String(MAX_ROWS), QUERY_MAX_LIMIT: String(LOAD_MAX_LIMIT), QUERY_DEFAULT_LIMIT: String(LOAD_MAX_LIMIT) });
   tight = await startService({ EXPORT_MAX_BYTES: String(MAX_BYTES) });
   oracle = openOracle();
   server = await new Promise<Server>((resolve) => {
@@ -216,8 +218,8 @@ describe('caps and limits are never silent', () => {
     expect(await parquetRows(parquet.body)).toHaveLength(MAX_ROWS);
   });
 
-  it('a limit above EXPORT_MAX_ROWS is cut at the cap; one at exactly the rows matched is complete', async () => {
-    expect(parseNdjson((await exportOf({ ...byCountry, limit: 1000 }, 'ndjson', { app: capped })).body).trailer).toEqual({ truncated: true, rows: MAX_ROWS, cutBy: 'EXPORT_MAX_ROWS' });
+  it('a limit above EXPORT_MAX_ROWS (and above QUERY_MAX_LIMIT, a load\'s) is cut at the cap; one at exactly the rows matched is complete', async () => {
+    expect(parseNdjson((await exportOf({ ...byCountry, limit: LOAD_MAX_LIMIT * 10 }, 'ndjson', { app: capped })).body).trailer).toEqual({ truncated: true, rows: MAX_ROWS, cutBy: 'EXPORT_MAX_ROWS' });
     const exact = await exportOf({ ...byCountry, limit: matched }, 'ndjson');
     expect(parseNdjson(exact.body).trailer).toEqual({ truncated: false, rows: matched });
     const csv = await exportOf({ ...byCountry, limit: matched }, 'csv');
@@ -253,8 +255,18 @@ describe('caps and limits are never silent', () => {
     expect(records.every((record) => record.length === 3)).toBe(true);
   });
 
-  it('EXPORT_MAX_BYTES: a parquet file over the cap is broken off, never sent as if whole', async () => {
-    await expect(exportOf(wide, 'parquet', { app: tight })).rejects.toThrow();
+  it('EXPORT_MAX_BYTES: a parquet file over the cap is refused before its first byte, one under it is whole', async () => {
+    const over = await exportOf(wide, 'parquet', { app: tight });
+    expect(over.status).toBe(400);
+    const envelope = JSON.parse(over.body.toString('utf8'));
+    expect(envelope.code).toBe('result_too_large');
+    expect(envelope.error).toMatch(/EXPORT_MAX_BYTES \(1024 bytes\).*limit.*csv or ndjson/);
+    const under = await exportOf({ measures: ['Downloads.count'] }, 'parquet', { app: tight });
+    expect(under.status).toBe(200);
+    expect(Number(under.headers['content-length'])).toBe(under.body.length);
+    expect(under.body.length).toBeLessThanOrEqual(MAX_BYTES);
+    expect(under.headers['result-truncated']).toBe('false');
+    expect(await parquetRows(under.body)).toEqual([{ 'Downloads.count': await oracle.value(`SELECT count() FROM ${DATABASE}.downloads`) }]);
   });
 });
 

@@ -126,7 +126,7 @@ describe('query admission: one error type, one table of rules', () => {
 
   it("refuses an export's limit below 1 by the paging rule, before Cube is asked", async () => {
     const notAsked = () => Promise.reject(new Error('asked'));
-    const exporter = createExporter({ cube: { exportSql: notAsked }, warehouse: { stream: notAsked }, limits: { timeoutMs: 1000, maxMemoryBytes: 1 }, caps: { maxRows: 10, maxBytes: 10 } });
+    const exporter = createExporter({ cube: { exportSql: notAsked }, warehouse: { stream: notAsked, readsLocalFiles: false, client: notAsked as never }, limits: { timeoutMs: 1000, maxMemoryBytes: 1 }, caps: { maxRows: 10, maxBytes: 10 } });
     const opened = exporter.open({ measures: [count], limit: 0 }, formatNamed('csv')!, { requestId: 'r', accountId: null }, new AbortController().signal);
     await expect(opened).rejects.toMatchObject({ name: 'QueryRefusal', rule: 'paging', code: 'invalid_query' });
   });
