@@ -48,12 +48,18 @@ function requestsFile(account: string, firstAddress: number): string {
   return file;
 }
 
-async function removeImport(account: string, file: string): Promise<void> {
+/**
+ * Takes the import's rows out again and has the service follow that as it follows an import: the operator's rollup
+ * built with them would otherwise outlive this file and be served to the next one's (its refresh key, a row count,
+ * comes back to the value of a table built before them).
+ */
+async function removeImport(service: TestService, account: string, file: string): Promise<void> {
   // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites both.
   for (const table of ['downloads', 'podcast_events']) {
     await oracle.command(`ALTER TABLE ${db}.${table} DELETE WHERE account_id = '${account}' SETTINGS mutations_sync = 2`);
   }
   await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${file}' SETTINGS mutations_sync = 2`);
+  await service.cube.dataChanged([account]);
 }
 
 const byCountry = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [DAY, DAY] }] };
@@ -125,9 +131,9 @@ describe('an import handed to the running service', () => {
     service = await startService({}, { accounts: [PROBE, OTHER], importInbox: true });
   }, 120_000);
   afterAll(async () => {
+    await removeImport(service, PROBE, file);
     await service.close();
-    await removeImport(PROBE, file);
-  });
+  }, 120_000);
 
   it('is in both APIs’ answers when the command returns, caches and rollup included', async () => {
     await cachedBefore(service, PROBE);
@@ -175,9 +181,9 @@ describe('an import made by another process', () => {
     });
   }, 120_000);
   afterAll(async () => {
+    await removeImport(service, PROBE, file);
     await service.close();
-    await removeImport(PROBE, file);
-  });
+  }, 120_000);
 
   it('is in both APIs’ answers once the service has looked for imports and rebuilt', async () => {
     await cachedBefore(service, PROBE);
