@@ -1,14 +1,8 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { looksLikeKey } from '../../../src/keys/key';
 import { readKeyFile } from '../../../src/keys/store';
 import { DEMO_ACCOUNTS } from '../../../src/warehouse/reference-data';
-import { DATABASE } from '../support/constants';
-import { testDataDir } from '../support/service';
-import { cli, closeTestWarehouse, tempKeyFile, testWarehouse } from './support';
+import { cli, tempKeyFile, testWarehouse } from './support';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 
@@ -100,56 +94,6 @@ describe('keys create: an account without rows', () => {
     const result = await client.query({ query: 'SELECT DISTINCT account_id FROM downloads ORDER BY account_id', format: 'JSONEachRow' });
     expect((await result.json<{ account_id: string }>()).map((row) => row.account_id)).toEqual(accounts);
   });
-});
-
-describe('npm run keys (the built CLI) on the embedded engine', () => {
-  const ROOT = path.resolve(__dirname, '..', '..', '..');
-  beforeAll(async () => {
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.json')]);
-  }, 300_000);
-
-  async function run(dataDir: string, file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { PATH: process.env.PATH, CHDB_DATA_DIR: dataDir, CLICKHOUSE_DATABASE: DATABASE, API_KEYS_FILE: file, DEMO_DATA: 'false' };
-    return promisify(execFile)(process.execPath, [path.join(ROOT, 'dist', 'keys', 'cli.js'), ...args], { cwd: ROOT, env }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
-    );
-  }
-
-  it('refuses when the running service (here: this process) holds CHDB_DATA_DIR, saying it could not check; --force creates the key', async () => {
-    await testWarehouse();
-    const file = tempKeyFile();
-    const refused = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n']);
-    expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' });
-    expect(refused.stderr).toContain(`error: could not check that account "northwind-audio" has rows in the warehouse: CHDB_DATA_DIR ${testDataDir()}`);
-    expect(refused.stderr).toContain('Pass --force');
-    expect(existsSync(file)).toBe(false);
-
-    const forced = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n', '--force']);
-    expect(forced.code).toBe(0);
-    expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['northwind-audio']);
-  }, 60_000);
-
-  it('checks the account itself once no other process holds CHDB_DATA_DIR', async () => {
-    await closeTestWarehouse();
-    const file = tempKeyFile();
-    const typo = await run(testDataDir(), file, ['create', '--account', 'nortwind-audio', '--name', 'n']);
-    expect(typo.code).toBe(1);
-    expect(typo.stderr).toContain('Did you mean "northwind-audio"?');
-    const created = await run(testDataDir(), file, ['create', '--account', 'northwind-audio', '--name', 'n']);
-    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
-    expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['northwind-audio']);
-  }, 60_000);
-
-  it('refuses on a data directory that holds nothing yet, without creating it', async () => {
-    const dataDir = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-keys-chdb-')), 'chdb');
-    const file = tempKeyFile();
-    const refused = await run(dataDir, file, ['create', '--account', 'northwind-audio', '--name', 'n']);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^error: account "northwind-audio" has no rows: the warehouse holds no account's rows yet/);
-    expect(existsSync(dataDir)).toBe(false);
-    expect(existsSync(file)).toBe(false);
-  }, 60_000);
 });
 
 describe('keys list', () => {

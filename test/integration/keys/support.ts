@@ -13,7 +13,7 @@ export function testWarehouse(): Promise<Warehouse> {
   return warehouse;
 }
 /** Lets another process open the suite's data; the next testWarehouse() opens it again. */
-export async function closeTestWarehouse(): Promise<void> {
+async function closeTestWarehouse(): Promise<void> {
   const opened = warehouse;
   warehouse = undefined;
   await (await opened)?.close();

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { childEnv, freePort, ROOT } from '../support/child';
 
 /**
  * The real start-up (`node dist/index.js`, built once by the system tier's
@@ -12,7 +13,6 @@ import path from 'node:path';
  * port does log "listening", so these tests cannot pass by never logging.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 let dataDir: string;
 let holder: Server;
 let heldPort: number;
@@ -43,8 +43,7 @@ interface Run {
 function start(port: number, name: string, until?: (stdout: string) => boolean, env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'index.js')], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
+    env: childEnv({
       PORT: String(port),
       HOST: '127.0.0.1',
       CHDB_DATA_DIR: path.join(dataDir, name),
@@ -52,10 +51,8 @@ function start(port: number, name: string, until?: (stdout: string) => boolean, 
       API_KEYS: 'listen-test-key-0123456789',
       DEMO_DATA: 'false',
       LOG_LEVEL: 'info',
-      // No port shared with anything else on the machine, unless a test asks for one.
-      METRICS_PORT: '0',
       ...env,
-    },
+    }),
   });
   const run: Run = { code: null, stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => {
@@ -77,21 +74,11 @@ it('a port in use: one line naming the port, host and variable, exit code 1, no 
 }, 120_000);
 
 it('a free port: "listening" once it listens', async () => {
-  const probe = createServer();
-  const freePort = await listen(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  const run = await start(freePort, 'free', (stdout) => listeningLines(stdout).length > 0);
+  const port = await freePort();
+  const run = await start(port, 'free', (stdout) => listeningLines(stdout).length > 0);
   expect(listeningLines(run.stdout)).toHaveLength(1);
-  expect(JSON.parse(listeningLines(run.stdout)[0])).toMatchObject({ level: 'info', url: `http://localhost:${freePort}` });
+  expect(JSON.parse(listeningLines(run.stdout)[0])).toMatchObject({ level: 'info', url: `http://localhost:${port}` });
 }, 120_000);
-
-/** A free port, for the API, while another process holds the one under test. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listen(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 function expectRefusedBeforeListening(run: Run, line: string | RegExp): void {
   expect(run.code).toBe(1);

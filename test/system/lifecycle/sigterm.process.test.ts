@@ -1,23 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF } from '../../../src/shutdown';
+import { childEnv, freePort, ROOT } from '../support/child';
 
-const ROOT = path.join(__dirname, '..', '..', '..');
 const KEY = 'sigterm-test-key-0123456789';
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Child {
   process: ChildProcess;
@@ -33,8 +23,7 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-sigterm-'));
   const child = spawn(process.execPath, ['dist/index.js'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
+    env: childEnv({
       PORT: String(port),
       HOST: '127.0.0.1',
       CHDB_DATA_DIR: path.join(dir, 'chdb'),
@@ -43,7 +32,7 @@ async function startChild(env: Record<string, string>): Promise<Child> {
       DEMO_SCALE: '0.005',
       DEMO_DAYS: '7',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: Record<string, any>[] = [];
@@ -70,7 +59,7 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-starting-'));
     const child = spawn(process.execPath, ['dist/index.js'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), API_KEYS: KEY, DEMO_SCALE: '0.005', DEMO_DAYS: '7', METRICS_PORT: '0' },
+      env: childEnv({ PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), API_KEYS: KEY, DEMO_SCALE: '0.005', DEMO_DAYS: '7' }),
       stdio: 'ignore',
     });
     try {

@@ -1,9 +1,9 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { childEnv, freePort, ROOT } from '../support/child';
 
 /**
  * The demo build under faults, for real: the service's compiled start-up
@@ -13,7 +13,6 @@ import { promisify } from 'node:util';
  * per table by count and hash.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 const TABLES = ['channel_ranks', 'episode_ranks', 'podcast_events', 'downloads', 'link_views', 'web_events'];
 // Large enough that the build runs for a few seconds after the first steps.
 const DEMO = { DEMO_SCALE: '0.05', DEMO_DAYS: '30', DEMO_SEED: '11' };
@@ -23,10 +22,8 @@ const dir = (name: string) => path.join(scratch, name);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function childEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+function serviceEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return childEnv({
     NODE_ENV: 'development',
     LOG_LEVEL: 'info',
     CHDB_DATA_DIR: dataDir,
@@ -35,15 +32,7 @@ function childEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.P
     API_KEYS: 'demo-build-test-key-0123456789',
     ...DEMO,
     ...extra,
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  });
 }
 
 interface Run {
@@ -56,7 +45,7 @@ interface Run {
 }
 
 async function startService(dataDir: string): Promise<Run> {
-  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(await freePort()) }) });
+  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: serviceEnv(dataDir, { PORT: String(await freePort()) }) });
   let out = '';
   let err = '';
   const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (e: Error) => void }[] = [];
@@ -137,7 +126,7 @@ async function runSql(dataDir: string, statements: string[]): Promise<void> {
 
 let clean: Fingerprint;
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, ['dist/warehouse/cli.js', 'demo'], { cwd: ROOT, env: childEnv(dir('clean')) });
+  await promisify(execFile)(process.execPath, ['dist/warehouse/cli.js', 'demo'], { cwd: ROOT, env: serviceEnv(dir('clean')) });
   clean = await fingerprint(dir('clean'));
 }, 120_000);
 

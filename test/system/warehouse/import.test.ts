@@ -1,9 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { childEnv, freePort, ROOT } from '../support/child';
 
 /**
  * Imports through the built commands. An import killed with SIGKILL half way, for real: `node
@@ -16,7 +16,6 @@ import { promisify } from 'node:util';
  * import while the service runs, handed to it through its inbox.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 const ROWS = 60_000;
 const API_KEY = 'import-test-key-0123456789';
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-import-'));
@@ -25,10 +24,8 @@ const file = dir('requests.ndjson');
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function childEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+function serviceEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return childEnv({
     NODE_ENV: 'development',
     LOG_LEVEL: 'info',
     CHDB_DATA_DIR: dataDir,
@@ -36,7 +33,7 @@ function childEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.P
     API_KEYS: API_KEY,
     DEMO_DATA: 'false',
     ...extra,
-  };
+  });
 }
 
 /** Requests over three days, many listeners, a few user agents: every row valid. */
@@ -69,7 +66,7 @@ function summary(run: Import): Record<string, unknown> {
 
 /** The import command; with `killAt`, SIGKILLed when a stderr line matches it. */
 function runImport(dataDir: string, killAt?: RegExp): Promise<Import> {
-  const child = spawn(process.execPath, ['dist/warehouse/cli.js', 'import', '--account', 'acme', file], { cwd: ROOT, env: childEnv(dataDir) });
+  const child = spawn(process.execPath, ['dist/warehouse/cli.js', 'import', '--account', 'acme', file], { cwd: ROOT, env: serviceEnv(dataDir) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -108,14 +105,6 @@ async function fingerprint(dataDir: string): Promise<Fingerprint> {
   return JSON.parse(stdout) as Fingerprint;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 interface Service {
   port: number;
   log: () => string;
@@ -125,7 +114,7 @@ interface Service {
 /** `node dist/index.js`, once its log says `pattern`. */
 async function start(dataDir: string, pattern: RegExp, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: childEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', ...env }) });
+  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env: serviceEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', ...env }) });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   await new Promise<void>((resolve, reject) => {

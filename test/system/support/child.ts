@@ -1,0 +1,23 @@
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+
+/** The repository root: children run `dist/…` from here, as `npm start` does. */
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+/** A port nothing listens on now. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * A child's whole environment: only PATH and HOME from the test's own, so a developer's `.env` or shell cannot change
+ * what a test sees. The metrics port is off unless a test asks for one: the tier runs files on two workers, and two
+ * services on the default 9464 would refuse to start.
+ */
+export function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, METRICS_PORT: '0', ...vars };
+}
