@@ -18,17 +18,15 @@ export interface RowLimits {
 }
 
 /**
- * The query as sent to Cube: its limit, or the default, plus one. A limit
- * that is not a whole positive number is left for Cube's validator to refuse
- * in its own words.
+ * The query as sent to Cube: its limit, or the default, plus one. Admission
+ * refused a limit over QUERY_MAX_LIMIT before (query/size.ts); a limit that
+ * is not a whole positive number is left for Cube's validator to refuse in
+ * its own words.
  */
-export function withOneMoreRow(query: Loose, { maxLimit, defaultLimit }: RowLimits): Loose {
+export function withOneMoreRow(query: Loose, { defaultLimit }: RowLimits): Loose {
   const { limit } = query;
   if (limit === undefined || limit === null) return { ...query, limit: defaultLimit + 1 };
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) return query;
-  if (limit > maxLimit) {
-    throw new CubeFailure('invalid_query', `The query limit has been exceeded: "limit" is ${limit}; the maximum is ${maxLimit} (QUERY_MAX_LIMIT).`);
-  }
   return { ...query, limit: limit + 1 };
 }
 
@@ -58,7 +56,8 @@ export function dropExtraRows(body: Loose, { maxResultRows }: { maxResultRows?: 
 /**
  * The warehouse lets a statement return QUERY_MAX_RESULT_ROWS + 1 rows
  * (service.ts), the extra row being ours: more than the maximum once it is
- * dropped is the answer ClickHouse itself would have refused.
+ * dropped is the answer ClickHouse itself would have refused. Not an admission
+ * rule: only the answer shows it, so it fails like the engine's own refusal.
  */
 function withinResultRows<T extends { result: Loose }>(dropped: T, maxResultRows: number | undefined): T {
   const { data } = dropped.result;

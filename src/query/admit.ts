@@ -27,10 +27,19 @@ const ADD_MULTI = 'add "queryType": "multi" next to "query" (on GET, the URL par
 /** Queries whose answer is one result per query or per range, which only Cube's multi shape holds. */
 export function refuseMultiOnly(query: Query | Query[]): void {
   if (Array.isArray(query)) refuse('multi', `An array of queries answers one result per query: ${ADD_MULTI}.`);
-  const { timeDimensions } = query;
-  if (!Array.isArray(timeDimensions)) return;
-  const i = timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
+  const i = compareDateRangeAt(query);
   if (i >= 0) refuse('multi', `timeDimensions[${i}].compareDateRange answers one result per range: ${ADD_MULTI}.`);
+}
+
+/** An export is one file of one query's rows; a compareDateRange is one result per range. */
+export function refuseInExport(query: Query): void {
+  const i = compareDateRangeAt(query);
+  if (i >= 0) refuse('exportOne', `timeDimensions[${i}].compareDateRange answers one result per range, and an export writes one: export each range as a "dateRange" of its own.`);
+}
+
+function compareDateRangeAt({ timeDimensions }: Query): number {
+  if (!Array.isArray(timeDimensions)) return -1;
+  return timeDimensions.findIndex((td) => typeof td === 'object' && td !== null && 'compareDateRange' in td);
 }
 
 /**

@@ -30,6 +30,11 @@ export const ADMISSION_RULES = {
   },
   json: { code: 'invalid_json', stage: 'request', asks: 'The `query` URL parameter of a GET is JSON.' },
   queryType: { code: 'invalid_request', stage: 'request', asks: '`queryType`, when given, is `"multi"` (or `"regular"`).' },
+  exportOne: {
+    code: 'invalid_query',
+    stage: 'request',
+    asks: 'An export writes one query\'s rows into one file: no `compareDateRange` (export each range as a `dateRange` of its own).',
+  },
   multi: {
     code: 'invalid_query',
     stage: 'request',

@@ -8,6 +8,7 @@ import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
 import { requestContextOf } from '../auth';
 import { ApiError } from '../errors';
+import { refuseInExport } from '../../query/admit';
 import { oneQueryOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
 import { TRUNCATED_HEADER } from '../truncation-header';
@@ -42,6 +43,7 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
     const query = oneQueryOf(sent.queryType === 'multi' ? undefined : sent.query, 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
     // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
     checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
+    refuseInExport(query);
 
     const left = new AbortController();
     res.on('close', () => {

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { createExporter } from '../../../src/export/exporter';
 import { formatNamed } from '../../../src/export/formats';
 import { STATUS_BY_CODE } from '../../../src/http/errors';
-import { admitQueries, refuseMultiOnly } from '../../../src/query/admit';
+import { admitQueries, refuseInExport, refuseMultiOnly } from '../../../src/query/admit';
 import type { ModelMembers } from '../../../src/query/members';
 import { pagingOf } from '../../../src/query/paging';
 import { oneQueryOf, queryOrListOf, readQueryRequest } from '../../../src/query/request';
@@ -53,6 +53,7 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
   ['queryType "single"', () => readQueryRequest(asRequest('POST', { query: {}, queryType: 'single' })), 'queryType', 'invalid_request'],
   ['an array of queries without multi', () => refuseMultiOnly([{ measures: [count] }]), 'multi', 'invalid_query'],
   ['a compareDateRange without multi', () => refuseMultiOnly({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week'] }] }), 'multi', 'invalid_query'],
+  ['a compareDateRange in an export', () => refuseInExport({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week', 'this week'] }] }), 'exportOne', 'invalid_query'],
   ['four queries in an array', () => checkQuerySize([{}, {}, {}, {}], LIMITS), 'queries', 'query_too_large'],
   ['two ranges of a compareDateRange in each of two queries', () => checkQuerySize([byDay(undefined), byDay(undefined)].map((q) => ({ ...q, timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['today', 'yesterday'] }] })), LIMITS), 'queries', 'query_too_large'],
   ['a limit above the maximum', () => checkQuerySize([{ limit: 101 }], LIMITS), 'limit', 'invalid_query'],
@@ -147,6 +148,7 @@ describe('query admission: one error type, one table of rules', () => {
     expect(() => admitQueries([byDay('last week'), byDay('this week')], MODEL)).not.toThrow();
     expect(() => admitQueries({ dimensions: ['Events.id'], ungrouped: true }, MODEL)).not.toThrow();
     expect(() => refuseMultiOnly(query)).not.toThrow();
+    expect(() => refuseInExport(query)).not.toThrow();
   });
 });
 
