@@ -323,6 +323,6 @@ describe('the request', () => {
     const compared = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-11-01', '2026-11-03'], ['2026-11-04', '2026-11-06']] }] };
     const res = await request(service.app).post('/v1/data/export?format=csv').set('x-api-key', API_KEY).send({ query: compared });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'invalid_query', message: expect.stringMatching(/timeDimensions\[0\]\.compareDateRange.*"dateRange"/) });
+    expect(res.body).toMatchObject({ code: 'invalid_query', error: expect.stringMatching(/timeDimensions\[0\]\.compareDateRange.*"dateRange"/) });
   });
 });
