@@ -1,4 +1,5 @@
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,23 +8,33 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import { drainPending } from 'chdb';
 import type { LocalService } from '../src/assembly';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
+import { openWarehouse } from '../src/warehouse/connection';
+import { demoState, DEMO_MARKER } from '../src/warehouse/setup';
 import { statementTicket } from '../src/warehouse/statement-queue';
 import { prepareDataset } from './dataset';
 import { log, mb, ms, perSecond, table } from './report';
-import { API_KEY, startBenchService } from './service';
+import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service';
 
 /**
  * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
- * [--repeat 3] [--formats csv,ndjson,parquet] [--slow-rows 1000000] [--slow-kib-per-second 2048]`.
+ * [--repeat 3] [--formats csv,ndjson,parquet] [--client curl|node] [--slow-rows 1000000]
+ * [--slow-kib-per-second 2048]`. DIR may hold a finished demo build made by
+ * `npm run warehouse -- demo` (used as it is; its scale is the build's), or
+ * the benchmark builds its own demo at `scale` there.
  * For each format, `repeat` exports of `rows` rows through the API over real HTTP
- * (read as fast as the client can), next to the same SQL run straight on the
+ * (read as fast as the client can and written to a file: by curl, a process of
+ * its own as a real client is, or with `--client node` by this process, whose
+ * reading and garbage then count against the service), next to the same SQL run straight on the
  * engine into a file (chDB's streaming query; parquet: the engine writes the file, as
  * the export does; no Cube, no HTTP), alternated in one run:
  * the medians' rows/s, bytes, and RSS before, at its peak (sampled every 20 ms; chDB runs
  * in this process, so its memory counts) and after each run. The ratio
- * API ÷ direct is the figure. Then a slow reader: a csv export of `slow-rows`
+ * API ÷ direct is the figure; the process's CPU seconds (every thread,
+ * the engine's too) say what each run cost on a machine whose wall clock
+ * other work shares. Then a slow reader: a csv export of `slow-rows`
  * rows read at `slow-kib-per-second` from its first byte, while a statement of its own (SELECT 1
  * through the engine's queue, as every query goes) is sent every 250 ms: how
  * long those waited says whether the reader holds the engine. Figures only:
@@ -42,14 +53,18 @@ async function main(): Promise<number> {
       'slow-kib-per-second': { type: 'string', default: '2048' },
       repeat: { type: 'string', default: '3' },
       formats: { type: 'string', default: FORMAT_NAMES.join(',') },
+      client: { type: 'string', default: 'curl' },
     },
   });
-  const scale = Number(values.scale);
   const rows = Number(values.rows);
+  if (values.client !== 'curl' && values.client !== 'node') throw new Error('--client must be curl or node');
   const dataDir = values['data-dir'] ?? mkdtempSync(path.join(os.tmpdir(), 'analytics-api-bench-'));
   const outDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-export-'));
   try {
-    await prepareDataset(dataDir, { enabled: true, scale, seed: 20261122, days: 90 });
+    const built = values['data-dir'] ? await builtDemoScale(dataDir) : undefined;
+    const scale = built ?? Number(values.scale);
+    if (built === undefined) await prepareDataset(dataDir, { enabled: true, scale, seed: 20261122, days: 90 });
+    else log(`using the finished demo build in ${dataDir} as it is (scale ${scale})`);
     const service = await startBenchService(dataDir, {
       QUERY_TIMEOUT_SECONDS: '600',
       EXPORT_MAX_ROWS: String(rows),
@@ -77,21 +92,8 @@ async function main(): Promise<number> {
     const results: string[][] = [];
     const repeat = Number(values.repeat);
     for (const name of values.formats.split(',').filter(Boolean)) {
-      const exportRun = async () => {
-        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-          const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': API_KEY } }, resolve);
-          req.on('error', reject);
-          req.end(JSON.stringify({ query }));
-        });
-        let bytes = 0;
-        const head: Buffer[] = [];
-        for await (const chunk of res) {
-          bytes += (chunk as Buffer).length;
-          if (res.statusCode !== 200) head.push(chunk as Buffer);
-        }
-        if (res.statusCode !== 200) throw new Error(`export ${name}: HTTP ${res.statusCode} ${Buffer.concat(head).toString('utf8')}`);
-        return bytes;
-      };
+      const file = path.join(outDir, `api.${formatNamed(name)!.extension}`);
+      const exportRun = () => (values.client === 'curl' ? curlExport : nodeExport)(port, name, query, file);
       // Alternated, so that both see the same moments of a shared machine; the medians are compared.
       const apiRuns: Measured<number>[] = [];
       const engineRuns: Measured<number>[] = [];
@@ -102,13 +104,13 @@ async function main(): Promise<number> {
       const api = median(apiRuns);
       const engine = median(engineRuns);
       results.push(
-        [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), rss(api), apiRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
-        [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), rss(engine), engineRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
-        [`${name} ratio API ÷ direct`, (engine.seconds / api.seconds).toFixed(2), '', '', apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', ')],
+        [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), rss(api), api.cpuSeconds.toFixed(1), apiRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
+        [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), rss(engine), engine.cpuSeconds.toFixed(1), engineRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
+        [`${name} ratio API ÷ direct`, (engine.seconds / api.seconds).toFixed(2), '', '', '', apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', ')],
       );
     }
-    log(`\n${rows.toLocaleString('en')} rows, scale ${scale}\n`);
-    log(table(['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'Each run'], ['l', 'r', 'r', 'r', 'r'], results));
+    log(`\n${rows.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    log(table(['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'CPU s (median run)', 'Each run'], ['l', 'r', 'r', 'r', 'r', 'r'], results));
 
     const slowRows = Number(values['slow-rows']);
     const rate = Number(values['slow-kib-per-second']) * 1024;
@@ -128,6 +130,47 @@ async function main(): Promise<number> {
     rmSync(outDir, { recursive: true, force: true });
     if (!values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The finished demo build's scale when `dir` holds one that `npm run warehouse -- demo` made (no benchmark marker); nothing is written. */
+async function builtDemoScale(dir: string): Promise<number | undefined> {
+  if (!existsSync(dir) || existsSync(path.join(dir, 'bench-demo.json'))) return undefined;
+  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: dir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
+  try {
+    if ((await demoState(warehouse)).kind !== 'complete') return undefined;
+    const [marker] = await (await warehouse.client().query({ query: `SELECT scale FROM ${DATABASE}.${DEMO_MARKER}`, format: 'JSONEachRow' })).json<{ scale: number }>();
+    return Number(marker.scale);
+  } finally {
+    await warehouse.close();
+    await drainPending();
+  }
+}
+
+/** An export read by curl into `file`, as a client of its own; resolves with the bytes it wrote. */
+async function curlExport(port: number, name: string, query: object, file: string): Promise<number> {
+  const curl = spawn('curl', ['-sS', '-o', file, '-w', '%{http_code}', '-X', 'POST', '-H', `x-api-key: ${API_KEY}`, '-H', 'content-type: application/json', '--data-binary', '@-', `http://127.0.0.1:${port}/v1/data/export?format=${name}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  curl.stdin.end(JSON.stringify({ query }));
+  let status = '';
+  curl.stdout.on('data', (text: Buffer) => (status += text.toString('utf8')));
+  const [code] = (await once(curl, 'close')) as [number];
+  if (code !== 0 || status !== '200') throw new Error(`export ${name}: curl exit ${code}, HTTP ${status}`);
+  return statSync(file).size;
+}
+
+/** An export read by this process into `file`; resolves with the bytes it wrote. */
+async function nodeExport(port: number, name: string, query: object, file: string): Promise<number> {
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': API_KEY } }, resolve);
+    req.on('error', reject);
+    req.end(JSON.stringify({ query }));
+  });
+  if (res.statusCode !== 200) {
+    const head: Buffer[] = [];
+    for await (const chunk of res) head.push(chunk as Buffer);
+    throw new Error(`export ${name}: HTTP ${res.statusCode} ${Buffer.concat(head).toString('utf8')}`);
+  }
+  await pipeline(res, createWriteStream(file));
+  return statSync(file).size;
 }
 
 /** The SQL streamed by the engine into a file in the format, as the export's statement is; resolves with the file's size. */
@@ -152,6 +195,7 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
 interface Measured<T> {
   value: T;
   seconds: number;
+  cpuSeconds: number;
   rssBefore: number;
   rssPeak: number;
   rssAfter: number;
@@ -163,10 +207,12 @@ async function measured<T>(work: () => Promise<T>): Promise<Measured<T>> {
   let peak = rssBefore;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), SAMPLE_MS);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const value = await work();
     const rssAfter = process.memoryUsage.rss();
-    return { value, seconds: (performance.now() - started) / 1000, rssBefore, rssPeak: Math.max(peak, rssAfter), rssAfter };
+    const { user, system } = process.cpuUsage(cpu);
+    return { value, seconds: (performance.now() - started) / 1000, cpuSeconds: (user + system) / 1e6, rssBefore, rssPeak: Math.max(peak, rssAfter), rssAfter };
   } finally {
     clearInterval(timer);
   }

@@ -44,7 +44,10 @@ export class RecordEnds {
   }
 }
 
-function scanLines(chunk: Uint8Array, records: number, bytes: number): { ended: number; end: number } {
+function scanLines(engineBytes: Uint8Array, records: number, bytes: number): { ended: number; end: number } {
+  // Buffer's indexOf (memchr) over the same memory, no copy: a typed array's own indexOf compares element by
+  // element and took two to four times as long, half a second per million rows of ndjson.
+  const chunk = Buffer.from(engineBytes.buffer, engineBytes.byteOffset, engineBytes.length);
   let ended = 0;
   let end = 0;
   while (ended < records) {

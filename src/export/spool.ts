@@ -10,7 +10,7 @@ type Held = { bytes: Uint8Array } | { offset: number; length: number };
  * engine writes. chDB runs one statement at a time and an open stream holds
  * it, so a reader that sets the pace would stop every other query of the
  * instance; here the engine writes at its own pace and the client reads at
- * its own: up to `memoryBytes` wait in memory, the rest in a temporary file
+ * its own: up to `memoryBytes` wait in memory (or one larger chunk alone), the rest in a temporary file
  * (unlinked as soon as it is open, so nothing outlives the process), in
  * order. What waits is bounded by what is pushed, which the export's caps
  * bound.
@@ -37,7 +37,10 @@ export class Spool {
 
   async push(bytes: Uint8Array): Promise<void> {
     if (bytes.length === 0) return;
-    if (this.inMemory + bytes.length <= this.memoryBytes) {
+    // A chunk larger than the whole window waits in memory when nothing else does: the engine's block
+    // is held already, and a trip through the file would copy it twice more (ndjson's blocks of 65,536
+    // rows are about 12 MB).
+    if (this.inMemory + bytes.length <= this.memoryBytes || this.inMemory === 0) {
       this.held.push({ bytes });
       this.inMemory += bytes.length;
     } else {

@@ -12,6 +12,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { CubeFailure } from '../../../src/cube/errors';
+import { createExporter, type Exporter } from '../../../src/export/exporter';
+import { formatNamed } from '../../../src/export/formats';
+import type { StreamStatement } from '../../../src/warehouse/connection';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
@@ -267,6 +271,73 @@ describe('caps and limits are never silent', () => {
     expect(under.body.length).toBeLessThanOrEqual(MAX_BYTES);
     expect(under.headers['result-truncated']).toBe('false');
     expect(await parquetRows(under.body)).toEqual([{ 'Downloads.count': await oracle.value(`SELECT count() FROM ${DATABASE}.downloads`) }]);
+  });
+});
+
+/**
+ * No ClickHouse server runs here, so the exporter's branch for one
+ * (Warehouse.readsLocalFiles false: a statement of its own counts the rows,
+ * a second streams the file in the engine's Parquet, with LIMIT, cut at
+ * EXPORT_MAX_BYTES) runs on chDB's stream, the warehouse otherwise the
+ * service's own. chDB's stream hands out each block of rows as a parquet
+ * file of its own, where a server's is one file; so answers here stay
+ * within one block (65,536 rows), and a server's stream of a longer file is
+ * not tested.
+ */
+describe('parquet on the path for a ClickHouse server (readsLocalFiles false), run on chDB', () => {
+  const parquet = formatNamed('parquet')!;
+  const context = { requestId: 'export-server-path', accountId: null, lane: 'export-server-path' };
+  const formatsStreamed: string[] = [];
+  const serverPath = (caps: { maxRows: number; maxBytes: number }): Exporter =>
+    createExporter({
+      cube: service.cube,
+      warehouse: {
+        readsLocalFiles: false,
+        stream: (statement: StreamStatement) => {
+          formatsStreamed.push(statement.format);
+          return service.warehouse.stream(statement);
+        },
+        client: () => {
+          throw new Error('the path for a server writes no file through the engine');
+        },
+      },
+      limits: service.config.query,
+      caps,
+    });
+  const exported = async (exporter: Exporter, query: Query) => {
+    const opened = await exporter.open(query, parquet, context, new AbortController().signal);
+    try {
+      return { rows: await oracle.rows(`SELECT * FROM file('${opened.file!.path}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0`), truncated: opened.file!.truncated };
+    } finally {
+      await opened.file!.dispose();
+    }
+  };
+
+  it('every cube, limit 5: the file equals the load answer, its cut said; a count, then the file', async () => {
+    const exporter = serverPath(service.config.exports);
+    for (const [cube, base] of await cubeQueries()) {
+      const query = { ...base, limit: 5 };
+      const load = await loaded(query);
+      formatsStreamed.length = 0;
+      const { rows, truncated } = await exported(exporter, query);
+      expect([cube, formatsStreamed]).toEqual([cube, ['TabSeparated', 'Parquet']]);
+      const columns = Object.keys(rows[0] ?? {});
+      expect([cube, asRows(columns, rows)]).toEqual([cube, asRows(columns, load.rows)]);
+      expect([cube, String(truncated)]).toEqual([cube, load.truncated]);
+    }
+  });
+
+  it('EXPORT_MAX_ROWS cuts a query without a limit and says so; EXPORT_MAX_BYTES refuses a file over it', async () => {
+    const byCity = { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], order: [['Downloads.country', 'asc'], ['Downloads.city', 'asc']] };
+    const capped = await exported(serverPath({ ...service.config.exports, maxRows: MAX_ROWS }), byCity);
+    expect(capped.truncated).toBe(true);
+    const expected = await oracle.rows(`SELECT country, city, count() AS n FROM ${DATABASE}.downloads GROUP BY country, city ORDER BY country, city LIMIT ${MAX_ROWS}`);
+    expect(asRows(['Downloads.country', 'Downloads.city', 'Downloads.count'], capped.rows)).toEqual(asRows(['country', 'city', 'n'], expected));
+
+    const tooLarge = serverPath({ ...service.config.exports, maxBytes: MAX_BYTES });
+    const refused = await tooLarge.open({ dimensions: ['Downloads.city', 'Downloads.referer', 'Downloads.parsed_ua'], limit: 1000 }, parquet, context, new AbortController().signal).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(CubeFailure);
+    expect((refused as CubeFailure).kind).toBe('result_too_large');
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The spool between the engine and a slow client: what it gives back is
  * what was pushed, in order, whether it waited in memory or in the file;
- * beyond its memory it writes to the file, so memory does not grow with the
- * answer; the reader waits for bytes still to come.
+ * beyond its memory (or one larger chunk alone) it writes to the file, so
+ * memory does not grow with the answer; the reader waits for bytes still to
+ * come.
  */
 import { randomBytes } from 'node:crypto';
 import { Spool } from '../../../src/export/spool';
@@ -44,6 +45,20 @@ it('memory frees as the reader takes, and the reader waits for what is still to 
   await spool.close();
   expect(taken).toEqual([first, second]);
   expect(taken[1]).toBe(second);
+});
+
+it('a chunk larger than its memory waits in memory when nothing else does; one more goes to the file', async () => {
+  const spool = new Spool(2 * KIB);
+  const large = randomBytes(5 * KIB);
+  const next = randomBytes(5 * KIB);
+  await spool.push(large);
+  await spool.push(next);
+  spool.end();
+  const taken = await all(spool);
+  await spool.close();
+  expect(taken[0]).toBe(large);
+  expect(taken[1]).not.toBe(next);
+  expect(taken[1]).toEqual(next);
 });
 
 it('whenBuffered resolves once that many bytes wait', async () => {
