@@ -4,6 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { parseConfig, type DemoConfig } from '../src/config';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
@@ -12,10 +14,10 @@ import { API_KEY, startBenchService } from './service';
 import { startCeiling } from './ceiling';
 import { prepareDataset, type Dataset } from './dataset';
 import { directSql } from './direct-sql';
-import { outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
+import { describe, outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
 import { MemoryWatch } from './memory';
 import { log, ms, perSecond, signedMs, stats, table } from './report';
-import { FUNNEL_PERCENT, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
+import { FUNNEL_PERCENT, LARGEST, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
 
 /**
  * Load benchmark: `npm run bench -- [--scale 0.2] [--days 90] [--requests 200]
@@ -34,7 +36,7 @@ import { FUNNEL_PERCENT, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, typ
  * days reuses it.
  */
 
-const SECTIONS = ['compare', 'cached', 'mixed'] as const;
+const SECTIONS = ['compare', 'largest', 'cached', 'mixed'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -44,6 +46,7 @@ interface Options {
   cachedRequests: number;
   cachedConcurrency: number;
   mixedRequests: number;
+  largestRequests: number;
   mixedConcurrency: number;
   sections: Set<Section>;
   /** Compare only the shapes whose names hold one of these; all when undefined. */
@@ -100,6 +103,7 @@ async function main(): Promise<number> {
     const memory = new MemoryWatch();
     const tables: string[] = [];
     if (options.sections.has('compare')) tables.push(await compareSection(target, options));
+    if (options.sections.has('largest')) tables.push(await largestSection(target, options));
     if (options.sections.has('cached')) tables.push(await cachedSection(target, options, memory));
     if (options.sections.has('mixed')) tables.push(await mixedSection(target, options));
     memory.stop();
@@ -129,6 +133,7 @@ function parseOptions(): Options {
       'cached-requests': { type: 'string', default: '10000' },
       'cached-concurrency': { type: 'string', default: '64' },
       'mixed-requests': { type: 'string', default: '100' },
+      'largest-requests': { type: 'string', default: '5' },
       'mixed-concurrency': { type: 'string', default: '4' },
       only: { type: 'string', default: SECTIONS.join(',') },
       shapes: { type: 'string' },
@@ -149,6 +154,7 @@ function parseOptions(): Options {
     cachedRequests: positiveInteger(values['cached-requests'], 'cached-requests'),
     cachedConcurrency: positiveInteger(values['cached-concurrency'], 'cached-concurrency'),
     mixedRequests: positiveInteger(values['mixed-requests'], 'mixed-requests'),
+    largestRequests: positiveInteger(values['largest-requests'], 'largest-requests'),
     mixedConcurrency: positiveInteger(values['mixed-concurrency'], 'mixed-concurrency'),
     sections: new Set(sections as Section[]),
     shapes: values.shapes?.split(',').map((s) => s.trim()),
@@ -277,6 +283,92 @@ function merge(runs: Run[]): Run {
     elapsedMs: runs.reduce((n, r) => n + r.elapsedMs, 0),
     firstError: runs.find((r) => r.firstError)?.firstError,
   };
+}
+
+// ---------------------------------------------------------------- largest
+
+/** The issue-21 target: no single request holds the event loop longer than this, at scale 1. */
+export const EVENT_LOOP_TARGET_MS = 100;
+
+/**
+ * The worst event-loop delay while `run` is the only work of the process,
+ * sampled every millisecond (the bench's own client included: it only
+ * gathers the answer's bytes while measured).
+ */
+async function worstDelayDuring<T>(run: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  try {
+    const result = await run();
+    return { result, worstMs: histogram.max / 1e6 };
+  } finally {
+    histogram.disable();
+  }
+}
+
+async function largestSection(target: Target, options: Options): Promise<string> {
+  const scenario: LoadScenario = { shape: LARGEST, key: 'account', cache: 'uncached' };
+  const { label, key } = target.keys[scenario.key];
+  const client = target.service.warehouse.queryClient(target.service.config.query);
+  const direct = await directSql(scenario, { baseUrl: target.baseUrl, agent: target.agent, key }, client);
+  const routes = [
+    { name: 'POST /v1/data/load/', path: LOAD_PATH },
+    { name: 'POST /cubejs-api/v1/load', path: '/cubejs-api/v1/load' },
+  ];
+  log(`largest: ${scenario.shape.name}, ${options.largestRequests} uncached requests per route, one at a time, event-loop delay sampled every 1 ms`);
+  const rows: string[][] = [];
+  const worst = { idle: 0, sql: 0, api: 0 };
+  const idle: number[] = [];
+  const sqlDelays: number[] = [];
+  const sqlMs: number[] = [];
+  const byRoute = routes.map(() => ({ delays: [] as number[], latencies: [] as number[], rows: 0, bytes: 0, errors: 0 }));
+  // Alternated, so each sees the same load from the rest of the machine.
+  for (let i = 0; i < options.largestRequests; i += 1) {
+    const quiet = await worstDelayDuring(() => sleep(200));
+    idle.push(quiet.worstMs);
+    const sql = await worstDelayDuring(() => direct.run(sent++));
+    sqlDelays.push(sql.worstMs);
+    sqlMs.push(sql.result.ms);
+    for (const [r, route] of routes.entries()) {
+      const { result: answer, worstMs } = await worstDelayDuring(() =>
+        send(target.baseUrl, target.agent, { method: 'POST', path: route.path, key, body: { query: queryOf(scenario, sent++) } }),
+      );
+      const seen = byRoute[r];
+      seen.delays.push(worstMs);
+      seen.latencies.push(answer.ms);
+      if (answer.status === 200) {
+        seen.rows = rowsOf(answer);
+        seen.bytes = Buffer.byteLength(answer.body);
+      } else {
+        seen.errors += 1;
+        log(`    ${route.name}: ${describe(answer)}`);
+      }
+    }
+  }
+  worst.idle = Math.max(...idle);
+  worst.sql = Math.max(...sqlDelays);
+  const median = (values: number[]) => stats({ latencies: values, errors: 0, elapsedMs: 1 }).p50;
+  for (const [r, route] of routes.entries()) {
+    const seen = byRoute[r];
+    const routeWorst = Math.max(...seen.delays);
+    worst.api = Math.max(worst.api, routeWorst);
+    log(`  ${route.name}: worst event-loop delay ${ms(routeWorst)} ms (median of requests ${ms(median(seen.delays))}), p50 ${ms(median(seen.latencies))} ms, ${seen.rows} rows, ${seen.bytes} bytes`);
+    rows.push([route.name, label, ms(routeWorst), ms(median(seen.delays)), ms(median(seen.latencies)), String(seen.rows), (seen.bytes / 1e6).toFixed(1), String(seen.errors)]);
+  }
+  rows.push(['the same SQL on the engine', label, ms(worst.sql), ms(median(sqlDelays)), ms(median(sqlMs)), '', '', '']);
+  rows.push(['nothing (200 ms asleep)', '-', ms(worst.idle), ms(median(idle)), '', '', '', '']);
+  log(`  same SQL on the engine: worst ${ms(worst.sql)} ms; idle: worst ${ms(worst.idle)} ms`);
+  return [
+    `The largest answer, \`${scenario.shape.name}\` (uncached), ${options.largestRequests} requests per route one at a time, alternating with ` +
+      `the same SQL on the engine (its JSON parsed as Cube's driver does) and 200 ms of nothing: the worst event-loop delay during each ` +
+      `(monitorEventLoopDelay, 1 ms resolution). Target: ≤ ${EVENT_LOOP_TARGET_MS} ms for every request; the idle row is the machine's own noise.`,
+    '',
+    table(
+      ['Request', 'Key', 'Worst delay ms', 'Median of worst ms', 'p50 ms', 'Rows', 'MB', 'Errors'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+      rows,
+    ),
+  ].join('\n');
 }
 
 // ---------------------------------------------------------------- cached
