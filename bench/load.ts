@@ -16,8 +16,8 @@ import { prepareDataset, type Dataset } from './dataset';
 import { directSql } from './direct-sql';
 import { describe, outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
 import { MemoryWatch } from './memory';
-import { log, ms, perSecond, signedMs, stats, table } from './report';
-import { FUNNEL_PERCENT, LARGEST, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
+import { log, mb, ms, perSecond, signedMs, stats, table } from './report';
+import { FUNNEL_PERCENT, GROUPED_100, LARGEST, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
 
 /**
  * Load benchmark: `npm run bench -- [--scale 0.2] [--days 90] [--requests 200]
@@ -55,9 +55,23 @@ interface Options {
   dataDir: string | undefined;
 }
 
+/** One figure of issue 21 beside its target and what it is compared with in the same run. */
+interface TargetRow {
+  figure: string;
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+/** Filled by the sections as they measure; printed last. */
+const targets: TargetRow[] = [];
+
+const verdict = (met: boolean | undefined) => (met === undefined ? '-' : met ? 'yes' : 'no');
+
 /** API and direct runs alternate in blocks this size, so both see the same load from the rest of the machine. */
 const BLOCK = 25;
 const LOAD_PATH = '/v1/data/load/';
+const MB = 1024 * 1024;
 const CACHED_WARM_UP = 2000;
 
 interface Target {
@@ -100,7 +114,11 @@ async function main(): Promise<number> {
     };
     log(`\nserving ${target.baseUrl}\n`);
 
+    // Idle: the models compiled and nothing asked yet; a second for what start-up left to settle.
+    await sleep(1000);
     const memory = new MemoryWatch();
+    const idleRss = memory.before.rss;
+    targets.push({ figure: 'RSS idle, models compiled', target: '≤ 400 MB', measured: `${mb(idleRss)} MB`, met: idleRss <= 400 * MB });
     const tables: string[] = [];
     if (options.sections.has('compare')) tables.push(await compareSection(target, options));
     if (options.sections.has('largest')) tables.push(await largestSection(target, options));
@@ -117,6 +135,12 @@ async function main(): Promise<number> {
     log(header(options, dataset));
     for (const t of tables) log(`\n${t}`);
     log(`\n${memory.table()}`);
+    const underLoad = memory.peakOf('cached run (service)');
+    if (underLoad !== undefined) {
+      targets.push({ figure: `RSS under ${options.cachedConcurrency} connections (peak, cached run)`, target: '≤ 600 MB', measured: `${mb(underLoad)} MB`, met: underLoad <= 600 * MB });
+    }
+    log('\nIssue 21 targets, each measured in this run beside what it is compared with:\n');
+    log(table(['Figure', 'Target', 'Measured (comparison in the same run)', 'Met'], ['l', 'l', 'l', 'l'], targets.map((t) => [t.figure, t.target, t.measured, verdict(t.met)])));
     return 0;
   } finally {
     if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
@@ -243,6 +267,15 @@ async function compareSection(target: Target, options: Options): Promise<string>
       `  ${name.padEnd(52)} API p50 ${ms(sa.p50)} p99 ${ms(sa.p99)}  SQL p50 ${ms(sd.p50)} p99 ${ms(sd.p99)}  ` +
         `Δ p50 ${signedMs(sa.p50 - sd.p50)}  CPU/req ${ms(cpu.api / options.requests)} vs ${ms(cpu.sql / options.requests)} ms  errors ${a.errors}/${d.errors}  ${rowsSeen} rows`,
     );
+    if (scenario.cache === 'uncached' && (scenario.shape === SIMPLE_COUNT || scenario.shape === GROUPED_100)) {
+      const overhead = sa.p50 - sd.p50;
+      targets.push({
+        figure: `Uncached overhead, ${scenario.shape.name} [${label}]`,
+        target: 'API p50 − SQL p50 ≤ 3 ms',
+        measured: `${signedMs(overhead)} ms (API ${ms(sa.p50)}, same SQL on the engine ${ms(sd.p50)})`,
+        met: overhead <= 3,
+      });
+    }
     if (a.firstError) log(`    first API error: ${a.firstError}`);
     if (d.firstError) log(`    first SQL error: ${d.firstError}`);
     rows.push([
@@ -358,6 +391,12 @@ async function largestSection(target: Target, options: Options): Promise<string>
   rows.push(['the same SQL on the engine', label, ms(worst.sql), ms(median(sqlDelays)), ms(median(sqlMs)), '', '', '']);
   rows.push(['nothing (200 ms asleep)', '-', ms(worst.idle), ms(median(idle)), '', '', '', '']);
   log(`  same SQL on the engine: worst ${ms(worst.sql)} ms; idle: worst ${ms(worst.idle)} ms`);
+  targets.push({
+    figure: `Worst event-loop delay, one ${scenario.shape.name} request (both routes)`,
+    target: `≤ ${EVENT_LOOP_TARGET_MS} ms`,
+    measured: `${ms(worst.api)} ms (same SQL on the engine ${ms(worst.sql)}, idle ${ms(worst.idle)})`,
+    met: worst.api <= EVENT_LOOP_TARGET_MS,
+  });
   return [
     `The largest answer, \`${scenario.shape.name}\` (uncached), ${options.largestRequests} requests per route one at a time, alternating with ` +
       `the same SQL on the engine (its JSON parsed as Cube's driver does) and 200 ms of nothing: the worst event-loop delay during each ` +
@@ -409,6 +448,18 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
   const ratio = s.perSecond / b.perSecond;
   log(`  service ${perSecond(s.perSecond)} req/s p50 ${ms(s.p50)} p99 ${ms(s.p99)}; bare ${perSecond(b.perSecond)} req/s p50 ${ms(b.p50)} p99 ${ms(b.p99)}; ratio ${(ratio * 100).toFixed(0)}%`);
   if (service.firstError) log(`    first error: ${service.firstError}`);
+  targets.push({
+    figure: `Cached query at ${options.cachedConcurrency} connections, req/s`,
+    target: '≥ 60% of the bare endpoint',
+    measured: `${(ratio * 100).toFixed(0)}% (${perSecond(s.perSecond)} of ${perSecond(b.perSecond)} req/s)`,
+    met: ratio >= 0.6,
+  });
+  targets.push({
+    figure: `Cached query at ${options.cachedConcurrency} connections, p99`,
+    target: '≤ 2 × the bare endpoint’s p99',
+    measured: `${(s.p99 / b.p99).toFixed(2)} × (${ms(s.p99)} vs ${ms(b.p99)} ms)`,
+    met: s.p99 <= 2 * b.p99,
+  });
   return [
     `One repeated (cached) query, \`${SIMPLE_COUNT.name}\`, ${options.cachedRequests} requests at ${options.cachedConcurrency} connections ` +
       `(after ${Math.min(CACHED_WARM_UP, options.cachedRequests)} untimed to each endpoint). ` +
