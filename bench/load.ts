@@ -4,6 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { parseConfig, type DemoConfig } from '../src/config';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
@@ -12,29 +14,33 @@ import { API_KEY, startBenchService } from './service';
 import { startCeiling } from './ceiling';
 import { prepareDataset, type Dataset } from './dataset';
 import { directSql } from './direct-sql';
-import { outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
+import { describe, outcomeOf, runConcurrently, send, type Answer, type Run } from './http-load';
 import { MemoryWatch } from './memory';
-import { log, ms, perSecond, signedMs, stats, table } from './report';
-import { FUNNEL_PERCENT, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
+import { log, mb, ms, perSecond, signedMs, stats, table } from './report';
+import { FUNNEL_PERCENT, GROUPED_100, LARGEST, loadScenarios, queryOf, SIMPLE_COUNT, type KeyName, type LoadScenario } from './scenarios';
 
 /**
  * Load benchmark: `npm run bench -- [--scale 0.2] [--days 90] [--requests 200]
  * [--concurrency 1] [--cached-requests 10000] [--cached-concurrency 64]
- * [--mixed-requests 100] [--mixed-concurrency 4] [--only compare,cached,mixed] [--shapes 'simple count,group-by'] [--data-dir DIR]`. Builds (or reuses) the demo
- * dataset, serves the real service on a free port and prints three markdown
- * tables, each measured in this one run:
+ * [--mixed-requests 100] [--mixed-concurrency 4] [--largest-requests 5] [--only compare,cached,mixed,largest]
+ * [--shapes 'simple count,group-by'] [--data-dir DIR]`. Builds (or reuses) the demo
+ * dataset, serves the real service on a free port and prints four markdown
+ * tables, each measured in this one run, then issue 21's targets beside
+ * what the run measured:
  * - compare: every query shape through the API over real HTTP, next to the
  *   exact SQL Cube generates for it run straight on the same engine, in
  *   alternating blocks at the same concurrency;
  * - cached: one repeated query at 64 connections, next to a bare Express
  *   endpoint answering the same bytes (the ceiling);
- * - mixed: short dashboard queries alone and while a slow one runs.
+ * - mixed: short dashboard queries alone and while a slow one runs;
+ * - largest: the worst event-loop delay of one 50,000-row answer on each
+ *   load route, next to the same SQL on the engine and an idle probe.
  * Figures only: it exits 1 when setup fails, never because of the figures.
  * With --data-dir the data is kept, and a later run at the same scale and
  * days reuses it.
  */
 
-const SECTIONS = ['compare', 'cached', 'mixed'] as const;
+const SECTIONS = ['compare', 'cached', 'mixed', 'largest'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -44,6 +50,7 @@ interface Options {
   cachedRequests: number;
   cachedConcurrency: number;
   mixedRequests: number;
+  largestRequests: number;
   mixedConcurrency: number;
   sections: Set<Section>;
   /** Compare only the shapes whose names hold one of these; all when undefined. */
@@ -52,9 +59,23 @@ interface Options {
   dataDir: string | undefined;
 }
 
+/** One figure of issue 21 beside its target and what it is compared with in the same run. */
+interface TargetRow {
+  figure: string;
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+/** Filled by the sections as they measure; printed last. */
+const targets: TargetRow[] = [];
+
+const verdict = (met: boolean | undefined) => (met === undefined ? '-' : met ? 'yes' : 'no');
+
 /** API and direct runs alternate in blocks this size, so both see the same load from the rest of the machine. */
 const BLOCK = 25;
 const LOAD_PATH = '/v1/data/load/';
+const MB = 1024 * 1024;
 const CACHED_WARM_UP = 2000;
 
 interface Target {
@@ -97,11 +118,20 @@ async function main(): Promise<number> {
     };
     log(`\nserving ${target.baseUrl}\n`);
 
+    // Idle: the models compiled and nothing asked yet; a second for what start-up left to settle.
+    await sleep(1000);
     const memory = new MemoryWatch();
+    const idleRss = memory.before.rss;
+    targets.push({ figure: 'RSS idle, models compiled', target: '≤ 400 MB', measured: `${mb(idleRss)} MB`, met: idleRss <= 400 * MB });
     const tables: string[] = [];
     if (options.sections.has('compare')) tables.push(await compareSection(target, options));
     if (options.sections.has('cached')) tables.push(await cachedSection(target, options, memory));
     if (options.sections.has('mixed')) tables.push(await mixedSection(target, options));
+    // Last: its 50,000-row answers leave the heap larger, which the memory under load above would otherwise carry.
+    if (options.sections.has('largest')) {
+      memory.mark('largest answers');
+      tables.push(await largestSection(target, options));
+    }
     memory.stop();
 
     target.agent.destroy();
@@ -113,6 +143,12 @@ async function main(): Promise<number> {
     log(header(options, dataset));
     for (const t of tables) log(`\n${t}`);
     log(`\n${memory.table()}`);
+    const underLoad = memory.peakOf('cached run (service)');
+    if (underLoad !== undefined) {
+      targets.push({ figure: `RSS under ${options.cachedConcurrency} connections (peak, cached run)`, target: '≤ 600 MB', measured: `${mb(underLoad)} MB`, met: underLoad <= 600 * MB });
+    }
+    log('\nIssue 21 targets, each measured in this run beside what it is compared with:\n');
+    log(table(['Figure', 'Target', 'Measured (comparison in the same run)', 'Met'], ['l', 'l', 'l', 'l'], targets.map((t) => [t.figure, t.target, t.measured, verdict(t.met)])));
     return 0;
   } finally {
     if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
@@ -129,6 +165,7 @@ function parseOptions(): Options {
       'cached-requests': { type: 'string', default: '10000' },
       'cached-concurrency': { type: 'string', default: '64' },
       'mixed-requests': { type: 'string', default: '100' },
+      'largest-requests': { type: 'string', default: '5' },
       'mixed-concurrency': { type: 'string', default: '4' },
       only: { type: 'string', default: SECTIONS.join(',') },
       shapes: { type: 'string' },
@@ -149,6 +186,7 @@ function parseOptions(): Options {
     cachedRequests: positiveInteger(values['cached-requests'], 'cached-requests'),
     cachedConcurrency: positiveInteger(values['cached-concurrency'], 'cached-concurrency'),
     mixedRequests: positiveInteger(values['mixed-requests'], 'mixed-requests'),
+    largestRequests: positiveInteger(values['largest-requests'], 'largest-requests'),
     mixedConcurrency: positiveInteger(values['mixed-concurrency'], 'mixed-concurrency'),
     sections: new Set(sections as Section[]),
     shapes: values.shapes?.split(',').map((s) => s.trim()),
@@ -237,6 +275,15 @@ async function compareSection(target: Target, options: Options): Promise<string>
       `  ${name.padEnd(52)} API p50 ${ms(sa.p50)} p99 ${ms(sa.p99)}  SQL p50 ${ms(sd.p50)} p99 ${ms(sd.p99)}  ` +
         `Δ p50 ${signedMs(sa.p50 - sd.p50)}  CPU/req ${ms(cpu.api / options.requests)} vs ${ms(cpu.sql / options.requests)} ms  errors ${a.errors}/${d.errors}  ${rowsSeen} rows`,
     );
+    if (scenario.cache === 'uncached' && (scenario.shape === SIMPLE_COUNT || scenario.shape === GROUPED_100)) {
+      const overhead = sa.p50 - sd.p50;
+      targets.push({
+        figure: `Uncached overhead, ${scenario.shape.name} [${label}]`,
+        target: 'API p50 − SQL p50 ≤ 3 ms',
+        measured: `${signedMs(overhead)} ms (API ${ms(sa.p50)}, same SQL on the engine ${ms(sd.p50)})`,
+        met: overhead <= 3,
+      });
+    }
     if (a.firstError) log(`    first API error: ${a.firstError}`);
     if (d.firstError) log(`    first SQL error: ${d.firstError}`);
     rows.push([
@@ -279,6 +326,98 @@ function merge(runs: Run[]): Run {
   };
 }
 
+// ---------------------------------------------------------------- largest
+
+/** The issue-21 target: no single request holds the event loop longer than this, at scale 1. */
+export const EVENT_LOOP_TARGET_MS = 100;
+
+/**
+ * The worst event-loop delay while `run` is the only work of the process,
+ * sampled every millisecond (the bench's own client included: it only
+ * gathers the answer's bytes while measured).
+ */
+async function worstDelayDuring<T>(run: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  try {
+    const result = await run();
+    return { result, worstMs: histogram.max / 1e6 };
+  } finally {
+    histogram.disable();
+  }
+}
+
+async function largestSection(target: Target, options: Options): Promise<string> {
+  const scenario: LoadScenario = { shape: LARGEST, key: 'account', cache: 'uncached' };
+  const { label, key } = target.keys[scenario.key];
+  const client = target.service.warehouse.queryClient(target.service.config.query);
+  const direct = await directSql(scenario, { baseUrl: target.baseUrl, agent: target.agent, key }, client);
+  const routes = [
+    { name: 'POST /v1/data/load/', path: LOAD_PATH },
+    { name: 'POST /cubejs-api/v1/load', path: '/cubejs-api/v1/load' },
+  ];
+  log(`largest: ${scenario.shape.name}, ${options.largestRequests} uncached requests per route, one at a time, event-loop delay sampled every 1 ms`);
+  const rows: string[][] = [];
+  const worst = { idle: 0, sql: 0, api: 0 };
+  const idle: number[] = [];
+  const sqlDelays: number[] = [];
+  const sqlMs: number[] = [];
+  const byRoute = routes.map(() => ({ delays: [] as number[], latencies: [] as number[], rows: 0, bytes: 0, errors: 0 }));
+  // Alternated, so each sees the same load from the rest of the machine.
+  for (let i = 0; i < options.largestRequests; i += 1) {
+    const quiet = await worstDelayDuring(() => sleep(200));
+    idle.push(quiet.worstMs);
+    const sql = await worstDelayDuring(() => direct.run(sent++));
+    sqlDelays.push(sql.worstMs);
+    sqlMs.push(sql.result.ms);
+    for (const [r, route] of routes.entries()) {
+      const { result: answer, worstMs } = await worstDelayDuring(() =>
+        send(target.baseUrl, target.agent, { method: 'POST', path: route.path, key, body: { query: queryOf(scenario, sent++) } }),
+      );
+      const seen = byRoute[r];
+      seen.delays.push(worstMs);
+      seen.latencies.push(answer.ms);
+      if (answer.status === 200) {
+        seen.rows = rowsOf(answer);
+        seen.bytes = Buffer.byteLength(answer.body);
+      } else {
+        seen.errors += 1;
+        log(`    ${route.name}: ${describe(answer)}`);
+      }
+    }
+  }
+  worst.idle = Math.max(...idle);
+  worst.sql = Math.max(...sqlDelays);
+  const median = (values: number[]) => stats({ latencies: values, errors: 0, elapsedMs: 1 }).p50;
+  for (const [r, route] of routes.entries()) {
+    const seen = byRoute[r];
+    const routeWorst = Math.max(...seen.delays);
+    worst.api = Math.max(worst.api, routeWorst);
+    log(`  ${route.name}: worst event-loop delay ${ms(routeWorst)} ms (median of requests ${ms(median(seen.delays))}), p50 ${ms(median(seen.latencies))} ms, ${seen.rows} rows, ${seen.bytes} bytes`);
+    rows.push([route.name, label, ms(routeWorst), ms(median(seen.delays)), ms(median(seen.latencies)), String(seen.rows), (seen.bytes / 1e6).toFixed(1), String(seen.errors)]);
+  }
+  rows.push(['the same SQL on the engine', label, ms(worst.sql), ms(median(sqlDelays)), ms(median(sqlMs)), '', '', '']);
+  rows.push(['nothing (200 ms asleep)', '-', ms(worst.idle), ms(median(idle)), '', '', '', '']);
+  log(`  same SQL on the engine: worst ${ms(worst.sql)} ms; idle: worst ${ms(worst.idle)} ms`);
+  targets.push({
+    figure: `Worst event-loop delay, one ${scenario.shape.name} request (both routes)`,
+    target: `≤ ${EVENT_LOOP_TARGET_MS} ms`,
+    measured: `${ms(worst.api)} ms (same SQL on the engine ${ms(worst.sql)}, idle ${ms(worst.idle)})`,
+    met: worst.api <= EVENT_LOOP_TARGET_MS,
+  });
+  return [
+    `The largest answer, \`${scenario.shape.name}\` (uncached), ${options.largestRequests} requests per route one at a time, alternating with ` +
+      `the same SQL on the engine (its JSON parsed as Cube's driver does) and 200 ms of nothing: the worst event-loop delay during each ` +
+      `(monitorEventLoopDelay, 1 ms resolution). Target: ≤ ${EVENT_LOOP_TARGET_MS} ms for every request; the idle row is the machine's own noise.`,
+    '',
+    table(
+      ['Request', 'Key', 'Worst delay ms', 'Median of worst ms', 'p50 ms', 'Rows', 'MB', 'Errors'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+      rows,
+    ),
+  ].join('\n');
+}
+
 // ---------------------------------------------------------------- cached
 
 async function cachedSection(target: Target, options: Options, memory: MemoryWatch): Promise<string> {
@@ -317,6 +456,18 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
   const ratio = s.perSecond / b.perSecond;
   log(`  service ${perSecond(s.perSecond)} req/s p50 ${ms(s.p50)} p99 ${ms(s.p99)}; bare ${perSecond(b.perSecond)} req/s p50 ${ms(b.p50)} p99 ${ms(b.p99)}; ratio ${(ratio * 100).toFixed(0)}%`);
   if (service.firstError) log(`    first error: ${service.firstError}`);
+  targets.push({
+    figure: `Cached query at ${options.cachedConcurrency} connections, req/s`,
+    target: '≥ 60% of the bare endpoint',
+    measured: `${(ratio * 100).toFixed(0)}% (${perSecond(s.perSecond)} of ${perSecond(b.perSecond)} req/s)`,
+    met: ratio >= 0.6,
+  });
+  targets.push({
+    figure: `Cached query at ${options.cachedConcurrency} connections, p99`,
+    target: '≤ 2 × the bare endpoint’s p99',
+    measured: `${(s.p99 / b.p99).toFixed(2)} × (${ms(s.p99)} vs ${ms(b.p99)} ms)`,
+    met: s.p99 <= 2 * b.p99,
+  });
   return [
     `One repeated (cached) query, \`${SIMPLE_COUNT.name}\`, ${options.cachedRequests} requests at ${options.cachedConcurrency} connections ` +
       `(after ${Math.min(CACHED_WARM_UP, options.cachedRequests)} untimed to each endpoint). ` +

@@ -29,6 +29,11 @@ export class MemoryWatch {
     this.after = process.memoryUsage();
   }
 
+  /** The peak RSS of a phase named in mark(), once measured. */
+  peakOf(name: string): number | undefined {
+    return this.phases.find((p) => p.name === name)?.peakRss;
+  }
+
   table(): string {
     return table(
       ['Memory', 'RSS MB', 'Heap used MB'],

@@ -73,6 +73,22 @@ export const GROUPED_1000: Shape = {
 };
 
 /**
+ * The largest answer a client may ask for (QUERY_MAX_LIMIT, 50,000 rows) with
+ * a time dimension, whose every row Cube's result transform and the JSON
+ * serialisation go through on the event loop.
+ */
+export const LARGEST: Shape = {
+  name: 'largest answer, 50000 rows by day',
+  member: 'Downloads.country',
+  query: {
+    measures: ['Downloads.count'],
+    dimensions: ['Downloads.country', 'Downloads.city', 'Downloads.parsed_ua', 'Downloads.os_name'],
+    timeDimensions: last('Downloads.ts', 'last 90 days', 'day'),
+    limit: 50000,
+  },
+};
+
+/**
  * The funnel's percentages: a distinct count, which its rollup cannot add up,
  * so every run joins the raw tables (the rollup's own figures are in
  * dashboards.ts: Cube's SQL for a rollup names its table without the version

@@ -1,4 +1,5 @@
 import type { Metrics } from '../metrics/registry';
+import { answerJson, jsonLength } from './answer-json';
 import { ResultCache, type ResultCacheOptions } from './result-cache';
 import { asksRenewal, cacheKey, refreshedAt } from './result-key';
 import type { Query, RequestContext } from './service';
@@ -43,9 +44,9 @@ export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metr
         return kept as T | Promise<T>;
       }
     }
-    const answer = compute().then((result) => {
+    const answer = compute().then(async (result) => {
       const computedAt = refreshedAt(result);
-      if (computedAt !== undefined) cache.set(key, result, computedAt, JSON.stringify(result).length);
+      if (computedAt !== undefined) cache.set(key, result, computedAt, jsonLength(await answerJson(result as object)));
       return result;
     });
     if (renew) return answer;

@@ -1,4 +1,5 @@
 import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
+import { jsonInSlices } from '../answer-json';
 
 /** Entries written this recently are never evicted: Cube reads a result's time back right after writing it. */
 const GRACE_MS = 10_000;
@@ -50,8 +51,16 @@ export class BoundedCacheDriver extends LocalCacheDriver {
     this.onSize(this.bytes);
   }
 
+  /**
+   * The base class's set, but its measure (the bytes of the value's JSON) is
+   * taken a slice of rows at a time: a large result serialised in one go held
+   * the event loop. The entry is stored before that, as the base class does.
+   */
   override async set(key: string, value: unknown, expiration: number): Promise<{ key: string; bytes: number }> {
-    const result = await super.set(key, value, expiration);
+    (this.store as Record<string, { value: unknown; exp: number }>)[key] = { value, exp: new Date().getTime() + expiration * 1000 };
+    let bytes = 0;
+    for (const piece of await jsonInSlices(value)) bytes += Buffer.byteLength(piece);
+    const result = { key, bytes };
     this.forget(key);
     this.written.set(key, { bytes: result.bytes, at: this.now() });
     this.bytes += result.bytes;

@@ -5,7 +5,7 @@ import type { BoundedCacheDriver } from './cache-driver';
 import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
-import { restoreNativeStackTraces, reuseVisibleMeta } from './request-path';
+import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
 import { unrefIntervals } from './unref-intervals';
 
@@ -180,6 +180,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const gateway = core.gateway();
   reuseVisibleMeta(gateway);
+  transformResultsInSlices(gateway);
   ownRowLimits(gateway, options.rowLimits);
   restoreNativeStackTraces();
 

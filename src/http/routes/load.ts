@@ -22,11 +22,11 @@ export function loadRoute(cube: CubeService, limits: Config['query']): RequestHa
     if (queryType === 'multi') {
       const queries = queryOrListOf(query);
       checkQuerySize(Array.isArray(queries) ? queries : [queries], limits);
-      sendLoadAnswer(res, await cube.loadMulti(queries, context));
+      await sendLoadAnswer(res, await cube.loadMulti(queries, context));
       return;
     }
     const one = oneQueryOf(query);
     checkQuerySize([one], limits);
-    sendLoadAnswer(res, await cube.load(one, context));
+    await sendLoadAnswer(res, await cube.load(one, context));
   };
 }

@@ -71,11 +71,17 @@ const EXPECTED: Expectation[] = [
     fields: ['store'],
   },
   {
-    usedBy: 'src/cube/engine/request-path.ts (reuseVisibleMeta), row-limits.ts, export-sql.ts and the gateway calls of core.ts',
+    usedBy: 'src/cube/engine/request-path.ts (reuseVisibleMeta, transformResultsInSlices), row-limits.ts, export-sql.ts and the gateway calls of core.ts',
     module: '@cubejs-backend/api-gateway',
     load: () => fromServerCore('@cubejs-backend/api-gateway'),
     exportName: 'ApiGateway',
-    methods: ['filterVisibleItemsInMeta', 'meta', 'load', 'sql', 'dryRun', 'release', 'getNormalizedQueries', 'getSqlQueriesInternal'],
+    methods: ['filterVisibleItemsInMeta', 'meta', 'load', 'sql', 'dryRun', 'release', 'getNormalizedQueries', 'getSqlQueriesInternal', 'getResultInternal'],
+  },
+  {
+    usedBy: 'src/cube/engine/request-path.ts (transformResultsInSlices formats each time once)',
+    module: '@cubejs-backend/api-gateway/dist/src/helpers/transformValue',
+    load: () => fromServerCore('@cubejs-backend/api-gateway/dist/src/helpers/transformValue'),
+    exportName: 'transformValue',
   },
   {
     usedBy: 'src/cube/engine/core.ts (keyedCubes) and src/cube/models/engine.ts',

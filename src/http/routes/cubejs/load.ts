@@ -13,6 +13,6 @@ import { cubeQueryOf } from './request';
 export function cubeLoadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
   return async (req, res) => {
     const { query, multi } = cubeQueryOf(req, limits);
-    sendLoadAnswer(res, await cube.cubeLoad(query, multi, requestContextOf(res)));
+    await sendLoadAnswer(res, await cube.cubeLoad(query, multi, requestContextOf(res)));
   };
 }
