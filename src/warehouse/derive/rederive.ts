@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
 import { accountsSql, deriveDownloadsSql, type Places } from './downloads';
 import { WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
+import { settingsSql } from './sql';
 import type { UserAgentLists } from './user-agents';
 
 const DAY = 86_400;
@@ -37,7 +38,7 @@ export async function rederive(client: ClickHouseClient, database: string, deriv
     end = Math.max(end, Number((await result.json<{ last: string }>())[0]?.last ?? end));
   }
   const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`;
-  await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}`, clickhouse_settings: { mutations_sync: '2' } });
+  await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}${settingsSql({ mutations_sync: 2 })}` });
   // In time order, in runs of whole UTC days of at most CHUNK_REQUESTS requests: each statement's memory is its
   // part of the requests, rolling windows read the parts before, and an empty stretch costs no statement.
   const perDay = await client.query({

@@ -9,7 +9,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
 import { REQUEST_PLACES } from '../derive/downloads';
 import { rederive, type Derivation } from '../derive/rederive';
-import { sqlLiteral, withClause } from '../derive/sql';
+import { settingsSql, sqlLiteral, withClause } from '../derive/sql';
 import { classifyColumns, userAgentConstants } from '../derive/user-agents';
 
 /**
@@ -85,7 +85,7 @@ export async function importFile(client: ClickHouseClient, file: string, options
 
 async function importPath(client: ClickHouseClient, name: string, source: string, options: ImportOptions, started: number): Promise<ImportSummary> {
   const db = quoteIdentifier(options.database);
-  const staging = quoteIdentifier(`${options.database}_import`);
+  const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
   await ensureImportTables(client, options.database);
   await recoverInterrupted(client, options);
@@ -143,6 +143,11 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   }
 }
 
+/** Where an import stages a file's rows, apart from the tables anything reads. */
+export function stagingDatabase(database: string): string {
+  return `${database}_import`;
+}
+
 export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
@@ -157,19 +162,27 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
 /**
  * An import killed between moving its rows in and recording it done left
  * rows with its import_id: they are removed and their span derived again,
- * so a killed import leaves nothing behind.
+ * so a killed import leaves nothing behind. One killed earlier left only
+ * its staging tables, which are dropped. Imports into a database run one
+ * at a time (the service's inbox takes them in turn), so whatever is staged
+ * or started when one begins belongs to an import that died.
  */
 export async function recoverInterrupted(client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'progress'>): Promise<void> {
   const db = quoteIdentifier(options.database);
+  const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', { staging: stagingDatabase(options.database) });
+  for (const { name } of staged) {
+    options.progress?.(`dropping ${name}, staged by an interrupted import`);
+    await client.command({ query: `DROP TABLE IF EXISTS ${quoteIdentifier(stagingDatabase(options.database))}.${quoteIdentifier(name)} SYNC` });
+  }
   const pending = await rows<{ id: string; file: string; from: string; to: string }>(client, `
     SELECT id, any(file) AS file, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
     GROUP BY id HAVING countIf(state = 'done') = 0`);
   for (const p of pending) {
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
     const [{ accounts }] = await rows<{ accounts: string[] }>(client, `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`, { id: p.id });
-    await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+    await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts);
-    await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}`, clickhouse_settings: { mutations_sync: '2' } });
+    await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
 }
