@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,7 +14,10 @@ import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
- * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR]`.
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]`.
+ * `--keep-files` writes the generated files to DIR (outside the repository,
+ * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
+ * write. The same rows always give the same file (a seeded generator).
  * For each format, one generated request log of `rows` requests
  * (bench/requests-file.ts), in one run on one chDB engine:
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
@@ -33,7 +36,10 @@ const SAMPLE_MS = 20;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' } },
+    options: {
+      rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' },
+      'keep-files': { type: 'string' },
+    },
   });
   const rows = Number(values.rows);
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
@@ -47,10 +53,15 @@ async function main(): Promise<number> {
     const results: string[][] = [];
     const steps: string[] = [];
     for (const format of formats) {
-      const file = path.join(scratch, `requests.${format}`);
-      const generated = performance.now();
-      await writeRequestsFile(file, rows, format);
-      log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+      const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}.${format}`);
+      if (existsSync(file)) {
+        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, kept from an earlier run`);
+      } else {
+        const generated = performance.now();
+        await writeRequestsFile(`${file}.partial`, rows, format);
+        renameSync(`${file}.partial`, file);
+        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+      }
 
       const raw = await measured(() => rawInsert(client, file, format));
       const database = `bench_import_${format}`;
