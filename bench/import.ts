@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,7 +14,10 @@ import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
- * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR]`.
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]`.
+ * `--keep-files` writes the generated files to DIR (outside the repository,
+ * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
+ * write. The same rows always give the same file (a seeded generator).
  * For each format, one generated request log of `rows` requests
  * (bench/requests-file.ts), in one run on one chDB engine:
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
@@ -33,7 +36,10 @@ const SAMPLE_MS = 20;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' } },
+    options: {
+      rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' },
+      'keep-files': { type: 'string' },
+    },
   });
   const rows = Number(values.rows);
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
@@ -47,10 +53,15 @@ async function main(): Promise<number> {
     const results: string[][] = [];
     const steps: string[] = [];
     for (const format of formats) {
-      const file = path.join(scratch, `requests.${format}`);
-      const generated = performance.now();
-      await writeRequestsFile(file, rows, format);
-      log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+      const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}.${format}`);
+      if (existsSync(file)) {
+        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, kept from an earlier run`);
+      } else {
+        const generated = performance.now();
+        await writeRequestsFile(`${file}.partial`, rows, format);
+        renameSync(`${file}.partial`, file);
+        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+      }
 
       const raw = await measured(() => rawInsert(client, file, format));
       const database = `bench_import_${format}`;
@@ -62,12 +73,13 @@ async function main(): Promise<number> {
         return `${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s ${((used.user + used.system) / 1e6).toFixed(1).padStart(6)} s CPU`;
       };
       const progress = (message: string) => steps.push(`${format} ${since()}  ${message}`);
-      const ours = await measured(() => importFile(client, file, {
+      const statements: string[] = [];
+      const ours = await measured(() => importFile(profiled(client, format, statements), file, {
         database, format, maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX, rejectsDir: scratch, engineReadsFiles: true,
         derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents }, progress,
       }));
       if (ours.value.outcome !== 'imported' || ours.value.imported !== rows) throw new Error(`${format}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-      steps.push(`${format} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`);
+      steps.push(`${format} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
       results.push(
         [`${format}: raw insert (floor)`, ours.value.imported === raw.value ? perSecond(rows / raw.seconds) : `${raw.value} rows?`, raw.seconds.toFixed(1), raw.cpuSeconds.toFixed(1), mb(raw.peakRss)],
         [`${format}: import (hash, validate, insert, derive)`, perSecond(rows / ours.seconds), ours.seconds.toFixed(1), ours.cpuSeconds.toFixed(1), mb(ours.peakRss)],
@@ -76,7 +88,7 @@ async function main(): Promise<number> {
     }
     log(`\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     log(table(['Run', 'Rows/s', 'Seconds', 'CPU seconds', 'Peak RSS above start, MB'], ['l', 'r', 'r', 'r', 'r'], results));
-    log(`\nThe import's steps (seconds and CPU seconds since it started):\n${steps.join('\n')}`);
+    log(`\nThe import's steps (seconds and CPU seconds since it started), then each statement that took 0.1 s or more (wall, CPU, RSS growth while it ran):\n${steps.join('\n')}`);
     return 0;
   } finally {
     await warehouse.close();
@@ -101,6 +113,28 @@ async function rawInsert(client: ClickHouseClient, file: string, format: Request
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * The client, timing each statement it runs: chDB keeps no system.query_log,
+ * so this is where the import's time is split by statement.
+ */
+function profiled(client: ClickHouseClient, format: string, statements: string[]): ClickHouseClient {
+  return new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'command' && property !== 'query' && property !== 'exec' && property !== 'insert') return value.bind(target);
+      return async (params: { query?: string; table?: string }) => {
+        const run = await measured(() => (value as (p: unknown) => Promise<unknown>).call(target, params));
+        if (run.seconds >= 0.1) {
+          const text = (params.query ?? `INSERT INTO ${params.table}`).replace(/\s+/g, ' ').trim();
+          statements.push(`${format}   ${run.seconds.toFixed(1).padStart(6)} s ${run.cpuSeconds.toFixed(1).padStart(6)} s CPU ${mb(run.peakRss).padStart(5)} MB  ${text.slice(0, 110)}`);
+        }
+        return run.value;
+      };
+    },
+  });
 }
 
 /**

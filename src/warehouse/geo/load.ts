@@ -4,6 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
 import type { Warehouse } from '../connection';
 import { quoteIdentifier } from '../ddl';
+import { settingsSql } from '../derive/sql';
 import { mmdbNetworks } from './mmdb';
 import { geoFiles, geoFingerprint, type GeoFiles } from './sources';
 
@@ -219,7 +220,8 @@ FROM (
 }
 
 async function insertText(client: ClickHouseClient, target: string, format: string, body: string, settings: Record<string, number> = {}): Promise<void> {
-  const result = await client.exec({ query: `INSERT INTO ${target} FORMAT ${format}`, values: Readable.from([body]), clickhouse_settings: settings });
+  const clause = Object.keys(settings).length > 0 ? settingsSql(settings) : '';
+  const result = await client.exec({ query: `INSERT INTO ${target}${clause} FORMAT ${format}`, values: Readable.from([body]) });
   // A server's answer must be read to the end before its connection is reused.
   for await (const _ of result.stream) void _;
 }

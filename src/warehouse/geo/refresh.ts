@@ -1,6 +1,7 @@
 import type { Logger } from '../../log';
 import type { Warehouse } from '../connection';
 import { quoteIdentifier, type TableName } from '../ddl';
+import { settingsSql } from '../derive/sql';
 import { placeExpressions, type PlaceExpressions } from './places';
 
 /** Each table with places: the column its IP is in, and which place columns it keeps. */
@@ -28,9 +29,8 @@ export async function refreshPlaces(warehouse: Warehouse, logger?: Logger, table
     const target = `${quoteIdentifier(tablesDatabase)}.${quoteIdentifier(table)}`;
     const started = performance.now();
     await client.command({
-      query: `ALTER TABLE ${target} UPDATE ${columns.map((c) => `${c} = ${places[c]}`).join(', ')} WHERE true`,
       // Waits for the mutation; dictGet counts as non-deterministic for mutations, which a replicated table refuses by default.
-      clickhouse_settings: { mutations_sync: '2', allow_nondeterministic_mutations: 1 },
+      query: `ALTER TABLE ${target} UPDATE ${columns.map((c) => `${c} = ${places[c]}`).join(', ')} WHERE true${settingsSql({ mutations_sync: 2, allow_nondeterministic_mutations: 1 })}`,
     });
     const seconds = Math.round(performance.now() - started) / 1000;
     const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });

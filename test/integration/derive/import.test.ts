@@ -152,6 +152,42 @@ describe('an import killed after moving its rows in', () => {
   });
 });
 
+describe('an import killed before it recorded started', () => {
+  it('left only staging tables, which the next import drops', async () => {
+    const database = await freshDatabase();
+    const staging = `${database}_import`;
+    // What a kill -9 while reading the file leaves: a staging table holding part of its rows, and no record.
+    await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
+    await client.command({ query: `CREATE TABLE ${staging}.rows_killed ENGINE = MergeTree ORDER BY tuple() AS SELECT * FROM ${database}.podcast_events` });
+    await client.command({ query: `INSERT INTO ${staging}.rows_killed (account_id, ts, url) VALUES ('acme', '2026-01-05 00:00:00', 'https://example.com/')` });
+
+    const summary = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, { rules: 'iab', window: 'calendar' }));
+    expect(summary).toMatchObject({ outcome: 'imported', imported: 9 });
+    expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${staging}'`)).toBe(0);
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
+  });
+});
+
+describe('the session an import runs in', () => {
+  it('has the settings it had before: the import sets its own per statement', async () => {
+    const changed = async () => (await client.query({ query: 'SELECT name, value FROM system.settings WHERE changed ORDER BY name', format: 'JSONEachRow' })).json<{ name: string; value: string }>();
+    const before = await changed();
+    const database = await freshDatabase();
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    await importFile(client, path.join(SAMPLES, 'requests.csv'), { ...options(database, settings), format: 'csv' });
+    // A recovery too: it deletes rows, which waits for the mutation.
+    await client.command({ query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')` });
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
+    expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
+    // Its lines sent as to a server, with the reader's settings.
+    await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), { ...options(database, settings), format: 'cloudfront', engineReadsFiles: false });
+    const after = await changed();
+    expect(after).toEqual(before);
+    // An earlier test's import in this process would have left it in `before` too.
+    for (const name of ['mutations_sync', 'input_format_skip_unknown_fields']) expect(after).not.toContainEqual(expect.objectContaining({ name }));
+  });
+});
+
 describe('files chDB reads itself', () => {
   const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
 
