@@ -16,8 +16,14 @@ export const FUZZ_DEMO: DemoConfig = { enabled: true, scale: 0.02, seed: 7, days
  * production wires it (src/assembly.ts), with API_KEY as its operator key
  * and a key for each of `accounts`.
  */
-export function startBenchService(dataDir: string, env: Record<string, string | undefined>, accounts: readonly string[] = []): Promise<LocalService> {
+export function startBenchService(
+  dataDir: string,
+  env: Record<string, string | undefined>,
+  accounts: readonly string[] = [],
+  options: { importInbox?: boolean } = {},
+): Promise<LocalService> {
   return assembleLocalService({
+    ...options,
     env: { NODE_ENV: 'test', API_KEYS: API_KEY, CHDB_DATA_DIR: dataDir, ...env },
     accounts,
     logger: createLogger('error', () => {}),

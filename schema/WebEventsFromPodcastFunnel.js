@@ -19,6 +19,21 @@ const Funnels = require('Funnels');
 // download moves a user's `time` out of the range.)
 const since = (SQL_UTILS, column) => SQL_UTILS.timeLowerBound('WebEventsFromPodcastFunnel.time', column);
 
+// The hourly funnel the service keeps per account (src/cube/funnel-hourly.ts):
+// `funnel_hourly` holds each account's conversions by step and hour, made by
+// this cube's own SQL; `funnel_built` lists the accounts it holds, with the
+// row counts it was made from; `funnel_complete` says whether every account
+// the service started with is there. A rollup's build reads the hours of the
+// accounts it holds, and this cube's steps for the others only while it is
+// not complete (the first look after start-up on data without hours): then
+// its scalar is 0 and ClickHouse reads no row for that branch.
+const HOURLY = 'funnel_hourly';
+const BUILT = 'funnel_built';
+const COMPLETE = 'funnel_complete';
+const notHourly = (SQL_UTILS) => (SQL_UTILS.rollupBuild()
+  ? `(SELECT argMax(complete, at) FROM ${SQL_UTILS.rollupSource(COMPLETE)}) = 0 AND account_id NOT IN (SELECT account_id FROM ${SQL_UTILS.rollupSource(BUILT)})`
+  : '1 = 1');
+
 // The step names as the funnel writes them in `step` (its titleize leaves these as they are).
 const STEP_NAMES = ['Podcast Download', 'Website Visit', 'Conversion'];
 const FIRST_STEP = STEP_NAMES[0];
@@ -30,20 +45,20 @@ const funnel = Funnels.eventFunnel({
     {
       name: STEP_NAMES[0],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')} AND ${notHourly(SQL_UTILS)}`,
       },
     },
     {
       name: STEP_NAMES[1],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
     {
       name: STEP_NAMES[2],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
@@ -75,12 +90,24 @@ const definition = {
   // conversions (345 / 8675 answered 3.80 %, not 3.98 %). Now every step
   // divides by the addresses whose first-step time the query keeps: the
   // first step's conversions in the same answer.
-  sql: () => `SELECT reached AS user_id, first_step_user_id, at_step AS step, t, first_step_counted FROM (
+  //
+  // A rollup's build reads the service's hourly table for the accounts it
+  // holds: an hour's conversions as that many rows with a user id, which
+  // `conversions` (a count, as the spec has it) counts as the steps' rows.
+  sql: (SQL_UTILS, SECURITY_CONTEXT) => {
+    const steps = `SELECT reached AS user_id, first_step_user_id, at_step AS step, t, first_step_counted FROM (
   SELECT if(at_step = step, user_id, NULL) AS reached, first_step_user_id, at_step, t,
     if(step = '${FIRST_STEP}', first_step_user_id, NULL) AS first_step_counted
   FROM (${funnel.sql().replace(/\bpodcast_download_events\.t\n/, 'podcast_download_events.t AS t\n')}) AS funnel_steps
   ARRAY JOIN if(step = '${FIRST_STEP}', [${STEP_NAMES.map((name) => `'${name}'`).join(', ')}], [step]) AS at_step
-)`,
+)`;
+    if (!SQL_UTILS.rollupBuild()) return steps;
+    return `SELECT CAST(account_id AS Nullable(String)) AS user_id, CAST(NULL AS Nullable(String)) AS first_step_user_id, toString(step) AS step, hour AS t,
+  CAST(NULL AS Nullable(String)) AS first_step_counted
+FROM ${SQL_UTILS.rollupSource(HOURLY)} ARRAY JOIN range(conversions) AS conversion
+WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND account_id IN (SELECT account_id FROM ${SQL_UTILS.rollupSource(BUILT)})
+UNION ALL ${steps}`;
+  },
 
   // The dashboard's funnel (conversions by step over whole hours, days or
   // weeks) joins downloads to visits and conversions per address: seconds at
@@ -98,13 +125,19 @@ const definition = {
   // cuts the last partition a query builds at that query's range end and
   // keeps the cut table (docs/benchmarks.md, "The funnel: a Cube rollup").
   //
-  // A build is exact for the data at its start; any added row can change
-  // any hour, so the whole table is rebuilt when its account's row counts
-  // change (refreshKey, checked every 10 s; the operator's table counts all
-  // accounts). An import thus rebuilds the tables of the accounts it
-  // imported and the operator's, not every account's (all of them took
-  // 130 s on 2 cores at 100M downloads). The counts read the key's first
-  // column only (account_id leads the tables' order).
+  // Rebuilding a table from the steps reads its accounts' whole history (the
+  // operator's: every account's), since any added row can move an address's
+  // hour. So the service keeps the funnel by account and hour in a table of
+  // its own (src/cube/funnel-hourly.ts), remade for the accounts an import
+  // touched only, and a rollup's build reads that (an account's hours, or
+  // every account's: the operator's funnel is the sum of the accounts',
+  // the user being the account and address together) instead of the steps,
+  // except for accounts it does not hold yet. The refresh key is the
+  // context's row counts (the operator's: whole tables, which ClickHouse
+  // counts without reading) and the hourly table's state for the context:
+  // checked every 10 s, so a build follows new rows and the hourly table.
+  // The counts read the key's first column only (account_id leads the
+  // tables' order).
   preAggregations: {
     conversionsByStep: {
       type: 'rollup',
@@ -115,7 +148,8 @@ const definition = {
       granularity: 'hour',
       refreshKey: {
         every: '10 second',
-        sql: (SECURITY_CONTEXT) => `SELECT concat(toString((SELECT count() FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})), '/', toString((SELECT count() FROM web_events WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})))`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT concat(toString((SELECT count() FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})), '/', toString((SELECT count() FROM web_events WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})),
+          '/', (SELECT concat(toString(count()), '/', toString(max(built))) FROM ${SQL_UTILS.rollupSource(BUILT)} WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}))`,
       },
       indexes: { byStep: { columns: (step) => [step] } },
     },

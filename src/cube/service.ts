@@ -6,6 +6,7 @@ import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { BoundedCacheDriver } from './engine/cache-driver';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
+import { rollupSourceDatabase } from './engine/dialect';
 import { createDriverFactory } from './engine/driver';
 import { classifyGatewayError, type CubeFailure, type GatewayError } from './errors';
 import { createModelEngine } from './models/engine';
@@ -13,6 +14,7 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { loadTimer } from './query-metrics';
 import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
+import { createFunnelHourly } from './funnel-hourly';
 import { Tickets } from './tickets';
 import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
@@ -20,6 +22,9 @@ import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, w
 export type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
+
+/** How often the funnel's hourly table looks for rows added by other means than an import (the rollup's refresh key is as frequent). */
+const FUNNEL_LOOK_MS = 10_000;
 
 /**
  * Runs admitted queries through Cube (src/cube/engine/, the one folder that
@@ -45,6 +50,17 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
     options.rollupBuildLimits,
   );
+  const funnelHourly = createFunnelHourly({
+    client: warehouse.rollupClient({ ...limits, ...(options.rollupBuildLimits ?? {}) }),
+    database: warehouse.config.database,
+    sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
+    sqlOf: async (query, limit, accountId) => {
+      await models.ready();
+      return engine.exportSql({ ...query, limit }, { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() });
+    },
+    logger,
+  });
+  const funnelFollower = funnelHourly.follow(FUNNEL_LOOK_MS);
   // Validation reads the catalog (system.columns, EXPLAIN), which clients'
   // row limit has nothing to do with: read-only still, but no row cap (0).
   const validationDriver = createDriverFactory(warehouse, { ...limits, maxResultRows: 0 }, () => undefined)();
@@ -55,7 +71,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     engine: createModelEngine({
       compilerApi: (modelVersion) => engine.compilerApi(modelVersion),
       generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
-      query: (sql, params) => validationDriver.query(sql, params),
+      query: async (sql, params) => {
+        // The model's rollup reads the funnel's hourly tables: they exist before its checks (and any build) when the warehouse answers.
+        await funnelHourly.ensure().catch(() => undefined);
+        return validationDriver.query(sql, params);
+      },
     }),
   });
 
@@ -244,9 +264,12 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
       forgetAnswers();
       await models.ready();
+      await funnelHourly.remake(accounts);
       await engine.refreshRollups(['', ...accounts.filter((a) => a !== '')]);
       forgetAnswers();
     },
+
+    funnelHoursCaughtUp: () => funnelFollower.firstLook,
 
     models: {
       ready: () => models.ready(),
@@ -256,6 +279,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
+      funnelFollower.stop();
       await engine.stopRefreshWorker();
       models.close();
       await validationDriver.release();

@@ -323,7 +323,7 @@ export function addProjectionStatements(database: string, table: string, project
   ];
 }
 
-function quoteString(value: string): string {
+export function quoteString(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 

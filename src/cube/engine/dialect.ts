@@ -2,6 +2,15 @@ import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adap
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations';
 
+/**
+ * Where the service keeps tables rollups are built from: beside
+ * CUBE_ROLLUP_DATABASE, not in it, because Cube drops every table there that
+ * is not one of its rollup versions.
+ */
+export function rollupSourceDatabase(rollupDatabase: string): string {
+  return `${rollupDatabase}_sources`;
+}
+
 /** The one time zone rollups are built and used in (the refresh worker's, core.ts). */
 export const ROLLUP_TIME_ZONE = 'UTC';
 
@@ -27,8 +36,9 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  * every time expression a query filters or groups on is `toStartOfHour(ts)`:
  * see hourAlignedRange and HourTimeDimension.
  *
- * And one helper for model files, `SQL_UTILS.timeLowerBound(member, column)`
- * (see timeLowerBound).
+ * And helpers for model files: `SQL_UTILS.timeLowerBound(member, column)`
+ * (see timeLowerBound), `SQL_UTILS.rollupBuild()` and
+ * `SQL_UTILS.rollupSource(name)` (see rollupBuild).
  *
  * And rollups answer queries in ROLLUP_TIME_ZONE only (see
  * RollupsInOneTimeZone).
@@ -37,7 +47,20 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
   override parametrizedContextSymbols(): any {
     const symbols = super.parametrizedContextSymbols();
     symbols.sqlUtils.timeLowerBound ??= (member: string, column: string) => this.timeLowerBound(member, column);
+    symbols.sqlUtils.rollupBuild ??= () => this.rollupBuild();
+    symbols.sqlUtils.rollupSource ??= (name: string) => `${rollupSourceDatabase(this.preAggregationSchema())}.${name}`;
     return symbols;
+  }
+
+  /**
+   * Whether the SQL being written is a rollup's (its build, its refresh
+   * key), not a query's: a model can then read tables the service keeps for
+   * rollups to be built from (`rollupSource(name)`, in rollupSourceDatabase)
+   * instead of the raw rows, where those give the rollup's rows exactly
+   * (WebEventsFromPodcastFunnel's hourly table, src/cube/funnel-hourly.ts).
+   */
+  rollupBuild(): boolean {
+    return Boolean(this.options.preAggregationQuery);
   }
 
   /**

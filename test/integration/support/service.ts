@@ -74,6 +74,8 @@ export async function startService(env: Record<string, string> = {}, options: Te
     waitForModels,
     ...cubeOptions,
   });
+  // Tests start from a steady state: the funnel's hours made for the data (their first look), not being made behind the test's back.
+  await service.cube.funnelHoursCaughtUp();
   const { config, accountKeys } = service;
   const { cube, warehouse, readiness, gate, metrics } = service;
   return {

@@ -108,7 +108,7 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery',
     load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery'),
     exportName: 'ClickHouseQuery',
-    methods: ['parametrizedContextSymbols', 'newPreAggregations', 'newFilter', 'newTimeDimension', 'getFieldAlias', 'timeStampCast', 'dateTimeCast'],
+    methods: ['parametrizedContextSymbols', 'newPreAggregations', 'newFilter', 'newTimeDimension', 'getFieldAlias', 'timeStampCast', 'dateTimeCast', 'preAggregationSchema'],
   },
   {
     usedBy: 'src/cube/engine/dialect.ts (RollupsInOneTimeZone)',

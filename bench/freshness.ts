@@ -1,0 +1,255 @@
+import { rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { handOff } from '../src/warehouse/import/inbox';
+import { quoteIdentifier } from '../src/warehouse/ddl';
+import { send } from './http-load';
+import { log, mb } from './report';
+import { API_KEY, DATABASE, startBenchService } from './service';
+
+/**
+ * Freshness benchmark (issue 18 §2): `npm run bench:freshness -- --data-dir DIR [--source operator|ACCOUNT]
+ * [--day YYYY-MM-DD]`. DIR holds a finished demo build (`npm run warehouse -- demo`), which this leaves as it found
+ * it (the imported rows are removed at the end). On the service in this process, started on DIR with its import
+ * inbox as `npm start` has it:
+ * 1. one day of podcast_events (every account's, or one account's) is written as NDJSON request records and
+ *    handed to the running service as a NEW account's file (`npm run warehouse -- import`'s way: the inbox);
+ *    a day is about 1 % of the table;
+ * 2. from the hand-off until both APIs' answers include the day, an uncached dashboard query (operator's
+ *    Downloads.count by country over the last 30 days, a new filter value per request) is sent back to back;
+ * 3. reported: the rows every statement between the hand-off and the summary read (system.events SelectedRows,
+ *    chDB keeping no query_log; the probes' own reads, measured alone first, taken out) against the rows of podcast_events + downloads + web_events, the
+ *    statements that read most, the seconds until the answers include the day (Downloads.count and the funnel,
+ *    for the new account and for the operator, through /v1/data/load and /cubejs-api/v1/load, compared with
+ *    direct SQL), and the probe's p50/p99/max.
+ * Before the import every funnel rollup the test reads is built (a query each), so the refresh is measured,
+ * not a first build.
+ */
+
+const NEW_ACCOUNT = 'bench-freshness-import';
+const PROBE_MARK = 'bench-freshness-probe-';
+const STEP = 'WebEventsFromPodcastFunnel.step';
+const CONVERSIONS = 'WebEventsFromPodcastFunnel.conversions';
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { 'data-dir': { type: 'string' }, source: { type: 'string', default: 'operator' }, day: { type: 'string' }, 'timeout-seconds': { type: 'string', default: '600' } },
+  });
+  if (!values['data-dir']) throw new Error('--data-dir DIR is required (a finished demo build)');
+  const dataDir = path.resolve(values['data-dir']);
+  const timeoutMs = Number(values['timeout-seconds']) * 1000;
+  const started = performance.now();
+  const since = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(7)} s`;
+  const step = (message: string) => log(`${since()}  ${message}`);
+
+  const service = await startBenchService(
+    dataDir,
+    { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '600', CUBE_ROLLUP_REFRESH_SECONDS: '0' },
+    [NEW_ACCOUNT],
+    { importInbox: true },
+  );
+  // The refresh after the import is what is measured, not the funnel hours' first making at start-up.
+  await service.cube.funnelHoursCaughtUp();
+  step('funnel hours caught up with the data');
+  const server = service.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = service.warehouse.client();
+  const db = quoteIdentifier(DATABASE);
+  const scratch = path.join(os.tmpdir(), `bench-freshness-${process.pid}`);
+  const file = `${scratch}.ndjson`;
+  const agent = new http.Agent({ keepAlive: true });
+  try {
+    const rows = async <T>(query: string): Promise<T[]> => (await client.query({ query, format: 'JSONEachRow' })).json<T>();
+    const day = values.day ?? (await rows<{ d: string }>(`SELECT toString(max(toDate(ts)) - 1) AS d FROM ${db}.downloads`))[0].d;
+    const sourceWhere = `toDate(ts) = '${day}'${values.source === 'operator' ? '' : ` AND account_id = '${values.source}'`}`;
+    const leftover = Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE account_id = '${NEW_ACCOUNT}'`))[0].n);
+    if (leftover > 0) {
+      step(`${NEW_ACCOUNT} has ${leftover} rows from a run that did not finish: removing them first`);
+      await removeImported(client);
+      await service.cube.dataChanged([NEW_ACCOUNT]);
+    }
+    const sizes = Object.fromEntries(
+      (await rows<{ t: string; n: string }>(`SELECT name AS t, total_rows AS n FROM system.tables WHERE database = '${DATABASE}' AND name IN ('podcast_events', 'downloads', 'web_events')`))
+        .map((r) => [r.t, Number(r.n)]),
+    );
+    const tableRows = sizes.podcast_events + sizes.downloads + sizes.web_events;
+    step(`${dataDir}: podcast_events ${sizes.podcast_events.toLocaleString('en')}, downloads ${sizes.downloads.toLocaleString('en')}, web_events ${sizes.web_events.toLocaleString('en')} rows`);
+
+    await client.command({
+      query: `INSERT INTO FUNCTION file('${file}', 'JSONEachRow')
+        SELECT concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS time, if(ip = toIPv6(ip4), toString(ip4), toString(ip)) AS ip, toString(method) AS method, status, url,
+          raw_ua AS userAgent, referer, byte_range AS range
+        FROM ${db}.podcast_events WHERE ${sourceWhere}`,
+      clickhouse_settings: { engine_file_truncate_on_insert: 1 },
+    });
+    const exported = Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE ${sourceWhere}`))[0].n);
+    step(`exported ${values.source}'s ${day}: ${exported.toLocaleString('en')} requests (${((100 * exported) / sizes.podcast_events).toFixed(2)} % of podcast_events), ${mb(statSync(file).size)} MB of NDJSON`);
+
+    // The answers compared: Downloads.count on the day and the funnel's steps on the day, new account and operator.
+    const keys = { [NEW_ACCOUNT]: service.accountKeys[NEW_ACCOUNT], operator: API_KEY };
+    const countQuery = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [day, day] }] };
+    const funnelQuery = { measures: [CONVERSIONS], dimensions: [STEP], timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }] };
+    const load = async (route: string, key: string, query: unknown) => {
+      const reply = await send(base, agent, { method: 'POST', path: route, key, body: { query } });
+      if (reply.status !== 200) throw new Error(`${route}: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
+      return (JSON.parse(reply.body) as { data: Record<string, string>[] }).data;
+    };
+    const answers = async () => {
+      const out: Record<string, string> = {};
+      for (const [who, key] of Object.entries(keys)) {
+        for (const route of ['/v1/data/load/', '/cubejs-api/v1/load']) {
+          out[`${who} ${route} count`] = String(Number((await load(route, key, countQuery))[0]?.['Downloads.count'] ?? 0));
+          const steps = (await load(route, key, funnelQuery)).map((r) => `${r[STEP]}=${Number(r[CONVERSIONS])}`).sort();
+          out[`${who} ${route} funnel`] = steps.filter((s) => !s.endsWith('=0')).join(',');
+        }
+      }
+      return out;
+    };
+    // Builds the rollups these answers read (a refresh is what is measured), and gives the operator's before.
+    const before = await answers();
+    step(`answers before (rollups built): ${JSON.stringify(before)}`);
+
+    const probeQuery = (n: number) => ({
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.country'],
+      timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 30 days' }],
+      filters: [{ member: 'Downloads.country', operator: 'notEquals', values: [`${PROBE_MARK}${n}`] }],
+      renewQuery: true,
+    });
+    let sentProbes = 0;
+    const probeOnce = async () => {
+      const reply = await send(base, agent, { method: 'POST', path: '/v1/data/load/', key: API_KEY, body: { query: probeQuery(sentProbes++) } });
+      return { ms: reply.ms, ok: reply.status === 200 };
+    };
+    // The probe's own reads, alone, so that they can be taken out of the refresh's.
+    const alone = await selectedRows(client);
+    for (let i = 0; i < 5; i++) await probeOnce();
+    const probeRows = Math.round((await selectedRows(client) - alone) / 5);
+    step(`an uncached probe alone reads ${probeRows.toLocaleString('en')} rows`);
+
+    const probes: number[] = [];
+    let probing = true;
+    let probeErrors = 0;
+    const probe = (async () => {
+      while (probing) {
+        const { ms, ok } = await probeOnce();
+        probes.push(ms);
+        if (!ok) probeErrors++;
+      }
+    })();
+
+    // Where the import ends and the refresh begins: the inbox calls the service's dataChanged between the two
+    // (src/assembly.ts looks the method up at each call), so wrapping it marks the boundary.
+    const refresh: { rows: number[]; probes: number[]; ms: number[] } = { rows: [], probes: [], ms: [] };
+    const dataChanged = service.cube.dataChanged;
+    (service.cube as { dataChanged: typeof dataChanged }).dataChanged = async (accounts) => {
+      refresh.rows.push(await selectedRows(client));
+      refresh.probes.push(probes.length);
+      refresh.ms.push(performance.now());
+      await dataChanged(accounts);
+      refresh.rows.push(await selectedRows(client));
+      refresh.probes.push(probes.length);
+      refresh.ms.push(performance.now());
+    };
+    const from = await selectedRows(client);
+    const handedOff = performance.now();
+    step(`hand-off of ${path.basename(file)} as account ${NEW_ACCOUNT}`);
+    const summary = await handOff(dataDir, file, { format: 'ndjson', account: NEW_ACCOUNT, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+    const summarySeconds = (performance.now() - handedOff) / 1000;
+    const to = await selectedRows(client);
+    const probesBySummary = probes.length;
+    step(`summary after ${summarySeconds.toFixed(1)} s: ${JSON.stringify(summary)}`);
+
+    // What the answers must be: the new account's downloads on the day (direct SQL) and its funnel (addresses
+    // that downloaded on the day; it has no website events, so no later step), added to the operator's.
+    const added = (await rows<{ n: string; u: string }>(`SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${NEW_ACCOUNT}' AND toDate(ts) = '${day}'`))[0];
+    const want: Record<string, string> = {};
+    for (const route of ['/v1/data/load/', '/cubejs-api/v1/load']) {
+      want[`${NEW_ACCOUNT} ${route} count`] = added.n;
+      want[`${NEW_ACCOUNT} ${route} funnel`] = Number(added.u) > 0 ? `Podcast Download=${added.u}` : '';
+      want[`operator ${route} count`] = String(Number(before[`operator ${route} count`]) + Number(added.n));
+      want[`operator ${route} funnel`] = before[`operator ${route} funnel`]
+        .split(',')
+        .map((s) => (s.startsWith('Podcast Download=') ? `Podcast Download=${Number(s.split('=')[1]) + Number(added.u)}` : s))
+        .join(',');
+    }
+    const differing = (got: Record<string, string>) => Object.keys(want).filter((k) => got[k] !== want[k]);
+    let current = await answers();
+    while (differing(current).length > 0 && performance.now() - handedOff < timeoutMs) {
+      step(`not yet: ${differing(current).map((k) => `${k}: ${current[k]} (want ${want[k]})`).join('; ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      current = await answers();
+    }
+    const followSeconds = (performance.now() - handedOff) / 1000;
+    probing = false;
+    await probe;
+    if (differing(current).length > 0) throw new Error(`answers did not include the day within the timeout: ${JSON.stringify(current)} instead of ${JSON.stringify(want)}`);
+    step(`answers include the day ${followSeconds.toFixed(1)} s after the hand-off`);
+
+    if (refresh.rows.length !== 2) throw new Error('the import did not call dataChanged once');
+    const importRows = refresh.rows[0] - from - refresh.probes[0] * probeRows;
+    const refreshRows = refresh.rows[1] - refresh.rows[0] - (refresh.probes[1] - refresh.probes[0]) * probeRows;
+    const read = to - from - probesBySummary * probeRows;
+    const share = (n: number) => `${((100 * n) / tableRows).toFixed(2)} %`;
+    const sorted = [...probes].sort((a, b) => a - b);
+    const ms = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(0));
+
+    log('');
+    log(`${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, Node ${process.version}`);
+    log(`Rows read (system.events SelectedRows, each probe's ${probeRows.toLocaleString('en')} taken out) against podcast_events + downloads + web_events (${tableRows.toLocaleString('en')} rows):`);
+    log('| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |');
+    log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    log(
+      `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
+    );
+    return 0;
+  } finally {
+    // Leave the directory as it was: the imported account's rows and its import record go, and the service
+    // follows (its funnel hours and rollups without the account).
+    await removeImported(client);
+    await service.cube.dataChanged([NEW_ACCOUNT]);
+    step(`removed ${NEW_ACCOUNT}'s rows`);
+    rmSync(file, { force: true });
+    agent.destroy();
+    server.close();
+    await service.close();
+  }
+}
+
+/**
+ * Rows the engine has read from tables since it started (system.events
+ * SelectedRows, every statement of this process): chDB keeps no query_log,
+ * so the rows a window of statements read are the difference.
+ */
+async function selectedRows(client: ClickHouseClient): Promise<number> {
+  const rows = await (await client.query({ query: "SELECT toString(sum(value)) AS value FROM system.events WHERE event = 'SelectedRows'", format: 'JSONEachRow' })).json<{ value: string }>();
+  return Number(rows[0]?.value ?? 0);
+}
+
+async function removeImported(client: ClickHouseClient): Promise<void> {
+  const db = quoteIdentifier(DATABASE);
+  // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites the parts that hold the account.
+  for (const table of ['downloads', 'podcast_events']) {
+    await client.command({ query: `ALTER TABLE ${db}.${table} DELETE WHERE account_id = '${NEW_ACCOUNT}'`, clickhouse_settings: { mutations_sync: '2' } });
+  }
+  await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE has(accounts, '${NEW_ACCOUNT}')`, clickhouse_settings: { mutations_sync: '2' } });
+}
+
+/** The p-th percentile of sorted values (nearest rank). */
+function percentile(sorted: number[], p: number): number | undefined {
+  return sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
