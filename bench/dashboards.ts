@@ -54,7 +54,11 @@ const SHAPES: Shape[] = [
   {
     name: 'PodcastEvents.count by parsedUa, last 30 days',
     member: 'PodcastEvents.parsedUa',
-    query: { measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.parsedUa'], timeDimensions: [{ dimension: 'PodcastEvents.ts', dateRange: 'last 30 days' }] },
+    query: {
+      measures: ['PodcastEvents.count'],
+      dimensions: ['PodcastEvents.parsedUa'],
+      timeDimensions: [{ dimension: 'PodcastEvents.ts', dateRange: 'last 30 days' }],
+    },
   },
   {
     name: 'funnel, last 7 days',
@@ -122,18 +126,26 @@ async function main(): Promise<number> {
     renewQuery: true,
     filters: [{ member: 'Downloads.country', operator: 'notEquals', values: [`bench-probe-${probes++}`] }],
   });
-  const probe = () => probeWhile(async () => {
-    const reply = await post(base, agent, API_KEY, '/v1/data/load/', { query: probeQuery() });
-    if (reply.status !== 200) throw new Error(`probe: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
-  });
+  const probe = () =>
+    probeWhile(async () => {
+      const reply = await post(base, agent, API_KEY, '/v1/data/load/', { query: probeQuery() });
+      if (reply.status !== 200) throw new Error(`probe: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
+    });
   if (values.worker) {
-    const contexts = 1 + Number((await (await client.query({ query: `SELECT uniqExact(account_id) AS n FROM ${DATABASE}.downloads`, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
+    const contexts =
+      1 +
+      Number(
+        (await (await client.query({ query: `SELECT uniqExact(account_id) AS n FROM ${DATABASE}.downloads`, format: 'JSONEachRow' })).json<{ n: string }>())[0]
+          .n,
+      );
     const probing = probe();
     const started = performance.now();
     while ((await rollupTables(client)) < contexts) await new Promise((resolve) => setTimeout(resolve, 200));
     const built = performance.now() - started;
     const probes = await probing.stop();
-    log(`refresh worker: ${contexts} funnel rollups (operator + accounts) built in ${(built / 1000).toFixed(1)} s after start-up; meanwhile an uncached Downloads.count through the API took p50 ${fmt(probes.p50)} ms, max ${fmt(probes.max)} ms (${probes.n} requests)`);
+    log(
+      `refresh worker: ${contexts} funnel rollups (operator + accounts) built in ${(built / 1000).toFixed(1)} s after start-up; meanwhile an uncached Downloads.count through the API took p50 ${fmt(probes.p50)} ms, max ${fmt(probes.max)} ms (${probes.n} requests)`,
+    );
   }
 
   const keys = [
@@ -166,7 +178,9 @@ async function main(): Promise<number> {
         rows.push(line);
         continue;
       }
-      const plan = (await (await client.query({ query: `EXPLAIN projections = 1 ${sql} SETTINGS ${SERVICE_SETTINGS}`, format: 'JSONEachRow' })).json<{ explain: string }>())
+      const plan = (
+        await (await client.query({ query: `EXPLAIN projections = 1 ${sql} SETTINGS ${SERVICE_SETTINGS}`, format: 'JSONEachRow' })).json<{ explain: string }>()
+      )
         .map((r) => r.explain)
         .join('\n');
       const reads = [...plan.matchAll(/ReadFromMergeTree \(([^)]+)\)/g)].map((m) => m[1]);
@@ -177,8 +191,7 @@ async function main(): Promise<number> {
         if (answer.status !== 200) throw new Error(`${shape.name} [${label}]: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
         return (JSON.parse(answer.body) as { data: unknown[] }).data.length;
       });
-      const run = (settings: string) => async () =>
-        (await (await client.query({ query: `${sql} SETTINGS ${settings}`, format: 'JSONEachRow' })).json()).length;
+      const run = (settings: string) => async () => (await (await client.query({ query: `${sql} SETTINGS ${settings}`, format: 'JSONEachRow' })).json()).length;
       const projected = await timed(requests, budgetMs, run(SERVICE_SETTINGS));
       const raw = await timed(requests, budgetMs, run(`${SERVICE_SETTINGS}, optimize_use_projections = 0`));
       const line = `| ${shape.name} | ${label} | ${fmt(api.p50)} | ${fmt(api.p99)} | ${api.n} | ${fmt(projected.p50)} | ${fmt(raw.p50)} | ${fmt(api.p50 - projected.p50)} | ${api.rows} | ${[...new Set(reads)].join(', ')} |`;
@@ -194,7 +207,9 @@ async function main(): Promise<number> {
   const { rss, heapUsed } = process.memoryUsage();
   log(`RSS ${(rss / 2 ** 20).toFixed(0)} MB (peak ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB), heap ${(heapUsed / 2 ** 20).toFixed(0)} MB`);
   log('');
-  log(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}; one request at a time.`);
+  log(
+    `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}; one request at a time.`,
+  );
   log('');
   log('| Shape | Key | API p50 ms | API p99 ms | Requests | SQL p50 ms (projection) | SQL p50 ms (raw rows) | API − SQL ms | Rows | Reads |');
   log('|---|---|--:|--:|--:|--:|--:|--:|--:|---|');
@@ -207,8 +222,14 @@ async function prepare(dataDir: string): Promise<void> {
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   try {
     const state = await demoState(warehouse);
-    if (state.kind !== 'complete') throw new Error(`${dataDir} holds no finished demo build (${state.kind}); build one with CHDB_DATA_DIR=${dataDir} DEMO_SCALE=… npm run warehouse -- demo`);
-    await applyDdl(warehouse, createLogger('info', (line) => log(`  ${line}`)));
+    if (state.kind !== 'complete')
+      throw new Error(
+        `${dataDir} holds no finished demo build (${state.kind}); build one with CHDB_DATA_DIR=${dataDir} DEMO_SCALE=… npm run warehouse -- demo`,
+      );
+    await applyDdl(
+      warehouse,
+      createLogger('info', (line) => log(`  ${line}`)),
+    );
     // Every run times rollup builds from nothing.
     await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${ROLLUP_DATABASE} SYNC` });
     await printSizes(warehouse);
@@ -221,7 +242,12 @@ async function prepare(dataDir: string): Promise<void> {
 async function printSizes(warehouse: Warehouse): Promise<void> {
   const client = warehouse.client();
   const db = quoteIdentifier(DATABASE);
-  const [marker] = await (await client.query({ query: `SELECT scale, days, toString(end_date) AS end_date, toString(built_at) AS built_at FROM ${db}.${DEMO_MARKER}`, format: 'JSONEachRow' })).json<Record<string, unknown>>();
+  const [marker] = await (
+    await client.query({
+      query: `SELECT scale, days, toString(end_date) AS end_date, toString(built_at) AS built_at FROM ${db}.${DEMO_MARKER}`,
+      format: 'JSONEachRow',
+    })
+  ).json<Record<string, unknown>>();
   log(`demo build: ${JSON.stringify(marker)}`);
   const sizes = await (
     await client.query({
@@ -241,7 +267,9 @@ async function printSizes(warehouse: Warehouse): Promise<void> {
   log('|---|--:|--:|--:|--:|--:|');
   for (const s of sizes) {
     const share = Number(s.projection_bytes) / Number(s.bytes);
-    log(`| ${s.table} | ${Number(s.rows).toLocaleString('en-US')} | ${(Number(s.bytes) / 2 ** 20).toFixed(0)} | ${Number(s.projection_rows).toLocaleString('en-US')} | ${(Number(s.projection_bytes) / 2 ** 20).toFixed(1)} | ${(100 * share).toFixed(2)} % |`);
+    log(
+      `| ${s.table} | ${Number(s.rows).toLocaleString('en-US')} | ${(Number(s.bytes) / 2 ** 20).toFixed(0)} | ${Number(s.projection_rows).toLocaleString('en-US')} | ${(Number(s.projection_bytes) / 2 ** 20).toFixed(1)} | ${(100 * share).toFixed(2)} % |`,
+    );
   }
   log('');
 }
@@ -307,7 +335,10 @@ function probeWhile(request: () => Promise<void>): { stop(): Promise<{ n: number
 /** Funnel rollup tables in the rollup database (one per account and time zone, plus the operator's). */
 async function rollupTables(client: ReturnType<Warehouse['client']>): Promise<number> {
   const [row] = await (
-    await client.query({ query: `SELECT count() AS n FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`, format: 'JSONEachRow' })
+    await client.query({
+      query: `SELECT count() AS n FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`,
+      format: 'JSONEachRow',
+    })
   ).json<{ n: string }>();
   return Number(row.n);
 }

@@ -91,4 +91,3 @@ function sameDemo(found: Marker, wanted: Omit<Marker, 'endDate'>): boolean {
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-

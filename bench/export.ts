@@ -104,13 +104,45 @@ async function main(): Promise<number> {
       const api = median(apiRuns);
       const engine = median(engineRuns);
       results.push(
-        [`${name} via API`, perSecond(rows / api.seconds), mb(api.value), rss(api), api.cpuSeconds.toFixed(1), apiRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
-        [`${name} direct to a file`, perSecond(rows / engine.seconds), mb(engine.value), rss(engine), engine.cpuSeconds.toFixed(1), engineRuns.map((r) => perSecond(rows / r.seconds)).join(', ')],
-        [`${name} ratio API ÷ direct`, (engine.seconds / api.seconds).toFixed(2), '', '', '', apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', ')],
+        [
+          `${name} via API`,
+          perSecond(rows / api.seconds),
+          mb(api.value),
+          rss(api),
+          api.cpuSeconds.toFixed(1),
+          apiRuns.map((r) => perSecond(rows / r.seconds)).join(', '),
+        ],
+        [
+          `${name} direct to a file`,
+          perSecond(rows / engine.seconds),
+          mb(engine.value),
+          rss(engine),
+          engine.cpuSeconds.toFixed(1),
+          engineRuns.map((r) => perSecond(rows / r.seconds)).join(', '),
+        ],
+        [
+          `${name} ratio API ÷ direct`,
+          (engine.seconds / api.seconds).toFixed(2),
+          '',
+          '',
+          '',
+          apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', '),
+        ],
       );
     }
-    log(`\n${rows.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-    log(table(['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'CPU s (median run)', 'Each run'], ['l', 'r', 'r', 'r', 'r', 'r'], results));
+    log(
+      `\n${rows.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
+    );
+    log(
+      table(
+        ['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'CPU s (median run)', 'Each run'],
+        ['l', 'r', 'r', 'r', 'r', 'r'],
+        results,
+      ),
+    );
 
     const slowRows = Number(values['slow-rows']);
     const rate = Number(values['slow-kib-per-second']) * 1024;
@@ -120,7 +152,16 @@ async function main(): Promise<number> {
       table(
         ['Reader took, s', 'MB read', 'Probes', 'Probe wait p50, ms', 'Probe wait max, ms', 'Engine free after, s'],
         ['r', 'r', 'r', 'r', 'r', 'r'],
-        [[slow.seconds.toFixed(1), mb(slow.bytes), String(slow.waits.length), ms(percentile(slow.waits, 50)), ms(Math.max(...slow.waits)), slow.engineFreeAfter.toFixed(1)]],
+        [
+          [
+            slow.seconds.toFixed(1),
+            mb(slow.bytes),
+            String(slow.waits.length),
+            ms(percentile(slow.waits, 50)),
+            ms(Math.max(...slow.waits)),
+            slow.engineFreeAfter.toFixed(1),
+          ],
+        ],
       ),
     );
     await new Promise((resolve) => server.close(resolve));
@@ -138,7 +179,9 @@ async function builtDemoScale(dir: string): Promise<number | undefined> {
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir: dir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   try {
     if ((await demoState(warehouse)).kind !== 'complete') return undefined;
-    const [marker] = await (await warehouse.client().query({ query: `SELECT scale FROM ${DATABASE}.${DEMO_MARKER}`, format: 'JSONEachRow' })).json<{ scale: number }>();
+    const [marker] = await (
+      await warehouse.client().query({ query: `SELECT scale FROM ${DATABASE}.${DEMO_MARKER}`, format: 'JSONEachRow' })
+    ).json<{ scale: number }>();
     return Number(marker.scale);
   } finally {
     await warehouse.close();
@@ -148,7 +191,26 @@ async function builtDemoScale(dir: string): Promise<number | undefined> {
 
 /** An export read by curl into `file`, as a client of its own; resolves with the bytes it wrote. */
 async function curlExport(port: number, name: string, query: object, file: string): Promise<number> {
-  const curl = spawn('curl', ['-sS', '-o', file, '-w', '%{http_code}', '-X', 'POST', '-H', `x-api-key: ${API_KEY}`, '-H', 'content-type: application/json', '--data-binary', '@-', `http://127.0.0.1:${port}/v1/data/export?format=${name}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const curl = spawn(
+    'curl',
+    [
+      '-sS',
+      '-o',
+      file,
+      '-w',
+      '%{http_code}',
+      '-X',
+      'POST',
+      '-H',
+      `x-api-key: ${API_KEY}`,
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      '@-',
+      `http://127.0.0.1:${port}/v1/data/export?format=${name}`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   curl.stdin.end(JSON.stringify({ query }));
   let status = '';
   curl.stdout.on('data', (text: Buffer) => (status += text.toString('utf8')));
@@ -186,7 +248,13 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
     return statSync(file).size;
   }
   const chunks = await statementTicket.run({ lane: 'bench', signal }, () =>
-    service.warehouse.stream({ query: sql, format: format.clickhouse, settings: format.settings, signal, limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows } }),
+    service.warehouse.stream({
+      query: sql,
+      format: format.clickhouse,
+      settings: format.settings,
+      signal,
+      limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows },
+    }),
   );
   await pipeline(Readable.from(chunks), createWriteStream(file));
   return statSync(file).size;
@@ -234,7 +302,12 @@ const percentile = (values: number[], p: number) => {
  * engine counts as free from the end of the last probe that waited over
  * a second.
  */
-async function slowRead(port: number, query: object, bytesPerSecond: number, service: LocalService): Promise<{ seconds: number; bytes: number; waits: number[]; engineFreeAfter: number }> {
+async function slowRead(
+  port: number,
+  query: object,
+  bytesPerSecond: number,
+  service: LocalService,
+): Promise<{ seconds: number; bytes: number; waits: number[]; engineFreeAfter: number }> {
   const started = performance.now();
   const client = service.warehouse.client();
   const waits: number[] = [];

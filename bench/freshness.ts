@@ -38,7 +38,12 @@ const CONVERSIONS = 'WebEventsFromPodcastFunnel.conversions';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { 'data-dir': { type: 'string' }, source: { type: 'string', default: 'operator' }, day: { type: 'string' }, 'timeout-seconds': { type: 'string', default: '600' } },
+    options: {
+      'data-dir': { type: 'string' },
+      source: { type: 'string', default: 'operator' },
+      day: { type: 'string' },
+      'timeout-seconds': { type: 'string', default: '600' },
+    },
   });
   if (!values['data-dir']) throw new Error('--data-dir DIR is required (a finished demo build)');
   const dataDir = path.resolve(values['data-dir']);
@@ -75,11 +80,16 @@ async function main(): Promise<number> {
       await service.cube.dataChanged([NEW_ACCOUNT]);
     }
     const sizes = Object.fromEntries(
-      (await rows<{ t: string; n: string }>(`SELECT name AS t, total_rows AS n FROM system.tables WHERE database = '${DATABASE}' AND name IN ('podcast_events', 'downloads', 'web_events')`))
-        .map((r) => [r.t, Number(r.n)]),
+      (
+        await rows<{ t: string; n: string }>(
+          `SELECT name AS t, total_rows AS n FROM system.tables WHERE database = '${DATABASE}' AND name IN ('podcast_events', 'downloads', 'web_events')`,
+        )
+      ).map((r) => [r.t, Number(r.n)]),
     );
     const tableRows = sizes.podcast_events + sizes.downloads + sizes.web_events;
-    step(`${dataDir}: podcast_events ${sizes.podcast_events.toLocaleString('en')}, downloads ${sizes.downloads.toLocaleString('en')}, web_events ${sizes.web_events.toLocaleString('en')} rows`);
+    step(
+      `${dataDir}: podcast_events ${sizes.podcast_events.toLocaleString('en')}, downloads ${sizes.downloads.toLocaleString('en')}, web_events ${sizes.web_events.toLocaleString('en')} rows`,
+    );
 
     await client.command({
       query: `INSERT INTO FUNCTION file('${file}', 'JSONEachRow')
@@ -89,12 +99,18 @@ async function main(): Promise<number> {
       clickhouse_settings: { engine_file_truncate_on_insert: 1 },
     });
     const exported = Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE ${sourceWhere}`))[0].n);
-    step(`exported ${values.source}'s ${day}: ${exported.toLocaleString('en')} requests (${((100 * exported) / sizes.podcast_events).toFixed(2)} % of podcast_events), ${mb(statSync(file).size)} MB of NDJSON`);
+    step(
+      `exported ${values.source}'s ${day}: ${exported.toLocaleString('en')} requests (${((100 * exported) / sizes.podcast_events).toFixed(2)} % of podcast_events), ${mb(statSync(file).size)} MB of NDJSON`,
+    );
 
     // The answers compared: Downloads.count on the day and the funnel's steps on the day, new account and operator.
     const keys = { [NEW_ACCOUNT]: service.accountKeys[NEW_ACCOUNT], operator: API_KEY };
     const countQuery = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [day, day] }] };
-    const funnelQuery = { measures: [CONVERSIONS], dimensions: [STEP], timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }] };
+    const funnelQuery = {
+      measures: [CONVERSIONS],
+      dimensions: [STEP],
+      timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }],
+    };
     const load = async (route: string, key: string, query: unknown) => {
       const reply = await send(base, agent, { method: 'POST', path: route, key, body: { query } });
       if (reply.status !== 200) throw new Error(`${route}: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
@@ -130,7 +146,7 @@ async function main(): Promise<number> {
     // The probe's own reads, alone, so that they can be taken out of the refresh's.
     const alone = await selectedRows(client);
     for (let i = 0; i < 5; i++) await probeOnce();
-    const probeRows = Math.round((await selectedRows(client) - alone) / 5);
+    const probeRows = Math.round(((await selectedRows(client)) - alone) / 5);
     step(`an uncached probe alone reads ${probeRows.toLocaleString('en')} rows`);
 
     const probes: number[] = [];
@@ -160,7 +176,12 @@ async function main(): Promise<number> {
     const from = await selectedRows(client);
     const handedOff = performance.now();
     step(`hand-off of ${path.basename(file)} as account ${NEW_ACCOUNT}`);
-    const summary = await handOff(dataDir, file, { format: 'ndjson', account: NEW_ACCOUNT, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+    const summary = await handOff(
+      dataDir,
+      file,
+      { format: 'ndjson', account: NEW_ACCOUNT, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
+      () => {},
+    );
     const summarySeconds = (performance.now() - handedOff) / 1000;
     const to = await selectedRows(client);
     const probesBySummary = probes.length;
@@ -168,7 +189,11 @@ async function main(): Promise<number> {
 
     // What the answers must be: the new account's downloads on the day (direct SQL) and its funnel (addresses
     // that downloaded on the day; it has no website events, so no later step), added to the operator's.
-    const added = (await rows<{ n: string; u: string }>(`SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${NEW_ACCOUNT}' AND toDate(ts) = '${day}'`))[0];
+    const added = (
+      await rows<{ n: string; u: string }>(
+        `SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${NEW_ACCOUNT}' AND toDate(ts) = '${day}'`,
+      )
+    )[0];
     const want: Record<string, string> = {};
     for (const route of ['/v1/data/load/', '/cubejs-api/v1/load']) {
       want[`${NEW_ACCOUNT} ${route} count`] = added.n;
@@ -182,14 +207,19 @@ async function main(): Promise<number> {
     const differing = (got: Record<string, string>) => Object.keys(want).filter((k) => got[k] !== want[k]);
     let current = await answers();
     while (differing(current).length > 0 && performance.now() - handedOff < timeoutMs) {
-      step(`not yet: ${differing(current).map((k) => `${k}: ${current[k]} (want ${want[k]})`).join('; ')}`);
+      step(
+        `not yet: ${differing(current)
+          .map((k) => `${k}: ${current[k]} (want ${want[k]})`)
+          .join('; ')}`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1000));
       current = await answers();
     }
     const followSeconds = (performance.now() - handedOff) / 1000;
     probing = false;
     await probe;
-    if (differing(current).length > 0) throw new Error(`answers did not include the day within the timeout: ${JSON.stringify(current)} instead of ${JSON.stringify(want)}`);
+    if (differing(current).length > 0)
+      throw new Error(`answers did not include the day within the timeout: ${JSON.stringify(current)} instead of ${JSON.stringify(want)}`);
     step(`answers include the day ${followSeconds.toFixed(1)} s after the hand-off`);
 
     if (refresh.rows.length !== 2) throw new Error('the import did not call dataChanged once');
@@ -201,9 +231,18 @@ async function main(): Promise<number> {
     const ms = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(0));
 
     log('');
-    log(`${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, Node ${process.version}`);
-    log(`Rows read (system.events SelectedRows, each probe's ${probeRows.toLocaleString('en')} taken out) against podcast_events + downloads + web_events (${tableRows.toLocaleString('en')} rows):`);
-    log('| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |');
+    log(
+      `${os.cpus().length} CPUs, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, Node ${process.version}`,
+    );
+    log(
+      `Rows read (system.events SelectedRows, each probe's ${probeRows.toLocaleString('en')} taken out) against podcast_events + downloads + web_events (${tableRows.toLocaleString('en')} rows):`,
+    );
+    log(
+      '| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |',
+    );
     log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     log(
       `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
@@ -228,7 +267,9 @@ async function main(): Promise<number> {
  * so the rows a window of statements read are the difference.
  */
 async function selectedRows(client: ClickHouseClient): Promise<number> {
-  const rows = await (await client.query({ query: "SELECT toString(sum(value)) AS value FROM system.events WHERE event = 'SelectedRows'", format: 'JSONEachRow' })).json<{ value: string }>();
+  const rows = await (
+    await client.query({ query: "SELECT toString(sum(value)) AS value FROM system.events WHERE event = 'SelectedRows'", format: 'JSONEachRow' })
+  ).json<{ value: string }>();
   return Number(rows[0]?.value ?? 0);
 }
 

@@ -37,7 +37,9 @@ const SAMPLE_MS = 20;
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      rows: { type: 'string', default: '300000' }, formats: { type: 'string', default: 'ndjson,csv' }, 'user-agents': { type: 'string' },
+      rows: { type: 'string', default: '300000' },
+      formats: { type: 'string', default: 'ndjson,csv' },
+      'user-agents': { type: 'string' },
       'keep-files': { type: 'string' },
     },
   });
@@ -60,7 +62,9 @@ async function main(): Promise<number> {
         const generated = performance.now();
         await writeRequestsFile(`${file}.partial`, rows, format);
         renameSync(`${file}.partial`, file);
-        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+        log(
+          `${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
+        );
       }
 
       const raw = await measured(() => rawInsert(client, file, format));
@@ -74,21 +78,50 @@ async function main(): Promise<number> {
       };
       const progress = (message: string) => steps.push(`${format} ${since()}  ${message}`);
       const statements: string[] = [];
-      const ours = await measured(() => importFile(profiled(client, format, statements), file, {
-        database, format, maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX, rejectsDir: scratch, engineReadsFiles: true,
-        derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents }, progress,
-      }));
-      if (ours.value.outcome !== 'imported' || ours.value.imported !== rows) throw new Error(`${format}: the import did not take every row: ${JSON.stringify(ours.value)}`);
+      const ours = await measured(() =>
+        importFile(profiled(client, format, statements), file, {
+          database,
+          format,
+          maxBadRows: 0,
+          ignoreUnknown: false,
+          trackingPrefix: TRACKING_PREFIX,
+          rejectsDir: scratch,
+          engineReadsFiles: true,
+          derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents },
+          progress,
+        }),
+      );
+      if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
+        throw new Error(`${format}: the import did not take every row: ${JSON.stringify(ours.value)}`);
       steps.push(`${format} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
       results.push(
-        [`${format}: raw insert (floor)`, ours.value.imported === raw.value ? perSecond(rows / raw.seconds) : `${raw.value} rows?`, raw.seconds.toFixed(1), raw.cpuSeconds.toFixed(1), mb(raw.peakRss)],
-        [`${format}: import (hash, validate, insert, derive)`, perSecond(rows / ours.seconds), ours.seconds.toFixed(1), ours.cpuSeconds.toFixed(1), mb(ours.peakRss)],
+        [
+          `${format}: raw insert (floor)`,
+          ours.value.imported === raw.value ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
+          raw.seconds.toFixed(1),
+          raw.cpuSeconds.toFixed(1),
+          mb(raw.peakRss),
+        ],
+        [
+          `${format}: import (hash, validate, insert, derive)`,
+          perSecond(rows / ours.seconds),
+          ours.seconds.toFixed(1),
+          ours.cpuSeconds.toFixed(1),
+          mb(ours.peakRss),
+        ],
         [`${format}: ratio import ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
       );
     }
-    log(`\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    log(
+      `\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
+    );
     log(table(['Run', 'Rows/s', 'Seconds', 'CPU seconds', 'Peak RSS above start, MB'], ['l', 'r', 'r', 'r', 'r'], results));
-    log(`\nThe import's steps (seconds and CPU seconds since it started), then each statement that took 0.1 s or more (wall, CPU, RSS growth while it ran):\n${steps.join('\n')}`);
+    log(
+      `\nThe import's steps (seconds and CPU seconds since it started), then each statement that took 0.1 s or more (wall, CPU, RSS growth while it ran):\n${steps.join('\n')}`,
+    );
     return 0;
   } finally {
     await warehouse.close();
@@ -129,7 +162,9 @@ function profiled(client: ClickHouseClient, format: string, statements: string[]
         const run = await measured(() => (value as (p: unknown) => Promise<unknown>).call(target, params));
         if (run.seconds >= 0.1) {
           const text = (params.query ?? `INSERT INTO ${params.table}`).replace(/\s+/g, ' ').trim();
-          statements.push(`${format}   ${run.seconds.toFixed(1).padStart(6)} s ${run.cpuSeconds.toFixed(1).padStart(6)} s CPU ${mb(run.peakRss).padStart(5)} MB  ${text.slice(0, 110)}`);
+          statements.push(
+            `${format}   ${run.seconds.toFixed(1).padStart(6)} s ${run.cpuSeconds.toFixed(1).padStart(6)} s CPU ${mb(run.peakRss).padStart(5)} MB  ${text.slice(0, 110)}`,
+          );
         }
         return run.value;
       };

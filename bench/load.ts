@@ -145,10 +145,21 @@ async function main(): Promise<number> {
     log(`\n${memory.table()}`);
     const underLoad = memory.peakOf('cached run (service)');
     if (underLoad !== undefined) {
-      targets.push({ figure: `RSS under ${options.cachedConcurrency} connections (peak, cached run)`, target: '≤ 600 MB', measured: `${mb(underLoad)} MB`, met: underLoad <= 600 * MB });
+      targets.push({
+        figure: `RSS under ${options.cachedConcurrency} connections (peak, cached run)`,
+        target: '≤ 600 MB',
+        measured: `${mb(underLoad)} MB`,
+        met: underLoad <= 600 * MB,
+      });
     }
     log('\nIssue 21 targets, each measured in this run beside what it is compared with:\n');
-    log(table(['Figure', 'Target', 'Measured (comparison in the same run)', 'Met'], ['l', 'l', 'l', 'l'], targets.map((t) => [t.figure, t.target, t.measured, verdict(t.met)])));
+    log(
+      table(
+        ['Figure', 'Target', 'Measured (comparison in the same run)', 'Met'],
+        ['l', 'l', 'l', 'l'],
+        targets.map((t) => [t.figure, t.target, t.measured, verdict(t.met)]),
+      ),
+    );
     return 0;
   } finally {
     if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
@@ -177,7 +188,8 @@ function parseOptions(): Options {
   const { demo } = parseConfig({ DEMO_SCALE: values.scale, DEMO_DAYS: values.days });
   const sections = values.only.split(',').map((s) => s.trim());
   for (const s of sections) {
-    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}; got ${JSON.stringify(s)}`);
+    if (!(SECTIONS as readonly string[]).includes(s))
+      throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}; got ${JSON.stringify(s)}`);
   }
   return {
     demo,
@@ -209,7 +221,10 @@ function header(options: Options, dataset: Dataset): string {
   const build = dataset.buildSeconds === undefined ? 'reused' : `built in ${dataset.buildSeconds.toFixed(1)} s`;
   return (
     `Demo scale ${options.demo.scale}, ${options.demo.days} days (${totalRows.toLocaleString('en-US')} rows, ${build}); ` +
-    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end.`
+    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end.`
   );
 }
 
@@ -219,7 +234,12 @@ function header(options: Options, dataset: Dataset): string {
 let sent = 0;
 
 function loadRequest(target: Target, scenario: LoadScenario): Promise<Answer> {
-  return send(target.baseUrl, target.agent, { method: 'POST', path: LOAD_PATH, key: target.keys[scenario.key].key, body: { query: queryOf(scenario, sent++) } });
+  return send(target.baseUrl, target.agent, {
+    method: 'POST',
+    path: LOAD_PATH,
+    key: target.keys[scenario.key].key,
+    body: { query: queryOf(scenario, sent++) },
+  });
 }
 
 const rowsOf = (answer: Answer) => {
@@ -307,10 +327,26 @@ async function compareSection(target: Target, options: Options): Promise<string>
   return [
     `Each query shape through the API and as the SQL Cube generates for it (account condition included) on the same chDB ` +
       `connection: ${options.requests} requests each at concurrency ${options.concurrency}, alternating in blocks of ${BLOCK}. ` +
-      'CPU ms/req: this process\'s CPU time (all threads: Node, chDB and the HTTP client) per request, less sensitive than latency to other jobs on the machine.',
+      "CPU ms/req: this process's CPU time (all threads: Node, chDB and the HTTP client) per request, less sensitive than latency to other jobs on the machine.",
     '',
     table(
-      ['Shape', 'Key', 'Cache', 'Cold ms', 'API p50', 'API p99', 'SQL p50', 'SQL p99', 'Δ p50', 'Δ p99', 'API CPU ms/req', 'SQL CPU ms/req', 'API req/s', 'Errors', 'Rows'],
+      [
+        'Shape',
+        'Key',
+        'Cache',
+        'Cold ms',
+        'API p50',
+        'API p99',
+        'SQL p50',
+        'SQL p99',
+        'Δ p50',
+        'Δ p99',
+        'API CPU ms/req',
+        'SQL CPU ms/req',
+        'API req/s',
+        'Errors',
+        'Rows',
+      ],
       ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       rows,
     ),
@@ -393,8 +429,19 @@ async function largestSection(target: Target, options: Options): Promise<string>
     const seen = byRoute[r];
     const routeWorst = Math.max(...seen.delays);
     worst.api = Math.max(worst.api, routeWorst);
-    log(`  ${route.name}: worst event-loop delay ${ms(routeWorst)} ms (median of requests ${ms(median(seen.delays))}), p50 ${ms(median(seen.latencies))} ms, ${seen.rows} rows, ${seen.bytes} bytes`);
-    rows.push([route.name, label, ms(routeWorst), ms(median(seen.delays)), ms(median(seen.latencies)), String(seen.rows), (seen.bytes / 1e6).toFixed(1), String(seen.errors)]);
+    log(
+      `  ${route.name}: worst event-loop delay ${ms(routeWorst)} ms (median of requests ${ms(median(seen.delays))}), p50 ${ms(median(seen.latencies))} ms, ${seen.rows} rows, ${seen.bytes} bytes`,
+    );
+    rows.push([
+      route.name,
+      label,
+      ms(routeWorst),
+      ms(median(seen.delays)),
+      ms(median(seen.latencies)),
+      String(seen.rows),
+      (seen.bytes / 1e6).toFixed(1),
+      String(seen.errors),
+    ]);
   }
   rows.push(['the same SQL on the engine', label, ms(worst.sql), ms(median(sqlDelays)), ms(median(sqlMs)), '', '', '']);
   rows.push(['nothing (200 ms asleep)', '-', ms(worst.idle), ms(median(idle)), '', '', '', '']);
@@ -410,11 +457,7 @@ async function largestSection(target: Target, options: Options): Promise<string>
       `the same SQL on the engine (its JSON parsed as Cube's driver does) and 200 ms of nothing: the worst event-loop delay during each ` +
       `(monitorEventLoopDelay, 1 ms resolution). Target: ≤ ${EVENT_LOOP_TARGET_MS} ms for every request; the idle row is the machine's own noise.`,
     '',
-    table(
-      ['Request', 'Key', 'Worst delay ms', 'Median of worst ms', 'p50 ms', 'Rows', 'MB', 'Errors'],
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
-      rows,
-    ),
+    table(['Request', 'Key', 'Worst delay ms', 'Median of worst ms', 'p50 ms', 'Rows', 'MB', 'Errors'], ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'], rows),
   ].join('\n');
 }
 
@@ -427,7 +470,9 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
   const warm = await send(target.baseUrl, target.agent, { method: 'POST', path: LOAD_PATH, key, body });
   if (warm.status !== 200) throw new Error(`cached run: the first request failed: ${warm.body.slice(0, 500)}`);
   const ceiling = await startCeiling(LOAD_PATH, warm.body);
-  log(`cached: ${options.cachedRequests} requests at ${options.cachedConcurrency} connections after ${Math.min(CACHED_WARM_UP, options.cachedRequests)} untimed, service then bare Express (${Buffer.byteLength(warm.body)} bytes)`);
+  log(
+    `cached: ${options.cachedRequests} requests at ${options.cachedConcurrency} connections after ${Math.min(CACHED_WARM_UP, options.cachedRequests)} untimed, service then bare Express (${Buffer.byteLength(warm.body)} bytes)`,
+  );
 
   const timed = (baseUrl: string) => () => send(baseUrl, target.agent, { method: 'POST', path: LOAD_PATH, key, body }).then(outcomeOf);
   const cpuPerRequest = async (run: () => Promise<Run>) => {
@@ -441,7 +486,9 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
   await runConcurrently(warmUp, options.cachedConcurrency, timed(target.baseUrl));
   await runConcurrently(warmUp, options.cachedConcurrency, timed(ceiling.baseUrl));
   memory.mark('cached run (service)');
-  const { result: service, cpu: serviceCpu } = await cpuPerRequest(() => runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(target.baseUrl)));
+  const { result: service, cpu: serviceCpu } = await cpuPerRequest(() =>
+    runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(target.baseUrl)),
+  );
   memory.mark('cached run (bare)');
   const { result: bare, cpu: bareCpu } = await cpuPerRequest(() => runConcurrently(options.cachedRequests, options.cachedConcurrency, timed(ceiling.baseUrl)));
   memory.mark('the rest');
@@ -454,7 +501,9 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
     ['bare Express 5, same bytes', '-', perSecond(b.perSecond), ms(b.p50), ms(b.p99), ms(bareCpu), String(bare.errors)],
   ];
   const ratio = s.perSecond / b.perSecond;
-  log(`  service ${perSecond(s.perSecond)} req/s p50 ${ms(s.p50)} p99 ${ms(s.p99)}; bare ${perSecond(b.perSecond)} req/s p50 ${ms(b.p50)} p99 ${ms(b.p99)}; ratio ${(ratio * 100).toFixed(0)}%`);
+  log(
+    `  service ${perSecond(s.perSecond)} req/s p50 ${ms(s.p50)} p99 ${ms(s.p99)}; bare ${perSecond(b.perSecond)} req/s p50 ${ms(b.p50)} p99 ${ms(b.p99)}; ratio ${(ratio * 100).toFixed(0)}%`,
+  );
   if (service.firstError) log(`    first error: ${service.firstError}`);
   targets.push({
     figure: `Cached query at ${options.cachedConcurrency} connections, req/s`,
@@ -472,7 +521,7 @@ async function cachedSection(target: Target, options: Options, memory: MemoryWat
     `One repeated (cached) query, \`${SIMPLE_COUNT.name}\`, ${options.cachedRequests} requests at ${options.cachedConcurrency} connections ` +
       `(after ${Math.min(CACHED_WARM_UP, options.cachedRequests)} untimed to each endpoint). ` +
       `Service / bare: ${(ratio * 100).toFixed(0)}% of the requests per second. ` +
-      'CPU ms/req: this process\'s CPU time per request, the load-generating client included.',
+      "CPU ms/req: this process's CPU time per request, the load-generating client included.",
     '',
     table(['Endpoint', 'Key', 'Req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'Errors'], ['l', 'l', 'r', 'r', 'r', 'r', 'r'], rows),
   ].join('\n');

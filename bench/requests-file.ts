@@ -32,9 +32,10 @@ export async function writeRequestsFile(file: string, rows: number, format: Requ
     return agents[0].ua;
   };
   const listeners = Math.max(1, Math.floor(rows / 10));
-  const ip = (n: number) => (n % 5 === 0
-    ? `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 7) + 1}`
-    : `${10 + (n >> 16) % 200}.${(n >> 8) & 255}.${n & 255}.${(n % 250) + 1}`);
+  const ip = (n: number) =>
+    n % 5 === 0
+      ? `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 7) + 1}`
+      : `${10 + ((n >> 16) % 200)}.${(n >> 8) & 255}.${n & 255}.${(n % 250) + 1}`;
   const start = Date.parse('2026-01-01T00:00:00Z');
   const span = 30 * 86_400_000;
   const out = createWriteStream(file);
@@ -59,9 +60,7 @@ export async function writeRequestsFile(file: string, rows: number, format: Requ
       range: r < 0.2 ? 'bytes=0-1' : r < 0.4 ? `bytes=${Math.floor(random() * 1e6)}-` : '',
       account: `account-${show % 4}`,
     };
-    batch += format === 'csv'
-      ? `${COLUMNS.map((c) => csvField(record[c])).join(',')}\n`
-      : `${JSON.stringify({ ...record, status: Number(record.status) })}\n`;
+    batch += format === 'csv' ? `${COLUMNS.map((c) => csvField(record[c])).join(',')}\n` : `${JSON.stringify({ ...record, status: Number(record.status) })}\n`;
     if (batch.length > 1 << 20) {
       await write(batch);
       batch = '';

@@ -30,9 +30,10 @@ const since = (SQL_UTILS, column) => SQL_UTILS.timeLowerBound('WebEventsFromPodc
 const HOURLY = 'funnel_hourly';
 const BUILT = 'funnel_built';
 const COMPLETE = 'funnel_complete';
-const notHourly = (SQL_UTILS) => (SQL_UTILS.rollupBuild()
-  ? `(SELECT argMax(complete, at) FROM ${SQL_UTILS.rollupSource(COMPLETE)}) = 0 AND account_id NOT IN (SELECT account_id FROM ${SQL_UTILS.rollupSource(BUILT)})`
-  : '1 = 1');
+const notHourly = (SQL_UTILS) =>
+  SQL_UTILS.rollupBuild()
+    ? `(SELECT argMax(complete, at) FROM ${SQL_UTILS.rollupSource(COMPLETE)}) = 0 AND account_id NOT IN (SELECT account_id FROM ${SQL_UTILS.rollupSource(BUILT)})`
+    : '1 = 1';
 
 // The step names as the funnel writes them in `step` (its titleize leaves these as they are).
 const STEP_NAMES = ['Podcast Download', 'Website Visit', 'Conversion'];
@@ -45,20 +46,23 @@ const funnel = Funnels.eventFunnel({
     {
       name: STEP_NAMES[0],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')} AND ${notHourly(SQL_UTILS)}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) =>
+          `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')} AND ${notHourly(SQL_UTILS)}`,
       },
     },
     {
       name: STEP_NAMES[1],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) =>
+          `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
     {
       name: STEP_NAMES[2],
       eventsView: {
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) =>
+          `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
@@ -148,7 +152,10 @@ UNION ALL ${steps}`;
       granularity: 'hour',
       refreshKey: {
         every: '10 second',
-        sql: (SECURITY_CONTEXT, SQL_UTILS) => `SELECT concat(toString((SELECT count() FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})), '/', toString((SELECT count() FROM web_events WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})),
+        sql: (
+          SECURITY_CONTEXT,
+          SQL_UTILS,
+        ) => `SELECT concat(toString((SELECT count() FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})), '/', toString((SELECT count() FROM web_events WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})),
           '/', (SELECT concat(toString(count()), '/', toString(max(built))) FROM ${SQL_UTILS.rollupSource(BUILT)} WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}))`,
       },
       indexes: { byStep: { columns: (step) => [step] } },

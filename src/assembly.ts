@@ -124,15 +124,27 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     const exporter = createExporter({ cube, warehouse, limits: config.query, caps: config.exports });
     const app = createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
     if (options.importInbox && config.warehouse.kind === 'chdb') {
-      const inbox = watchInbox(config.warehouse.dataDir, warehouse.client(), {
-        database: config.warehouse.database,
-        trackingPrefix: config.downloads.trackingPrefix,
-        derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
-      }, logger, (summary) => cube.dataChanged(summary.accounts));
+      const inbox = watchInbox(
+        config.warehouse.dataDir,
+        warehouse.client(),
+        {
+          database: config.warehouse.database,
+          trackingPrefix: config.downloads.trackingPrefix,
+          derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
+        },
+        logger,
+        (summary) => cube.dataChanged(summary.accounts),
+      );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {
       // Imports reach this service's warehouse from elsewhere (a ClickHouse server): it looks for them.
-      const follower = followImports(warehouse.client(), config.warehouse.database, config.dataRefreshSeconds * 1000, (accounts) => cube.dataChanged(accounts), logger);
+      const follower = followImports(
+        warehouse.client(),
+        config.warehouse.database,
+        config.dataRefreshSeconds * 1000,
+        (accounts) => cube.dataChanged(accounts),
+        logger,
+      );
       releases.push(() => follower.stop());
     }
     return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };

@@ -205,18 +205,23 @@ export function parseConfig(env: Env): Config {
   const configuredKeys = read.list('API_KEYS');
   const allowOperatorKeys = read.boolean('ALLOW_OPERATOR_KEYS', false);
   if (nodeEnv === 'production' && configuredKeys.length > 0 && !allowOperatorKeys) {
-    problems.push(
-      'API_KEYS is set with NODE_ENV=production: operator keys read every account, so production refuses them unless ALLOW_OPERATOR_KEYS=true',
-    );
+    problems.push('API_KEYS is set with NODE_ENV=production: operator keys read every account, so production refuses them unless ALLOW_OPERATOR_KEYS=true');
   }
   // Production never falls back to the demo key: its keys come from the key file.
   const usingDemoKey = configuredKeys.length === 0 && nodeEnv !== 'production';
   const apiKeys = usingDemoKey ? [DEMO_API_KEY] : configuredKeys;
 
   const database = read.match('CLICKHOUSE_DATABASE', 'analytics', /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
-  const rollupDatabase = read.match('CUBE_ROLLUP_DATABASE', `${database}_rollups`, /^[A-Za-z_][A-Za-z0-9_]*$/, 'a database name of letters, digits and underscores');
+  const rollupDatabase = read.match(
+    'CUBE_ROLLUP_DATABASE',
+    `${database}_rollups`,
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'a database name of letters, digits and underscores',
+  );
   if (rollupDatabase === database) {
-    problems.push(`CUBE_ROLLUP_DATABASE=${rollupDatabase}: expected a database other than CLICKHOUSE_DATABASE (${database}); rollups are written, the data never is`);
+    problems.push(
+      `CUBE_ROLLUP_DATABASE=${rollupDatabase}: expected a database other than CLICKHOUSE_DATABASE (${database}); rollups are written, the data never is`,
+    );
   }
   const url = read.optional('CLICKHOUSE_URL');
   let warehouse: WarehouseConfig;
@@ -280,7 +285,9 @@ export function parseConfig(env: Env): Config {
   const corsOrigins = read.list('CORS_ORIGINS');
   for (const origin of corsOrigins) {
     if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
-      problems.push(`CORS_ORIGINS=${JSON.stringify(read.optional('CORS_ORIGINS'))}: expected * or comma-separated origins such as https://app.example.com (no path), but got ${JSON.stringify(origin)}`);
+      problems.push(
+        `CORS_ORIGINS=${JSON.stringify(read.optional('CORS_ORIGINS'))}: expected * or comma-separated origins such as https://app.example.com (no path), but got ${JSON.stringify(origin)}`,
+      );
     }
   }
 
@@ -288,7 +295,9 @@ export function parseConfig(env: Env): Config {
   if (redisUrl !== undefined && !isRedisUrl(redisUrl)) {
     // The URL may carry a password; the message may end up in a log.
     const shown = redisUrl.replace(/:[^:@/]*@/, ':***@');
-    problems.push(`REDIS_URL=${JSON.stringify(shown)}: expected a redis:// or rediss:// URL such as redis://localhost:6379 or rediss://user:password@redis.example:6380/0`);
+    problems.push(
+      `REDIS_URL=${JSON.stringify(shown)}: expected a redis:// or rediss:// URL such as redis://localhost:6379 or rediss://user:password@redis.example:6380/0`,
+    );
   }
   const metricsPort = read.integer('METRICS_PORT', 9464, 0, 65535);
   if (metricsPort !== 0 && metricsPort === port) {

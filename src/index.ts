@@ -29,10 +29,11 @@ async function main(): Promise<void> {
   await readKeyFileIfPresent(config.keys.file);
   const measured = await openMeasuredWarehouse(config);
   const { warehouse } = measured;
-  const metricsServer = await listenOrExit(
-    () => serveMetrics(config.metrics, measured.metrics.registry, logger),
-    { port: config.metrics.port, host: config.metrics.host, variables: ['METRICS_PORT', 'METRICS_HOST'] },
-  );
+  const metricsServer = await listenOrExit(() => serveMetrics(config.metrics, measured.metrics.registry, logger), {
+    port: config.metrics.port,
+    host: config.metrics.host,
+    variables: ['METRICS_PORT', 'METRICS_HOST'],
+  });
 
   // Listening before the set-up, so that probes learn what the service waits for (503 not_ready) rather than
   // meeting a refused connection while the demo data is built.
@@ -47,7 +48,9 @@ async function main(): Promise<void> {
     const outdated = await outdatedTables(warehouse);
     if (outdated.length > 0) {
       if (!config.demo.enabled) {
-        throw new WarehouseSetupError(`Tables ${outdated.join(', ')} in ${config.warehouse.dataDir} were created by an older version of the service; move the directory away and load the data again`);
+        throw new WarehouseSetupError(
+          `Tables ${outdated.join(', ')} in ${config.warehouse.dataDir} were created by an older version of the service; move the directory away and load the data again`,
+        );
       }
       const moved = await moveTablesAside(warehouse, outdated, `_before_${Date.now()}`);
       logger.warn('tables from an older version moved aside; rebuilding the demo data', { moved });

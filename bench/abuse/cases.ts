@@ -79,22 +79,71 @@ interface CubeMembers {
 const CUBE_MEMBERS: CubeMembers[] = [
   { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city', 'Downloads.os_name'], time: 'Downloads.ts' },
   { measures: ['DownloadEvents.count'], dimensions: ['DownloadEvents.ip4', 'DownloadEvents.token'], time: 'DownloadEvents.ts' },
-  { measures: ['ChannelRanks.count', 'ChannelRanks.avgRank'], dimensions: ['ChannelRanks.rank', 'ChannelRanks.platform', 'ChannelRanks.date'], time: 'ChannelRanks.timestamp' },
+  {
+    measures: ['ChannelRanks.count', 'ChannelRanks.avgRank'],
+    dimensions: ['ChannelRanks.rank', 'ChannelRanks.platform', 'ChannelRanks.date'],
+    time: 'ChannelRanks.timestamp',
+  },
   { measures: ['EpisodeRanks.count'], dimensions: ['EpisodeRanks.rank', 'EpisodeRanks.episodeTitle'], time: 'EpisodeRanks.timestamp' },
-  { measures: ['LinksDashboard.count', 'LinksDashboard.conversionRate'], dimensions: ['LinksDashboard.link', 'LinksDashboard.isUniqueLinkView', 'LinksDashboard.utmSource'], time: 'LinksDashboard.timestamp' },
-  { measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.byteRangeLargerOne', 'PodcastEvents.country', 'PodcastEvents.detailsKey'], time: 'PodcastEvents.ts' },
-  { measures: ['WebEvents.count', 'WebEvents.se_value_sum'], dimensions: ['WebEvents.appId', 'WebEvents.se_value', 'WebEvents.pageUrl'], time: 'WebEvents.trackTs' },
+  {
+    measures: ['LinksDashboard.count', 'LinksDashboard.conversionRate'],
+    dimensions: ['LinksDashboard.link', 'LinksDashboard.isUniqueLinkView', 'LinksDashboard.utmSource'],
+    time: 'LinksDashboard.timestamp',
+  },
+  {
+    measures: ['PodcastEvents.count'],
+    dimensions: ['PodcastEvents.byteRangeLargerOne', 'PodcastEvents.country', 'PodcastEvents.detailsKey'],
+    time: 'PodcastEvents.ts',
+  },
+  {
+    measures: ['WebEvents.count', 'WebEvents.se_value_sum'],
+    dimensions: ['WebEvents.appId', 'WebEvents.se_value', 'WebEvents.pageUrl'],
+    time: 'WebEvents.trackTs',
+  },
   { measures: ['WebEventsFromPodcastFunnel.conversions', 'WebEventsFromPodcastFunnel.conversionsPercent'], dimensions: ['WebEventsFromPodcastFunnel.step'] },
 ];
 
 const OPERATORS = [
-  'equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith',
-  'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet', 'inDateRange', 'notInDateRange', 'onTheDate',
-  'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate', 'measureFilter',
+  'equals',
+  'notEquals',
+  'contains',
+  'notContains',
+  'startsWith',
+  'notStartsWith',
+  'endsWith',
+  'notEndsWith',
+  'in',
+  'notIn',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'set',
+  'notSet',
+  'inDateRange',
+  'notInDateRange',
+  'onTheDate',
+  'beforeDate',
+  'beforeOrOnDate',
+  'afterDate',
+  'afterOrOnDate',
+  'measureFilter',
 ];
 const GRANULARITIES = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
 const DATE_RANGES = ['today', 'yesterday', 'last 7 days', 'this month', 'last quarter', 'from 7 days ago to now', 'last 10000 years', 'next 3 days'];
-const DATES = ['2026-11-01', '2026-11-01T10:00:00.000', '1970-01-01', '9999-12-31', '0000-00-00', '2026-02-30', '2026-13-01', '-271821-04-20', '+275760-09-13T00:00:00Z', '2026-11-01T25:61:61', '1e10'];
+const DATES = [
+  '2026-11-01',
+  '2026-11-01T10:00:00.000',
+  '1970-01-01',
+  '9999-12-31',
+  '0000-00-00',
+  '2026-02-30',
+  '2026-13-01',
+  '-271821-04-20',
+  '+275760-09-13T00:00:00Z',
+  '2026-11-01T25:61:61',
+  '1e10',
+];
 const VALID_TIMEZONES = ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kathmandu', 'Etc/GMT+14', 'Australia/Lord_Howe'];
 const TIMEZONES = [...VALID_TIMEZONES, 'Mars/Olympus', '', 'utc', '+05:00', 'Europe/../../etc/passwd'];
 
@@ -113,9 +162,9 @@ export const INJECTIONS = [
   "file('/etc/passwd')",
   "' || (SELECT * FROM file('/etc/passwd', 'LineAsString')) || '",
   "url('http://127.0.0.1:1/x', CSV, 'a String')",
-  'remote(\'127.0.0.1:9000\', system.one)',
+  "remote('127.0.0.1:9000', system.one)",
   'sleep(3)',
-  "{database:String}",
+  '{database:String}',
   '{x:Identifier}',
   '{{7*7}}',
   '{{constructor.constructor("return process")()}}',
@@ -204,9 +253,29 @@ const memberName = fc.oneof(
   { weight: 2, arbitrary: anyText },
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.constantFrom(...TIME_DIMENSIONS, ...DIMENSIONS), fc.constantFrom(...GRANULARITIES, 'fortnight', '', 'day.day', ...INJECTIONS)).map(([member, suffix]) => `${member}.${suffix}`),
+    arbitrary: fc
+      .tuple(fc.constantFrom(...TIME_DIMENSIONS, ...DIMENSIONS), fc.constantFrom(...GRANULARITIES, 'fortnight', '', 'day.day', ...INJECTIONS))
+      .map(([member, suffix]) => `${member}.${suffix}`),
   },
-  { weight: 1, arbitrary: fc.constantFrom('Downloads.', '.count', 'Downloads..count', '.', '', 'Downloads', 'downloads.count', 'DOWNLOADS.COUNT', 'Downloads.count.', 'Downloads.count\u0000', ' Downloads.count', 'Downloads.__proto__', '__proto__.count', 'constructor.prototype') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'Downloads.',
+      '.count',
+      'Downloads..count',
+      '.',
+      '',
+      'Downloads',
+      'downloads.count',
+      'DOWNLOADS.COUNT',
+      'Downloads.count.',
+      'Downloads.count\u0000',
+      ' Downloads.count',
+      'Downloads.__proto__',
+      '__proto__.count',
+      'constructor.prototype',
+    ),
+  },
 );
 
 const members = fc.oneof(
@@ -222,21 +291,11 @@ const filterValue = fc.oneof(
   { weight: 1, arbitrary: anyJson },
 );
 
-const filterValues = fc.oneof(
-  { weight: 5, arbitrary: fc.array(filterValue, { maxLength: 4 }) },
-  { weight: 1, arbitrary: anyJson },
-);
+const filterValues = fc.oneof({ weight: 5, arbitrary: fc.array(filterValue, { maxLength: 4 }) }, { weight: 1, arbitrary: anyJson });
 
-const operator = fc.oneof(
-  { weight: 5, arbitrary: fc.constantFrom(...OPERATORS) },
-  { weight: 1, arbitrary: anyText },
-  { weight: 1, arbitrary: anyJson },
-);
+const operator = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...OPERATORS) }, { weight: 1, arbitrary: anyText }, { weight: 1, arbitrary: anyJson });
 
-const leafFilter = fc.record(
-  { member: memberName, dimension: memberName, operator, values: filterValues, extra: anyJson },
-  { requiredKeys: ['operator'] },
-);
+const leafFilter = fc.record({ member: memberName, dimension: memberName, operator, values: filterValues, extra: anyJson }, { requiredKeys: ['operator'] });
 
 /** and/or trees of filters, a few levels deep, with wrong types at any level. */
 const { filter } = fc.letrec<{ filter: unknown }>((tie) => ({
@@ -283,7 +342,10 @@ const order = fc.oneof(
 
 const rowCount = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: -5, max: 100 }) },
-  { weight: 2, arbitrary: fc.constantFrom<unknown>(0, -1, 50_000, 50_001, 2 ** 31, 2 ** 53, 1e308, 0.5, 1.5, -0, '10', '1; DROP TABLE downloads', '1e3', ' 5', '0x10') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<unknown>(0, -1, 50_000, 50_001, 2 ** 31, 2 ** 53, 1e308, 0.5, 1.5, -0, '10', '1; DROP TABLE downloads', '1e3', ' 5', '0x10'),
+  },
   { weight: 1, arbitrary: fc.double() },
   { weight: 1, arbitrary: anyJson },
 );
@@ -325,7 +387,10 @@ const nearlyValidQuery = fc.constantFrom(...CUBE_MEMBERS).chain((cube) => {
     fc.record({
       member: fc.constantFrom(...names),
       // String operators most: they carry text into the SQL.
-      operator: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'endsWith', 'in', 'notIn') }, { weight: 1, arbitrary: fc.constantFrom(...OPERATORS) }),
+      operator: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom('equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'endsWith', 'in', 'notIn') },
+        { weight: 1, arbitrary: fc.constantFrom(...OPERATORS) },
+      ),
       values: fc.array(filterValue, { minLength: 1, maxLength: 3 }),
     });
   const usually = <T, U>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<U>) => fc.oneof({ weight: 5, arbitrary: good }, { weight: 1, arbitrary: bad });
@@ -343,7 +408,11 @@ const nearlyValidQuery = fc.constantFrom(...CUBE_MEMBERS).chain((cube) => {
       timeDimensions: cube.time
         ? fc.array(
             fc.record(
-              { dimension: fc.constant(cube.time), granularity: usually(fc.constantFrom(...GRANULARITIES), anyText), dateRange: usually(fc.constantFrom(...DATE_RANGES), dateRange) },
+              {
+                dimension: fc.constant(cube.time),
+                granularity: usually(fc.constantFrom(...GRANULARITIES), anyText),
+                dateRange: usually(fc.constantFrom(...DATE_RANGES), dateRange),
+              },
               { requiredKeys: ['dimension'] },
             ),
             { maxLength: 1 },
@@ -481,14 +550,19 @@ const deepBody = fc.oneof(
     JSON.stringify({
       query: {
         measures: ['Downloads.count'],
-        filters: [nestedFilter(depth, { member: 'Downloads.country', operator: 'equals', values: ['Germany'] }, (d) => (kind === 'mixed' ? (d % 2 ? 'and' : 'or') : kind))],
+        filters: [
+          nestedFilter(depth, { member: 'Downloads.country', operator: 'equals', values: ['Germany'] }, (d) =>
+            kind === 'mixed' ? (d % 2 ? 'and' : 'or') : kind,
+          ),
+        ],
       },
     }),
   ),
   fc.tuple(fc.integer({ min: 100, max: 20_000 }), fc.constantFrom('measures', 'filters', 'values', 'order', 'query')).map(([depth, field]) => {
     const nested = '['.repeat(depth) + '"Downloads.count"' + ']'.repeat(depth);
     if (field === 'query') return `{"query":${nested}}`;
-    if (field === 'values') return `{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.country","operator":"equals","values":${nested}}]}}`;
+    if (field === 'values')
+      return `{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.country","operator":"equals","values":${nested}}]}}`;
     return `{"query":{"measures":["Downloads.count"],"${field}":${nested}}}`;
   }),
   fc.integer({ min: 100, max: 12_000 }).map((depth) => `{"query":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`),
@@ -497,21 +571,37 @@ const deepBody = fc.oneof(
 
 /** Thousands of members or filter values, below the body limit or above it. */
 const hugeBody = fc.oneof(
-  fc.tuple(fc.integer({ min: 100, max: 5_000 }), fc.constantFrom(...MEASURES, 'Downloads.nope')).map(([n, member]) =>
-    JSON.stringify({ query: { measures: Array.from({ length: n }, () => member) } }),
-  ),
-  fc.integer({ min: 100, max: 5_000 }).map((n) => JSON.stringify({ query: { measures: ['Downloads.count'], dimensions: Array.from({ length: n }, (_, i) => DIMENSIONS[i % DIMENSIONS.length]) } })),
+  fc
+    .tuple(fc.integer({ min: 100, max: 5_000 }), fc.constantFrom(...MEASURES, 'Downloads.nope'))
+    .map(([n, member]) => JSON.stringify({ query: { measures: Array.from({ length: n }, () => member) } })),
+  fc
+    .integer({ min: 100, max: 5_000 })
+    .map((n) =>
+      JSON.stringify({ query: { measures: ['Downloads.count'], dimensions: Array.from({ length: n }, (_, i) => DIMENSIONS[i % DIMENSIONS.length]) } }),
+    ),
   fc.tuple(fc.integer({ min: 100, max: 20_000 }), fc.constantFrom('equals', 'notIn', 'contains', 'gt')).map(([n, op]) =>
-    JSON.stringify({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: op, values: Array.from({ length: n }, (_, i) => String(i)) }] } }),
+    JSON.stringify({
+      query: {
+        measures: ['Downloads.count'],
+        filters: [{ member: 'Downloads.country', operator: op, values: Array.from({ length: n }, (_, i) => String(i)) }],
+      },
+    }),
   ),
   fc.integer({ min: 100, max: 2_000 }).map((n) =>
-    JSON.stringify({ query: { measures: ['Downloads.count'], filters: Array.from({ length: n }, (_, i) => ({ member: 'Downloads.city', operator: 'notEquals', values: [`c${i}`] })) } }),
+    JSON.stringify({
+      query: {
+        measures: ['Downloads.count'],
+        filters: Array.from({ length: n }, (_, i) => ({ member: 'Downloads.city', operator: 'notEquals', values: [`c${i}`] })),
+      },
+    }),
   ),
-  fc.integer({ min: 100, max: 3_000 }).map((n) =>
-    JSON.stringify({ query: { measures: ['Downloads.count'], order: Array.from({ length: n }, () => ['Downloads.count', 'desc']) } }),
-  ),
+  fc
+    .integer({ min: 100, max: 3_000 })
+    .map((n) => JSON.stringify({ query: { measures: ['Downloads.count'], order: Array.from({ length: n }, () => ['Downloads.count', 'desc']) } })),
   fc.integer({ min: 1, max: 3 }).map((n) =>
-    JSON.stringify({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values: ['x'.repeat(BODY_LIMIT_BYTES * n)] }] } }),
+    JSON.stringify({
+      query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values: ['x'.repeat(BODY_LIMIT_BYTES * n)] }] },
+    }),
   ),
   fc.integer({ min: BODY_LIMIT_BYTES - 64, max: BODY_LIMIT_BYTES * 3 }).map((size) => {
     const head = '{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.city","operator":"equals","values":["';
@@ -532,45 +622,84 @@ const isoDay = (i: number) => new Date(Date.UTC(2020, 0, 1) + i * DAY_MS).toISOS
 /** Mostly over `limit`, sometimes at or under it. */
 const size = (limit: number, max: number) =>
   fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 1, max: limit }) }, { weight: 3, arbitrary: fc.integer({ min: limit + 1, max }) });
-const TEXT_DIMENSIONS = ['Downloads.city', 'Downloads.country', 'PodcastEvents.url', 'WebEvents.pageUrl', 'LinksDashboard.link', 'WebEventsFromPodcastFunnel.step'];
-const measureOf = (member: string) => (member.startsWith('WebEventsFromPodcastFunnel.') ? 'WebEventsFromPodcastFunnel.conversions' : `${member.split('.')[0]}.count`);
+const TEXT_DIMENSIONS = [
+  'Downloads.city',
+  'Downloads.country',
+  'PodcastEvents.url',
+  'WebEvents.pageUrl',
+  'LinksDashboard.link',
+  'WebEventsFromPodcastFunnel.step',
+];
+const measureOf = (member: string) =>
+  member.startsWith('WebEventsFromPodcastFunnel.') ? 'WebEventsFromPodcastFunnel.conversions' : `${member.split('.')[0]}.count`;
 /** Characters the SQL escapes (and so lengthens) or that take several bytes. */
 const VALUE_CHARS = ['x', '%', '_', '\\', "'", 'é', '😀'];
 
 const amplificationQuery = fc.oneof(
-  fc.tuple(size(20, 3_000), fc.constantFrom<string | undefined>(undefined, 'day', 'hour', 'second'), fc.constantFrom(...TIME_DIMENSIONS), fc.boolean()).map(([n, granularity, dimension, multi]) => ({
-    queryType: multi ? 'multi' : undefined,
-    query: {
-      measures: [measureOf(dimension)],
-      timeDimensions: [{ dimension, granularity, compareDateRange: Array.from({ length: n }, (_, i) => [isoDay(i), isoDay(i + 1)]) }],
-    },
-  })),
+  fc
+    .tuple(size(20, 3_000), fc.constantFrom<string | undefined>(undefined, 'day', 'hour', 'second'), fc.constantFrom(...TIME_DIMENSIONS), fc.boolean())
+    .map(([n, granularity, dimension, multi]) => ({
+      queryType: multi ? 'multi' : undefined,
+      query: {
+        measures: [measureOf(dimension)],
+        timeDimensions: [{ dimension, granularity, compareDateRange: Array.from({ length: n }, (_, i) => [isoDay(i), isoDay(i + 1)]) }],
+      },
+    })),
   fc.integer({ min: 1, max: 600 }).map((n) => ({
     queryType: 'multi',
-    query: Array.from({ length: n }, (_, i) => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [isoDay(i), isoDay(i + 7)] }] })),
+    query: Array.from({ length: n }, (_, i) => ({
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [isoDay(i), isoDay(i + 7)] }],
+    })),
   })),
-  fc.tuple(size(1_000, 20_000), fc.constantFrom('equals', 'notEquals', 'in', 'contains', 'notStartsWith'), fc.constantFrom(...TEXT_DIMENSIONS)).map(([n, operator, member]) => ({
-    query: { measures: [measureOf(member)], filters: [{ member, operator, values: Array.from({ length: n }, (_, i) => `v${i}`) }] },
-  })),
-  fc.tuple(size(1_000, 95_000), fc.constantFrom(...VALUE_CHARS), fc.constantFrom('contains', 'equals', 'startsWith', 'notEndsWith'), fc.constantFrom(...TEXT_DIMENSIONS)).map(([n, char, operator, member]) => ({
-    query: { measures: [measureOf(member)], filters: [{ member, operator, values: [char.repeat(n)] }] },
-  })),
-  fc.tuple(fc.constantFrom('second', 'minute', 'hour', 'day'), fc.integer({ min: 1, max: 20_000 }), fc.constantFrom('days', 'years', 'abs'), fc.constantFrom(...TIME_DIMENSIONS)).map(([granularity, n, unit, dimension]) => ({
+  fc
+    .tuple(size(1_000, 20_000), fc.constantFrom('equals', 'notEquals', 'in', 'contains', 'notStartsWith'), fc.constantFrom(...TEXT_DIMENSIONS))
+    .map(([n, operator, member]) => ({
+      query: { measures: [measureOf(member)], filters: [{ member, operator, values: Array.from({ length: n }, (_, i) => `v${i}`) }] },
+    })),
+  fc
+    .tuple(
+      size(1_000, 95_000),
+      fc.constantFrom(...VALUE_CHARS),
+      fc.constantFrom('contains', 'equals', 'startsWith', 'notEndsWith'),
+      fc.constantFrom(...TEXT_DIMENSIONS),
+    )
+    .map(([n, char, operator, member]) => ({
+      query: { measures: [measureOf(member)], filters: [{ member, operator, values: [char.repeat(n)] }] },
+    })),
+  fc
+    .tuple(
+      fc.constantFrom('second', 'minute', 'hour', 'day'),
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.constantFrom('days', 'years', 'abs'),
+      fc.constantFrom(...TIME_DIMENSIONS),
+    )
+    .map(([granularity, n, unit, dimension]) => ({
+      query: {
+        measures: [measureOf(dimension)],
+        timeDimensions: [{ dimension, granularity, dateRange: unit === 'abs' ? [isoDay(0), isoDay(n)] : `last ${unit === 'years' ? n % 200 : n} ${unit}` }],
+      },
+    })),
+  size(50, 3_000).map((n) => ({
     query: {
-      measures: [measureOf(dimension)],
-      timeDimensions: [{ dimension, granularity, dateRange: unit === 'abs' ? [isoDay(0), isoDay(n)] : `last ${unit === 'years' ? n % 200 : n} ${unit}` }],
+      measures: ['Downloads.count'],
+      order: Array.from({ length: n }, (_, i) => [i % 2 ? 'Downloads.count' : 'Downloads.country', i % 3 ? 'asc' : 'desc']),
     },
   })),
-  size(50, 3_000).map((n) => ({ query: { measures: ['Downloads.count'], order: Array.from({ length: n }, (_, i) => [i % 2 ? 'Downloads.count' : 'Downloads.country', i % 3 ? 'asc' : 'desc']) } })),
   fc.tuple(size(1_000, 90_000), fc.constantFrom('last 7 days ', 'from 7 days ago to now ', 'x')).map(([n, phrase]) => ({
-    query: { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: phrase.repeat(Math.ceil(n / phrase.length)).slice(0, n) }] },
+    query: {
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: phrase.repeat(Math.ceil(n / phrase.length)).slice(0, n) }],
+    },
   })),
   fc.tuple(size(20, 200), size(50, 2_000)).map(([ranges, values]) => ({
     queryType: 'multi',
     query: {
       measures: ['Downloads.count'],
       filters: [{ member: 'Downloads.city', operator: 'notEquals', values: Array.from({ length: values }, (_, i) => `c${i}`) }],
-      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', compareDateRange: Array.from({ length: ranges }, (_, i) => [isoDay(i), isoDay(i + 1)]) }],
+      timeDimensions: [
+        { dimension: 'Downloads.ts', granularity: 'day', compareDateRange: Array.from({ length: ranges }, (_, i) => [isoDay(i), isoDay(i + 1)]) },
+      ],
     },
   })),
 );
@@ -597,7 +726,21 @@ const apiKey = (validKey: string) =>
   fc.oneof(
     { weight: 40, arbitrary: fc.constant<string | undefined>(validKey) },
     { weight: 2, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', `${validKey} `, `\t${validKey}`, `${validKey}x`, validKey.slice(0, -1), validKey.toUpperCase(), `${validKey},${validKey}`, 'null', 'undefined') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        `${validKey} `,
+        `\t${validKey}`,
+        `${validKey}x`,
+        validKey.slice(0, -1),
+        validKey.toUpperCase(),
+        `${validKey},${validKey}`,
+        'null',
+        'undefined',
+      ),
+    },
     { weight: 1, arbitrary: anyText.map(headerSafe) },
     { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 8_000 }).map((n) => validKey.repeat(Math.ceil(n / validKey.length)).slice(0, n)) },
     { weight: 1, arbitrary: fc.constantFrom('clé-é', 'ÿÿÿÿ', `${validKey}é`, '\x80\x81\xfe\xff') },
@@ -642,7 +785,21 @@ const contentEncoding = fc.oneof(
   { weight: 1, arbitrary: anyText.map(headerSafe) },
 );
 
-const EXTRA_HEADER_NAMES = ['accept', 'accept-encoding', 'accept-charset', 'origin', 'referer', 'user-agent', 'x-request-id', 'x-forwarded-for', 'cookie', 'authorization', 'if-none-match', 'range', 'x-http-method-override'];
+const EXTRA_HEADER_NAMES = [
+  'accept',
+  'accept-encoding',
+  'accept-charset',
+  'origin',
+  'referer',
+  'user-agent',
+  'x-request-id',
+  'x-forwarded-for',
+  'cookie',
+  'authorization',
+  'if-none-match',
+  'range',
+  'x-http-method-override',
+];
 const extraHeaders = fc.dictionary(
   fc.oneof(fc.constantFrom(...EXTRA_HEADER_NAMES), fc.stringMatching(/^x-[a-z0-9-]{1,20}$/)),
   fc.oneof(anyText, fc.constantFrom('text/html', '*/*', 'gzip, br', 'bytes=0-10', 'DELETE', 'http://evil.example', '127.0.0.1')).map(headerSafe),
@@ -650,13 +807,15 @@ const extraHeaders = fc.dictionary(
 );
 
 function headers(validKey: string, withBody: boolean) {
-  return fc.tuple(apiKey(validKey), withBody ? contentType : fc.constant(undefined), withBody ? contentEncoding : fc.constant(undefined), extraHeaders).map(([key, type, encoding, extra]) => {
-    const all: Record<string, string> = { ...extra };
-    if (key !== undefined) all['x-api-key'] = key;
-    if (type !== undefined) all['content-type'] = type;
-    if (encoding !== undefined) all['content-encoding'] = encoding;
-    return all;
-  });
+  return fc
+    .tuple(apiKey(validKey), withBody ? contentType : fc.constant(undefined), withBody ? contentEncoding : fc.constant(undefined), extraHeaders)
+    .map(([key, type, encoding, extra]) => {
+      const all: Record<string, string> = { ...extra };
+      if (key !== undefined) all['x-api-key'] = key;
+      if (type !== undefined) all['content-type'] = type;
+      if (encoding !== undefined) all['content-encoding'] = encoding;
+      return all;
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -671,7 +830,14 @@ function percentEncode(text: string, keep: RegExp): string {
 const pathSafe = (text: string) => percentEncode(text, /^[\x21-\x7e]$/);
 const uriComponent = (text: string) => percentEncode(text, /^[A-Za-z0-9\-_.!~*'()]$/);
 
-const LOAD_PATHS = ['/v1/data/load/', '/v1/data/load', '/V1/DATA/LOAD/', '/v1/data/load/?queryType=multi', '/v1/data/load?queryType=blend', '/v1/data/load/?query=%7B%7D'];
+const LOAD_PATHS = [
+  '/v1/data/load/',
+  '/v1/data/load',
+  '/V1/DATA/LOAD/',
+  '/v1/data/load/?queryType=multi',
+  '/v1/data/load?queryType=blend',
+  '/v1/data/load/?query=%7B%7D',
+];
 
 const getQueryText = fc.oneof(
   { weight: 4, arbitrary: query.map((q) => JSON.stringify(q)) },
@@ -681,7 +847,11 @@ const getQueryText = fc.oneof(
 );
 
 const getLoadPath = fc
-  .tuple(getQueryText, fc.constantFrom('', '&queryType=multi', '&queryType=regular', '&queryType=%00', '&query=%7B%7D', '&query[measures]=Downloads.count', '&queryType[]=multi'), fc.boolean())
+  .tuple(
+    getQueryText,
+    fc.constantFrom('', '&queryType=multi', '&queryType=regular', '&queryType=%00', '&query=%7B%7D', '&query[measures]=Downloads.count', '&queryType[]=multi'),
+    fc.boolean(),
+  )
   .map(([text, suffix, encode]) => `/v1/data/load?query=${encode ? uriComponent(text) : pathSafe(text)}${suffix}`);
 
 const ODD_PATHS = [
@@ -728,25 +898,26 @@ export function abuseRequest(validKey: string): fc.Arbitrary<AbuseRequest> {
   const getLoad = fc.record({ method: fc.constant('GET'), path: getLoadPath, headers: headers(validKey, false) });
   const getMeta = fc.record({
     method: fc.constant('GET'),
-    path: fc.oneof({ weight: 4, arbitrary: fc.constant(META_PATH) }, { weight: 1, arbitrary: fc.constantFrom('/v1/data/meta', '/v1/data/meta/?extended=true', '/V1/Data/Meta') }),
+    path: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(META_PATH) },
+      { weight: 1, arbitrary: fc.constantFrom('/v1/data/meta', '/v1/data/meta/?extended=true', '/V1/Data/Meta') },
+    ),
     headers: headers(validKey, false),
   });
   const wrong = fc.record(
     {
       method: fc.constantFrom(...EXTRA_METHODS),
-      path: fc.oneof(fc.constantFrom(...ODD_PATHS, LOAD_PATH, META_PATH), anyText.map((text) => `/v1/data/${pathSafe(text)}`)),
+      path: fc.oneof(
+        fc.constantFrom(...ODD_PATHS, LOAD_PATH, META_PATH),
+        anyText.map((text) => `/v1/data/${pathSafe(text)}`),
+      ),
       headers: headers(validKey, true),
       body: fc.option(wellFormedBody, { nil: undefined }),
     },
     { requiredKeys: ['method', 'path', 'headers'] },
   );
   return fc
-    .oneof(
-      { weight: 70, arbitrary: postLoad },
-      { weight: 15, arbitrary: getLoad },
-      { weight: 7, arbitrary: getMeta },
-      { weight: 8, arbitrary: wrong },
-    )
+    .oneof({ weight: 70, arbitrary: postLoad }, { weight: 15, arbitrary: getLoad }, { weight: 7, arbitrary: getMeta }, { weight: 8, arbitrary: wrong })
     .filter((request) => headerBytes(request) <= MAX_HEADER_BYTES);
 }
 
@@ -756,5 +927,10 @@ function headerBytes(request: AbuseRequest): number {
 
 /** POST /v1/data/load/ with an amplification body and the valid key: the CI's few hundred and part of every fuzz run. */
 export function amplificationRequest(validKey: string): fc.Arbitrary<AbuseRequest> {
-  return amplificationBody.map((text) => ({ method: 'POST', path: LOAD_PATH, headers: { 'x-api-key': validKey, 'content-type': 'application/json' }, body: text }));
+  return amplificationBody.map((text) => ({
+    method: 'POST',
+    path: LOAD_PATH,
+    headers: { 'x-api-key': validKey, 'content-type': 'application/json' },
+    body: text,
+  }));
 }

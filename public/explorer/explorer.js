@@ -66,8 +66,9 @@ function renderMembers() {
   const list = $('member-list');
   list.replaceChildren();
   for (const cube of cubes) {
-    const members = [...cube.measures.map((m) => ['measures', m]), ...cube.dimensions.filter((d) => d.type !== 'time').map((d) => ['dimensions', d])]
-      .filter(([, m]) => !term || `${m.name} ${m.title ?? ''}`.toLowerCase().includes(term));
+    const members = [...cube.measures.map((m) => ['measures', m]), ...cube.dimensions.filter((d) => d.type !== 'time').map((d) => ['dimensions', d])].filter(
+      ([, m]) => !term || `${m.name} ${m.title ?? ''}`.toLowerCase().includes(term),
+    );
     if (members.length === 0) continue;
     const group = el('fieldset', {}, el('legend', { text: cube.title ?? cube.name }));
     for (const [kind, m] of members) {
@@ -79,7 +80,9 @@ function renderMembers() {
         refreshSelects();
         showQuery();
       });
-      group.append(el('div', { class: 'member' }, box, el('label', { for: id, title: m.description ?? '', text: `${m.name}${kind === 'measures' ? ' (measure)' : ''}` })));
+      group.append(
+        el('div', { class: 'member' }, box, el('label', { for: id, title: m.description ?? '', text: `${m.name}${kind === 'measures' ? ' (measure)' : ''}` })),
+      );
     }
     list.append(group);
   }
@@ -94,26 +97,54 @@ function fillSelect(select, values, first) {
 
 function refreshSelects() {
   const members = allMembers();
-  fillSelect($('time-dimension'), members.filter((m) => m.type === 'time').map((m) => m.name), 'none');
+  fillSelect(
+    $('time-dimension'),
+    members.filter((m) => m.type === 'time').map((m) => m.name),
+    'none',
+  );
   fillSelect($('order-member'), [...picked.measures, ...picked.dimensions, $('time-dimension').value].filter(Boolean), 'default');
-  for (const select of document.querySelectorAll('.filter-member')) fillSelect(select, members.map((m) => m.name), 'member…');
+  for (const select of document.querySelectorAll('.filter-member'))
+    fillSelect(
+      select,
+      members.map((m) => m.name),
+      'member…',
+    );
 }
 
 function addFilter(filter = { member: '', operator: 'equals', values: [] }) {
   const n = $('filters').children.length + 1;
   const member = el('select', { class: 'filter-member', id: `filter-member-${n}` });
-  fillSelect(member, allMembers().map((m) => m.name), 'member…');
+  fillSelect(
+    member,
+    allMembers().map((m) => m.name),
+    'member…',
+  );
   if (filter.member && ![...member.options].some((o) => o.value === filter.member)) member.append(el('option', { value: filter.member, text: filter.member }));
   member.value = filter.member;
   const operator = el('select', { class: 'filter-operator', id: `filter-operator-${n}` }, ...OPERATORS.map((o) => el('option', { text: o })));
   operator.value = filter.operator;
-  const values = el('input', { class: 'filter-values', id: `filter-values-${n}`, value: (filter.values ?? []).join(', '), placeholder: 'values, comma-separated' });
+  const values = el('input', {
+    class: 'filter-values',
+    id: `filter-values-${n}`,
+    value: (filter.values ?? []).join(', '),
+    placeholder: 'values, comma-separated',
+  });
   const remove = el('button', { type: 'button', text: 'Remove', 'aria-label': `Remove filter ${n}` });
-  const row = el('div', { class: 'filter' },
-    el('label', { for: member.id, text: 'Member' }), member,
-    el('label', { for: operator.id, text: 'Operator' }), operator,
-    el('label', { for: values.id, text: 'Values' }), values, remove);
-  remove.addEventListener('click', () => { row.remove(); showQuery(); });
+  const row = el(
+    'div',
+    { class: 'filter' },
+    el('label', { for: member.id, text: 'Member' }),
+    member,
+    el('label', { for: operator.id, text: 'Operator' }),
+    operator,
+    el('label', { for: values.id, text: 'Values' }),
+    values,
+    remove,
+  );
+  remove.addEventListener('click', () => {
+    row.remove();
+    showQuery();
+  });
   row.addEventListener('change', showQuery);
   $('filters').append(row);
 }
@@ -133,7 +164,11 @@ function buildQuery() {
     .map((row) => ({
       member: row.querySelector('.filter-member').value,
       operator: row.querySelector('.filter-operator').value,
-      values: row.querySelector('.filter-values').value.split(',').map((v) => v.trim()).filter(Boolean),
+      values: row
+        .querySelector('.filter-values')
+        .value.split(',')
+        .map((v) => v.trim())
+        .filter(Boolean),
     }))
     .filter((f) => f.member)
     .map((f) => (['set', 'notSet'].includes(f.operator) ? { member: f.member, operator: f.operator } : f));
@@ -166,7 +201,8 @@ function showQuery() {
   const query = buildQuery();
   history.replaceState(null, '', `#q=${encodeURIComponent(JSON.stringify(query))}`);
   $('json-query').textContent = JSON.stringify(query, null, 2);
-  $('curl').textContent = `curl -X POST -H ${shellQuote(`x-api-key: ${key() || 'YOUR_KEY'}`)} ${shellQuote(`${location.origin}/v1/data/load/`)} \\\n  -d ${shellQuote(JSON.stringify({ query }))}`;
+  $('curl').textContent =
+    `curl -X POST -H ${shellQuote(`x-api-key: ${key() || 'YOUR_KEY'}`)} ${shellQuote(`${location.origin}/v1/data/load/`)} \\\n  -d ${shellQuote(JSON.stringify({ query }))}`;
   return query;
 }
 
@@ -178,14 +214,19 @@ async function run() {
   $('status').textContent = 'Running…';
   const started = performance.now();
   const sql = api('/cubejs-api/v1/sql', { query }).then(
-    ({ json }) => { $('sql').textContent = json.sql?.sql?.[0] ?? JSON.stringify(json, null, 2); },
-    (err) => { $('sql').textContent = `(no SQL: ${err.message})`; },
+    ({ json }) => {
+      $('sql').textContent = json.sql?.sql?.[0] ?? JSON.stringify(json, null, 2);
+    },
+    (err) => {
+      $('sql').textContent = `(no SQL: ${err.message})`;
+    },
   );
   try {
     const { json, res } = await api('/v1/data/load/', { query });
     const rows = json.data;
     $('truncated').hidden = res.headers.get('Result-Truncated') !== 'true';
-    $('status').textContent = `${rows.length} rows in ${Math.round(performance.now() - started)} ms${rows.length > MAX_ROWS_SHOWN ? `; the table shows the first ${MAX_ROWS_SHOWN}` : ''}.`;
+    $('status').textContent =
+      `${rows.length} rows in ${Math.round(performance.now() - started)} ms${rows.length > MAX_ROWS_SHOWN ? `; the table shows the first ${MAX_ROWS_SHOWN}` : ''}.`;
     renderTable(rows, query);
     renderChart(rows, query);
   } catch (err) {
@@ -229,7 +270,9 @@ function renderChart(rows, query) {
   const labelKey = timeKey ?? query.dimensions?.[0];
   let points = rows.slice(0, MAX_ROWS_SHOWN).map((r) => ({ label: labelKey ? String(r[labelKey]) : measure, value: Number(r[measure]) || 0 }));
   if (timeKey) points = points.sort((a, b) => a.label.localeCompare(b.label));
-  const W = 640, H = 240, pad = 36;
+  const W = 640,
+    H = 240,
+    pad = 36;
   const max = Math.max(...points.map((p) => p.value), 0) || 1;
   const x = (i) => pad + (points.length === 1 ? (W - 2 * pad) / 2 : (i * (W - 2 * pad)) / (points.length - 1));
   const y = (v) => H - pad - (v / max) * (H - 2 * pad);
@@ -240,7 +283,10 @@ function renderChart(rows, query) {
   root.append(maxLabel);
   if (timeKey) {
     root.append(svg('path', { d: points.map((p, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(''), class: 'series' }));
-    for (const [i, p] of [[0, points[0]], [points.length - 1, points.at(-1)]]) {
+    for (const [i, p] of [
+      [0, points[0]],
+      [points.length - 1, points.at(-1)],
+    ]) {
       const t = svg('text', { x: x(i), y: H - pad + 16, class: 'tick', 'text-anchor': i ? 'end' : 'start' });
       t.textContent = p.label.slice(0, 10);
       root.append(t);
@@ -288,7 +334,10 @@ $('forget-key').addEventListener('click', () => {
 });
 $('search').addEventListener('input', renderMembers);
 $('add-filter').addEventListener('click', () => addFilter());
-$('builder').addEventListener('change', () => { refreshSelects(); showQuery(); });
+$('builder').addEventListener('change', () => {
+  refreshSelects();
+  showQuery();
+});
 $('run').addEventListener('click', run);
 for (const button of document.querySelectorAll('[data-copy]')) {
   button.addEventListener('click', async () => {
@@ -299,7 +348,9 @@ for (const button of document.querySelectorAll('[data-copy]')) {
     } catch {
       button.textContent = 'Copy failed: select the text instead';
     }
-    setTimeout(() => { button.textContent = label; }, 1500);
+    setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
   });
 }
 for (const button of document.querySelectorAll('[data-export]')) button.addEventListener('click', () => download(button.dataset.export));

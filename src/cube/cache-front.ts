@@ -24,7 +24,11 @@ export interface CacheFront {
  * The result cache in front of Cube, counted in the result-cache metrics and
  * the request's Server-Timing. `modelVersion` is the serving models' version.
  */
-export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metrics, 'timings' | 'resultCacheHits'>, modelVersion: () => Promise<string>): CacheFront {
+export function createCacheFront(
+  options: ResultCacheOptions,
+  metrics: Pick<Metrics, 'timings' | 'resultCacheHits'>,
+  modelVersion: () => Promise<string>,
+): CacheFront {
   const { timings } = metrics;
   const cache = new ResultCache(options);
   /** Loads Cube is answering now for a missed key: later requests for the key wait for the same answer. */
@@ -73,7 +77,9 @@ export function createCacheFront(options: ResultCacheOptions, metrics: Pick<Metr
  * counts (primaryQuery), not the refresh-key queries Cube runs to decide
  * whether a cached result is still fresh.
  */
-export function cubeCacheObserver(metrics: Pick<Metrics, 'timings' | 'resultCacheHits' | 'resultCacheMisses'>): (message: string, params: Record<string, unknown>) => void {
+export function cubeCacheObserver(
+  metrics: Pick<Metrics, 'timings' | 'resultCacheHits' | 'resultCacheMisses'>,
+): (message: string, params: Record<string, unknown>) => void {
   return (message, params) => {
     if (params?.primaryQuery !== true) return;
     const hit = message === 'Using cache for';

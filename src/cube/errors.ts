@@ -4,14 +4,7 @@
  * `detail` is for the log only.
  */
 export type CubeFailureKind =
-  | 'invalid_query'
-  | 'query_too_large'
-  | 'query_timeout'
-  | 'result_too_large'
-  | 'query_too_expensive'
-  | 'warehouse_unavailable'
-  | 'shutting_down'
-  | 'internal';
+  'invalid_query' | 'query_too_large' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'warehouse_unavailable' | 'shutting_down' | 'internal';
 
 export class CubeFailure extends Error {
   constructor(
@@ -132,7 +125,8 @@ const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailu
     // QUERY_MAX_VALUE_LENGTH can still reach once escaped.
     codes: [62],
     wording: /Max query size exceeded/i,
-    failure: () => new CubeFailure('query_too_large', 'The query is too large for the database once its filter values are written out; use fewer or shorter values.'),
+    failure: () =>
+      new CubeFailure('query_too_large', 'The query is too large for the database once its filter values are written out; use fewer or shorter values.'),
   },
   {
     codes: [159], // TIMEOUT_EXCEEDED (max_execution_time)

@@ -95,11 +95,19 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
   const SOURCES: readonly Source[] = ['downloads', 'web_events'];
   type Counts = Record<Source, number>;
   const countsOf = async (table: Source, where: string): Promise<Map<string, number>> =>
-    new Map((await rows<{ a: string; n: string }>(`SELECT account_id AS a, count() AS n FROM ${db}.${table} WHERE ${where} GROUP BY a`)).map((r) => [r.a, Number(r.n)]));
+    new Map(
+      (await rows<{ a: string; n: string }>(`SELECT account_id AS a, count() AS n FROM ${db}.${table} WHERE ${where} GROUP BY a`)).map((r) => [
+        r.a,
+        Number(r.n),
+      ]),
+    );
   const builtCounts = async (where: string): Promise<Map<string, Counts>> =>
     new Map(
-      (await rows<{ a: string; d: string; w: string }>(`SELECT account_id AS a, argMax(downloads, built) AS d, argMax(web_events, built) AS w FROM ${built} WHERE ${where} GROUP BY a`))
-        .map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w) }]),
+      (
+        await rows<{ a: string; d: string; w: string }>(
+          `SELECT account_id AS a, argMax(downloads, built) AS d, argMax(web_events, built) AS w FROM ${built} WHERE ${where} GROUP BY a`,
+        )
+      ).map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w) }]),
     );
 
   const remakeOne = async (account: string, counts: Counts) => {
@@ -121,12 +129,18 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
       );
       const [{ n }] = await rows<{ n: string }>(`SELECT count() AS n FROM ${next}`);
       // An account without funnel rows (any more) has no partition to copy: its hours go.
-      await command(Number(n) > 0 ? `ALTER TABLE ${hourly} REPLACE PARTITION ${quoteString(account)} FROM ${next}` : `ALTER TABLE ${hourly} DROP PARTITION ${quoteString(account)}`);
+      await command(
+        Number(n) > 0
+          ? `ALTER TABLE ${hourly} REPLACE PARTITION ${quoteString(account)} FROM ${next}`
+          : `ALTER TABLE ${hourly} DROP PARTITION ${quoteString(account)}`,
+      );
     } finally {
       await command(`DROP TABLE IF EXISTS ${next} SYNC`);
     }
     // A SELECT, not VALUES: chDB's statements carry their settings after it (withStatementSettings).
-    await command(`INSERT INTO ${built} (account_id, downloads, web_events, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, now64(6)`);
+    await command(
+      `INSERT INTO ${built} (account_id, downloads, web_events, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, now64(6)`,
+    );
     logger.info('funnel hours remade', { account, counts, seconds: Math.round(performance.now() - started) / 1000 });
   };
 
@@ -145,7 +159,7 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
     const stale: [string, Counts][] = [];
     for (const account of [...candidates].filter((a) => a !== '').sort()) {
       const recorded = then.get(account);
-      const counts = Object.fromEntries(SOURCES.map((t) => [t, now.get(t)?.get(account) ?? (now.has(t) ? 0 : recorded?.[t] ?? 0)])) as Counts;
+      const counts = Object.fromEntries(SOURCES.map((t) => [t, now.get(t)?.get(account) ?? (now.has(t) ? 0 : (recorded?.[t] ?? 0))])) as Counts;
       const same = recorded ? SOURCES.every((t) => recorded[t] === counts[t]) : counts.downloads + counts.web_events === 0;
       if (!same) stale.push([account, counts]);
     }
@@ -165,26 +179,30 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         `CREATE TABLE IF NOT EXISTS ${hourly} (account_id String, hour DateTime('UTC'), step LowCardinality(String), conversions UInt64)
          ENGINE = MergeTree PARTITION BY account_id ORDER BY (account_id, hour, step)`,
       );
-      await command(`CREATE TABLE IF NOT EXISTS ${built} (account_id String, downloads UInt64, web_events UInt64, built DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY (account_id, built)`);
+      await command(
+        `CREATE TABLE IF NOT EXISTS ${built} (account_id String, downloads UInt64, web_events UInt64, built DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY (account_id, built)`,
+      );
       await command(`CREATE TABLE IF NOT EXISTS ${complete} (complete UInt8, at DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY at`);
     })();
     // A warehouse that did not answer is asked again next time.
     made.catch(() => (made = undefined));
     return made;
   };
-  const catchUp = (changed: readonly Source[] = SOURCES, first = false) => serial(async () => {
-    await ensure();
-    return remakeWhereChanged('1 = 1', undefined, changed, first);
-  });
+  const catchUp = (changed: readonly Source[] = SOURCES, first = false) =>
+    serial(async () => {
+      await ensure();
+      return remakeWhereChanged('1 = 1', undefined, changed, first);
+    });
 
   return {
     ensure,
-    remake: (accounts) => serial(async () => {
-      const wanted = accounts.filter((a) => a !== '');
-      if (wanted.length === 0) return [];
-      await ensure();
-      return remakeWhereChanged(`account_id IN (${wanted.map(quoteString).join(', ')})`, wanted, SOURCES);
-    }),
+    remake: (accounts) =>
+      serial(async () => {
+        const wanted = accounts.filter((a) => a !== '');
+        if (wanted.length === 0) return [];
+        await ensure();
+        return remakeWhereChanged(`account_id IN (${wanted.map(quoteString).join(', ')})`, wanted, SOURCES);
+      }),
     catchUp: () => catchUp(),
     follow: (everyMs) => {
       let seen: Map<string, string> | undefined;
@@ -192,9 +210,11 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
       let timer: NodeJS.Timeout | undefined;
       const look = async () => {
         const parts = new Map(
-          (await rows<{ t: string; r: string }>(
-            `SELECT table AS t, toString(sum(rows)) AS r FROM system.parts WHERE active AND database = ${quoteString(database)} AND table IN ('downloads', 'web_events') GROUP BY t`,
-          )).map((p) => [p.t, p.r]),
+          (
+            await rows<{ t: string; r: string }>(
+              `SELECT table AS t, toString(sum(rows)) AS r FROM system.parts WHERE active AND database = ${quoteString(database)} AND table IN ('downloads', 'web_events') GROUP BY t`,
+            )
+          ).map((p) => [p.t, p.r]),
         );
         const changed = SOURCES.filter((t) => seen === undefined || seen.get(t) !== parts.get(t));
         if (changed.length === 0) return;
@@ -206,7 +226,11 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
       const loop = () => {
         if (stopped) return;
         look()
-          .catch((err: unknown) => logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', { error: err instanceof Error ? err.message : String(err) }))
+          .catch((err: unknown) =>
+            logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', {
+              error: err instanceof Error ? err.message : String(err),
+            }),
+          )
           .finally(() => {
             looked();
             if (!stopped) timer = setTimeout(loop, everyMs).unref();

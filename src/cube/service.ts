@@ -56,7 +56,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
     sqlOf: async (query, limit, accountId) => {
       await models.ready();
-      return engine.exportSql({ ...query, limit }, { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() });
+      return engine.exportSql(
+        { ...query, limit },
+        { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() },
+      );
     },
     logger,
   });
@@ -254,7 +257,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     exportSql: async (sent, limit, context) => {
       const query = withNumericPaging(sent);
       await check(query, context);
-      return engine.exportSql({ ...query, limit }, { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() });
+      return engine.exportSql(
+        { ...query, limit },
+        { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() },
+      );
     },
 
     refuseNotStarted: () => tickets.refuseNotStarted(),

@@ -21,10 +21,7 @@ export class Tickets {
   issue(requestId: string, lane: string, timeoutMs: number): Issued {
     if (this.refusing) throw shuttingDown();
     const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new CubeFailure('query_timeout', `The query did not finish within ${timeoutMs / 1000} s.`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The query did not finish within ${timeoutMs / 1000} s.`)), timeoutMs);
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
     });

@@ -74,7 +74,14 @@ export interface ExporterOptions {
  * is unreadable), and Result-Truncated is known.
  */
 export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tmpdir() }: ExporterOptions): Exporter {
-  const stream = (query: string, format: string, settings: Record<string, string | number>, maxResultRows: number, context: RequestContext, signal: AbortSignal) =>
+  const stream = (
+    query: string,
+    format: string,
+    settings: Record<string, string | number>,
+    maxResultRows: number,
+    context: RequestContext,
+    signal: AbortSignal,
+  ) =>
     statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
       warehouse.stream({ query, format, settings, signal, limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows } }),
     );

@@ -165,7 +165,10 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   // Cube's own REST API, for Cube's clients: Cube's shapes, through the same gateway methods.
   const cubejs = express.Router();
   cubejs.use(...authenticated(apiKeyOrAuthorization));
-  cubejs.route('/meta').get(requireScope('data:meta'), withinKeyConcurrency(cubeMetaRoute(cube))).all(methodNotAllowed('GET'));
+  cubejs
+    .route('/meta')
+    .get(requireScope('data:meta'), withinKeyConcurrency(cubeMetaRoute(cube)))
+    .all(methodNotAllowed('GET'));
   for (const [path, route] of [
     ['/load', cubeLoadRoute],
     ['/sql', cubeSqlRoute],

@@ -55,10 +55,7 @@ export function openApiDocument(statusByCode: Record<string, number> = STATUS_BY
       content: {
         'application/json': {
           schema: {
-            allOf: [
-              { $ref: '#/components/schemas/Error' },
-              { type: 'object', properties: { code: { type: 'string', enum: codesByStatus.get(status) } } },
-            ],
+            allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { code: { type: 'string', enum: codesByStatus.get(status) } } }],
           },
         },
       },

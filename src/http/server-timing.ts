@@ -28,11 +28,7 @@ export function serverTiming(timings: RequestTimings): RequestHandler {
 }
 
 function format(timing: RequestTiming, totalMs: number): string {
-  const entries = [
-    `warehouse;dur=${round(timing.warehouseMs)}`,
-    `cube;dur=${round(timing.cubeMs)}`,
-    `total;dur=${round(totalMs)}`,
-  ];
+  const entries = [`warehouse;dur=${round(timing.warehouseMs)}`, `cube;dur=${round(timing.cubeMs)}`, `total;dur=${round(totalMs)}`];
   const cache = cacheStatus(timing);
   if (cache !== undefined) entries.push(`cache;desc="${cache}"`);
   return entries.join(', ');

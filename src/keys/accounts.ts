@@ -71,7 +71,10 @@ export function warehouseAccountCheck(config: WarehouseConfig): AccountCheck {
     try {
       return await accountRows(warehouse, account);
     } catch (err) {
-      return { status: 'unchecked', reason: `${config.kind === 'server' ? `CLICKHOUSE_URL ${config.url}` : `CHDB_DATA_DIR ${config.dataDir}`}: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        status: 'unchecked',
+        reason: `${config.kind === 'server' ? `CLICKHOUSE_URL ${config.url}` : `CHDB_DATA_DIR ${config.dataDir}`}: ${err instanceof Error ? err.message : String(err)}`,
+      };
     } finally {
       await warehouse.close();
       if (config.kind === 'chdb') await drainPending();

@@ -102,11 +102,7 @@ async function create(args: string[], io: KeysCliIo, now: Date): Promise<number>
       return 1;
     }
   }
-  const { key, record } = await createKey(
-    io.file,
-    { account: values.account, name: values.name, expiresAt, scopes },
-    now,
-  );
+  const { key, record } = await createKey(io.file, { account: values.account, name: values.name, expiresAt, scopes }, now);
   io.stdout(
     `Created key ${record.id}\n` +
       `  account: ${record.account}\n` +
@@ -171,7 +167,11 @@ async function list(args: string[], io: KeysCliIo, now: Date): Promise<number> {
     record.scopes.join(','),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => `${cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}\n`;
+  const line = (cells: string[]) =>
+    `${cells
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd()}\n`;
   io.stdout([header, ...rows].map(line).join(''));
   return 0;
 }

@@ -157,7 +157,10 @@ export async function revokeKey(file: string, id: string, now = new Date()): Pro
   if (found === undefined) return { status: 'unknown' };
   if (found.revokedAt !== null) return { status: 'already-revoked', record: found };
   const record = { ...found, revokedAt: now.toISOString() };
-  await writeKeyFile(file, keys.map((other) => (other === found ? record : other)));
+  await writeKeyFile(
+    file,
+    keys.map((other) => (other === found ? record : other)),
+  );
   return { status: 'revoked', record };
 }
 
@@ -189,11 +192,7 @@ function recordProblem(value: unknown): string | undefined {
   if (!isIsoTime(createdAt)) return 'createdAt: expected an ISO 8601 time';
   if (expiresAt !== null && !isIsoTime(expiresAt)) return 'expiresAt: expected an ISO 8601 time or null';
   if (revokedAt !== null && !isIsoTime(revokedAt)) return 'revokedAt: expected an ISO 8601 time or null';
-  const validScopes =
-    Array.isArray(scopes) &&
-    scopes.length > 0 &&
-    new Set(scopes).size === scopes.length &&
-    scopes.every(isScope);
+  const validScopes = Array.isArray(scopes) && scopes.length > 0 && new Set(scopes).size === scopes.length && scopes.every(isScope);
   if (!validScopes) return `scopes: expected distinct values from ${SCOPES.join(', ')}`;
   return undefined;
 }

@@ -34,7 +34,11 @@ export function refuseMultiOnly(query: Query | Query[]): void {
 /** An export is one file of one query's rows; a compareDateRange is one result per range. */
 export function refuseInExport(query: Query): void {
   const i = compareDateRangeAt(query);
-  if (i >= 0) refuse('exportOne', `timeDimensions[${i}].compareDateRange answers one result per range, and an export writes one: export each range as a "dateRange" of its own.`);
+  if (i >= 0)
+    refuse(
+      'exportOne',
+      `timeDimensions[${i}].compareDateRange answers one result per range, and an export writes one: export each range as a "dateRange" of its own.`,
+    );
 }
 
 function compareDateRangeAt({ timeDimensions }: Query): number {

@@ -39,8 +39,7 @@ export function isDateValue(value: unknown): value is string {
   const d = Number(day);
   const date = new Date(Date.UTC(y, m - 1, d));
   return (
-    date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d &&
-    Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60
+    date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60
   );
 }
 
@@ -81,7 +80,8 @@ export function checkDateFilter(where: string, member: string, operator: string,
 export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
   const zone = typeof timezone === 'string' ? timezone : 'UTC';
   if (typeof range === 'string') {
-    if (!isRangePhrase(range, zone)) refuse('dateRanges', `${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
+    if (!isRangePhrase(range, zone))
+      refuse('dateRanges', `${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
     return;
   }
   if (!Array.isArray(range) || range.length < 1 || range.length > 2) {

@@ -48,9 +48,30 @@ export function modelMembersOf(schemas: Schema[]): ModelMembers {
 
 /** Cube 0.33's filter operators (its gateway's query schema); any other answers "does not match any of the allowed types". */
 export const FILTER_OPERATORS: readonly string[] = [
-  'equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith',
-  'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet',
-  'inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate', 'measureFilter',
+  'equals',
+  'notEquals',
+  'contains',
+  'notContains',
+  'startsWith',
+  'notStartsWith',
+  'endsWith',
+  'notEndsWith',
+  'in',
+  'notIn',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'set',
+  'notSet',
+  'inDateRange',
+  'notInDateRange',
+  'onTheDate',
+  'beforeDate',
+  'beforeOrOnDate',
+  'afterDate',
+  'afterOrOnDate',
+  'measureFilter',
 ];
 const KNOWN_OPERATORS = new Set(FILTER_OPERATORS);
 
@@ -60,7 +81,8 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
   const isMember = (name: string) => model.measures.has(name) || model.dimensions.has(name);
   const notAMember = (where: string, name: string, what = 'a member of the model'): never => {
     const why = model.unavailable?.get(name);
-    if (why !== undefined) refuse('knownMembers', `${where}: ${JSON.stringify(name)} cannot be queried: ${why} (npm run models -- validate lists such members).`);
+    if (why !== undefined)
+      refuse('knownMembers', `${where}: ${JSON.stringify(name)} cannot be queried: ${why} (npm run models -- validate lists such members).`);
     const shown = name.length > MAX_NAME_SHOWN ? `${name.slice(0, MAX_NAME_SHOWN)}…` : name;
     refuse('knownMembers', `${where}: ${JSON.stringify(shown)} is not ${what} (see GET /v1/data/meta/).`);
   };
@@ -108,7 +130,10 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
       const shown = operator.length > MAX_NAME_SHOWN ? `${operator.slice(0, MAX_NAME_SHOWN)}…` : operator;
       refuse('operators', `${where}.operator: ${JSON.stringify(shown)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);
     }
-    for (const [key, name] of [['member', member], ['dimension', dimension]] as const) {
+    for (const [key, name] of [
+      ['member', member],
+      ['dimension', dimension],
+    ] as const) {
       if (typeof name !== 'string') continue;
       if (!isMember(name)) notAMember(`${where}.${key}`, name);
       if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;

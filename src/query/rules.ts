@@ -33,7 +33,7 @@ export const ADMISSION_RULES = {
   exportOne: {
     code: 'invalid_query',
     stage: 'request',
-    asks: 'An export writes one query\'s rows into one file: no `compareDateRange` (export each range as a `dateRange` of its own).',
+    asks: "An export writes one query's rows into one file: no `compareDateRange` (export each range as a `dateRange` of its own).",
   },
   multi: {
     code: 'invalid_query',
@@ -97,7 +97,7 @@ export const ADMISSION_RULES = {
   knownMembers: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'Every member the query names (lists, the `<Cube>.<time>.<granularity>` shorthand, filters at any depth, both forms of `order`) is one of `/meta`\'s.',
+    asks: "Every member the query names (lists, the `<Cube>.<time>.<granularity>` shorthand, filters at any depth, both forms of `order`) is one of `/meta`'s.",
   },
   operators: { code: 'invalid_query', stage: 'model', asks: "A filter's `operator` is one of Cube 0.33's." },
   memberKinds: {

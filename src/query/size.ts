@@ -27,7 +27,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
   const ranges = queries.map(rangeCount);
   const runs = ranges.reduce((sum, n) => sum + n, 0);
   if (runs > limits.maxQueries) {
-    refuse('queries', `The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`);
+    refuse(
+      'queries',
+      `The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`,
+    );
   }
 
   let members = 0;
@@ -50,7 +53,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
     else if (typeof order === 'object' && order !== null) orders += Object.keys(order).length;
   }
   if (members > limits.maxMembers) {
-    refuse('members', `The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers} (QUERY_MAX_MEMBERS).`);
+    refuse(
+      'members',
+      `The query names ${members} members (measures, dimensions, segments and time dimensions); the maximum is ${limits.maxMembers} (QUERY_MAX_MEMBERS).`,
+    );
   }
   if (orders > limits.maxMembers) {
     refuse('order', `The query has ${orders} order entries; the maximum is ${limits.maxMembers}, as for members (QUERY_MAX_MEMBERS).`);
@@ -64,7 +70,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
     while (pending.length > 0) {
       const filter = pending.pop();
       if (++filters > limits.maxFilters) {
-        refuse('filters', `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`);
+        refuse(
+          'filters',
+          `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`,
+        );
       }
       if (typeof filter !== 'object' || filter === null) continue;
       const { and, or, values: list } = filter as Record<string, unknown>;
@@ -72,7 +81,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
       if (!Array.isArray(list)) continue;
       values += list.length * ranges[i];
       if (values > limits.maxFilterValues) {
-        refuse('filterValues', `The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`);
+        refuse(
+          'filterValues',
+          `The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`,
+        );
       }
       for (const value of list) checkLength(value, 'A filter value', limits);
     }
@@ -95,7 +107,10 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
         // The buckets at both ends may be partial.
         buckets += (Math.ceil(span / bucketMs) + 1) * repeats;
         if (buckets > limits.maxTimeBuckets) {
-          refuse('buckets', `The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`);
+          refuse(
+            'buckets',
+            `The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`,
+          );
         }
       }
     }

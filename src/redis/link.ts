@@ -39,7 +39,7 @@ export function connectRedis(url: string, logger: Logger, registry: Registry): R
   const failed = (err: unknown) => {
     if (outage) return;
     outage = true;
-    logger.error('redis unavailable: counting rate limits in this instance\'s memory until it is back', {
+    logger.error("redis unavailable: counting rate limits in this instance's memory until it is back", {
       redis: where,
       error: err instanceof Error ? err.message : String(err),
     });

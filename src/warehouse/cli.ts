@@ -67,9 +67,18 @@ function parseArgs(argv: string[]): Command | undefined {
 async function handToService(dataDir: string, command: Extract<Command, { name: 'import' }>): Promise<number> {
   let failed = false;
   for (const file of command.files) {
-    const summary = await handOff(dataDir, file, {
-      format: command.format, account: command.account, maxBadRows: command.maxBadRows, ignoreUnknown: command.ignoreUnknown, rejectsDir: process.cwd(),
-    }, (message) => process.stderr.write(`${message}\n`));
+    const summary = await handOff(
+      dataDir,
+      file,
+      {
+        format: command.format,
+        account: command.account,
+        maxBadRows: command.maxBadRows,
+        ignoreUnknown: command.ignoreUnknown,
+        rejectsDir: process.cwd(),
+      },
+      (message) => process.stderr.write(`${message}\n`),
+    );
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     if (summary.outcome === 'refused') failed = true;
   }
@@ -95,7 +104,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     const outdated = await outdatedTables(warehouse);
     if (outdated.length > 0) {
-      throw new WarehouseSetupError(`Tables ${outdated.join(', ')} in database ${config.warehouse.database} were created by an older version of the service and lack columns it reads (such as account_id); recreate them and reload their data`);
+      throw new WarehouseSetupError(
+        `Tables ${outdated.join(', ')} in database ${config.warehouse.database} were created by an older version of the service and lack columns it reads (such as account_id); recreate them and reload their data`,
+      );
     }
     if (command.name === 'init' && command.cluster) {
       const client = warehouse.client();
@@ -108,7 +119,9 @@ async function main(argv: string[]): Promise<number> {
       const single = await result.json<{ name: string; engine: string }>();
       if (single.length > 0) {
         // IF NOT EXISTS kept tables an earlier single-node init made.
-        throw new WarehouseSetupError(`Tables ${single.map((t) => `${t.name} (${t.engine})`).join(', ')} of database ${config.warehouse.database} already exist on this node as single-node tables; move them away, then run init --cluster again`);
+        throw new WarehouseSetupError(
+          `Tables ${single.map((t) => `${t.name} (${t.engine})`).join(', ')} of database ${config.warehouse.database} already exist on this node as single-node tables; move them away, then run init --cluster again`,
+        );
       }
       await addMissingProjections(warehouse, logger, command.cluster);
     } else {
@@ -116,7 +129,11 @@ async function main(argv: string[]): Promise<number> {
       // Minutes the first time a database version is seen; only the commands that read places wait for it.
       if (command.name === 'init' || command.name === 'geo-refresh') await ensureGeo(warehouse, config.geo.dir, logger);
     }
-    logger.info('tables ready', { database: config.warehouse.database, warehouse: config.warehouse.kind, cluster: command.name === 'init' ? command.cluster : undefined });
+    logger.info('tables ready', {
+      database: config.warehouse.database,
+      warehouse: config.warehouse.kind,
+      cluster: command.name === 'init' ? command.cluster : undefined,
+    });
     if (command.name === 'import' || command.name === 'derive') {
       const client = warehouse.client();
       const derivation = {
@@ -127,10 +144,17 @@ async function main(argv: string[]): Promise<number> {
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {
         await ensureImportTables(client, config.warehouse.database);
-        const [span] = await (await client.query({ query: `SELECT toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, count() AS n FROM ${quoteIdentifier(config.warehouse.database)}.podcast_events`, format: 'JSONEachRow' })).json<{ from: string; to: string; n: string }>();
+        const [span] = await (
+          await client.query({
+            query: `SELECT toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, count() AS n FROM ${quoteIdentifier(config.warehouse.database)}.podcast_events`,
+            format: 'JSONEachRow',
+          })
+        ).json<{ from: string; to: string; n: string }>();
         const started = performance.now();
         const downloads = Number(span.n) === 0 ? 0 : await rederive(client, config.warehouse.database, derivation, Number(span.from), Number(span.to));
-        process.stdout.write(`${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, requests: Number(span.n), downloads, seconds: Math.round(performance.now() - started) / 1000 })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, requests: Number(span.n), downloads, seconds: Math.round(performance.now() - started) / 1000 })}\n`,
+        );
         return 0;
       }
       let failed = false;

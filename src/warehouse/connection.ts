@@ -111,8 +111,7 @@ function openServer(config: Extract<WarehouseConfig, { kind: 'server' }>): Wareh
     config,
     client,
     // A server applies settings per request, which is what limits need.
-    queryClient: (limits, options = {}) =>
-      client({ ...options, clickhouse_settings: { ...options.clickhouse_settings, ...limitSettings(limits) } }),
+    queryClient: (limits, options = {}) => client({ ...options, clickhouse_settings: { ...options.clickhouse_settings, ...limitSettings(limits) } }),
     rollupClient: (limits, options = {}) =>
       createClient({
         ...options,
@@ -157,7 +156,9 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
   try {
     connection = createChdbConnection({ path: config.dataDir });
   } catch (err) {
-    throw new WarehouseSetupError(`CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`);
+    throw new WarehouseSetupError(
+      `CHDB_DATA_DIR ${config.dataDir} could not be opened by chDB (is another process using it?): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const queue = new StatementQueue(queueObserver);
   const shared = serialized(connection as unknown as Connection, queue);
@@ -246,7 +247,10 @@ function serialized(connection: Connection, queue: StatementQueue): Connection {
 /** The streaming query of chdb's connection, which its clickhouse-js connection (`query`, `exec`) does not use: those buffer the whole answer. */
 interface ChdbStreaming {
   chdb: {
-    queryStream(sql: string, options: { format: string; signal: AbortSignal }): AsyncIterable<{ raw(): Uint8Array }> & { readonly closed: boolean; cancel(): void };
+    queryStream(
+      sql: string,
+      options: { format: string; signal: AbortSignal },
+    ): AsyncIterable<{ raw(): Uint8Array }> & { readonly closed: boolean; cancel(): void };
   };
   command(params: { query: string }): Promise<unknown>;
 }
@@ -260,7 +264,11 @@ interface ChdbStreaming {
  * withStatementSettings); after a failure, the throwaway statement clears
  * what the engine kept (see serialized).
  */
-function streamFromChdb(connection: ChdbStreaming, queue: StatementQueue, { query, format, settings, limits, signal }: StreamStatement): Promise<AsyncIterable<Uint8Array>> {
+function streamFromChdb(
+  connection: ChdbStreaming,
+  queue: StatementQueue,
+  { query, format, settings, limits, signal }: StreamStatement,
+): Promise<AsyncIterable<Uint8Array>> {
   if (hasSecondStatement(query)) return Promise.reject(new Error('An export runs one statement; this text holds several.'));
   const sql = `${query}${settingsClause({ ...limitSettings(limits), ...settings })}`;
   return new Promise((started, failed) => {

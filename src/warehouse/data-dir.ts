@@ -36,9 +36,7 @@ export function checkDataDir(dir: string): void {
   try {
     writeFileSync(probe, 'chDB data directory write check\n');
   } catch (err) {
-    throw new WarehouseSetupError(
-      errnoCode(err) === 'ENOSPC' ? `${setting} has no space left: ${reason(err)}` : `${setting} is not writable: ${reason(err)}`,
-    );
+    throw new WarehouseSetupError(errnoCode(err) === 'ENOSPC' ? `${setting} has no space left: ${reason(err)}` : `${setting} is not writable: ${reason(err)}`);
   } finally {
     rmSync(probe, { force: true });
   }

@@ -9,14 +9,7 @@
  * time. Strings with a few thousand distinct values at most are
  * LowCardinality; times are DateTime in UTC; ranks are unsigned.
  */
-export const TABLES = [
-  'channel_ranks',
-  'episode_ranks',
-  'podcast_events',
-  'downloads',
-  'link_views',
-  'web_events',
-] as const;
+export const TABLES = ['channel_ranks', 'episode_ranks', 'podcast_events', 'downloads', 'link_views', 'web_events'] as const;
 
 export type TableName = (typeof TABLES)[number];
 
@@ -174,7 +167,9 @@ const LAYOUTS: readonly TableLayout[] = [
     orderBy: '(account_id, token, ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
     // Downloads.count by country or continent, and by time bucket.
-    projections: [{ name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), country, continent, count() GROUP BY account_id, toStartOfHour(ts), country, continent' }],
+    projections: [
+      { name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), country, continent, count() GROUP BY account_id, toStartOfHour(ts), country, continent' },
+    ],
   },
   // Views of shareable links; the three Links cubes read this table.
   {

@@ -74,7 +74,6 @@ export async function loadDemoData(run: (sql: string) => Promise<void>, options:
   }
 }
 
-
 interface Step {
   message: string;
   sql: string;
@@ -102,13 +101,15 @@ function steps(plan: Plan, chunkRows: number): Step[] {
     ...parts('podcast_events: listener requests', candidates, sizes.playCandidates * REQUESTS_PER_PLAY_CANDIDATE, (r) => listenerRequestsSql(plan, r)),
     step('podcast_events: bot requests', sizes.botRequests, botRequestsSql(plan)),
     step(`podcast_events: requests from ${sizes.blacklistedIps} blacklisted IPs`, sizes.blacklistedRequests, blacklistedRequestsSql(plan)),
-    ...parts('downloads derived from podcast_events', dayRanges, sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE, (r) => deriveDownloadsSql({
-      ...plan.downloads,
-      database: plan.database,
-      places: demoPlaces(plan),
-      from: plan.windowStart + r.offset * DAY,
-      to: plan.windowStart + (r.offset + r.length) * DAY,
-    })),
+    ...parts('downloads derived from podcast_events', dayRanges, sizes.playCandidates * DOWNLOADS_PER_PLAY_CANDIDATE, (r) =>
+      deriveDownloadsSql({
+        ...plan.downloads,
+        database: plan.database,
+        places: demoPlaces(plan),
+        from: plan.windowStart + r.offset * DAY,
+        to: plan.windowStart + (r.offset + r.length) * DAY,
+      }),
+    ),
     step('link_views', sizes.linkVisits * 0.46, linkViewsSql(plan)),
     step('web_events: sessions of downloaders visiting the podcast websites', sizes.listeners * 0.2, downloaderWebEventsSql(plan)),
     step('web_events: events from organic visitors', sizes.organicSessions * 1.1, organicWebEventsSql(plan)),

@@ -44,7 +44,11 @@ async function addMissingColumns(warehouse: Warehouse, logger?: Logger): Promise
  * rows they hold (a full read of the table, once); afterwards the check is
  * one query. With `cluster`, the projections go on every node's local table.
  */
-export async function addMissingProjections(warehouse: Warehouse, logger?: Logger, cluster?: string): Promise<{ table: string; projection: string; seconds: number }[]> {
+export async function addMissingProjections(
+  warehouse: Warehouse,
+  logger?: Logger,
+  cluster?: string,
+): Promise<{ table: string; projection: string; seconds: number }[]> {
   const client = warehouse.client();
   const { database } = warehouse.config;
   const wanted = projectionsByTable().map(({ table, projections }) => ({ table: cluster ? localTableName(table) : table, projections }));
@@ -112,10 +116,7 @@ export function stagingDatabase(database: string): string {
   return `${database}_staging`;
 }
 
-export type DemoState =
-  | { kind: 'complete' }
-  | { kind: 'empty' }
-  | { kind: 'incomplete'; reasons: string[]; tablesWithRows: string[] };
+export type DemoState = { kind: 'complete' } | { kind: 'empty' } | { kind: 'incomplete'; reasons: string[]; tablesWithRows: string[] };
 
 /** Whether the live tables are a finished demo build, nothing yet, or something in between. */
 export async function demoState(warehouse: Warehouse): Promise<DemoState> {

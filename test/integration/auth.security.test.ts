@@ -102,7 +102,11 @@ describe('account keys from the key file', () => {
     const { key } = await createKey(keyed.config.keys.file, { account, name: 'meta only', scopes: ['data:meta'] });
     const deadline = Date.now() + 5000;
     while ((await meta(key)).status !== 200 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const res = await request(keyed.app).post('/v1/data/load/').set('x-api-key', key).send({ query: { measures: ['Downloads.count'] } }).expect(403);
+    const res = await request(keyed.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', key)
+      .send({ query: { measures: ['Downloads.count'] } })
+      .expect(403);
     expect(res.body).toMatchObject({ code: 'forbidden', error: expect.stringContaining('data:load') });
   });
 });

@@ -26,7 +26,15 @@ describe('demo data', () => {
           statements[database] += 1;
           return oracle.rows(sql).then(() => undefined);
         },
-        { database, seed: 3, scale: 0.005, days: 14, endDate: '2026-01-31', chunkRows, downloads: { settings: { rules: 'iab', window: 'calendar' }, userAgents: USER_AGENTS } },
+        {
+          database,
+          seed: 3,
+          scale: 0.005,
+          days: 14,
+          endDate: '2026-01-31',
+          chunkRows,
+          downloads: { settings: { rules: 'iab', window: 'calendar' }, userAgents: USER_AGENTS },
+        },
       );
     };
     const fingerprint = async (database: string) =>

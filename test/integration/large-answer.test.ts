@@ -31,18 +31,30 @@ const sorted = (rows: Row[]) => [...rows].sort((a, b) => (key(a) < key(b) ? -1 :
 
 let expected: Row[];
 beforeAll(async () => {
-  const [range] = await oracle.rows<{ first: string; last: string }>('SELECT toString(toDate(min(ts))) AS first, toString(toDate(max(ts))) AS last FROM analytics.downloads');
+  const [range] = await oracle.rows<{ first: string; last: string }>(
+    'SELECT toString(toDate(min(ts))) AS first, toString(toDate(max(ts))) AS last FROM analytics.downloads',
+  );
   query = {
     measures: ['Downloads.count'],
     dimensions: ['Downloads.city', 'Downloads.parsed_ua'],
     timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [range.first, range.last] }],
-    order: [['Downloads.ts', 'asc'], ['Downloads.city', 'asc'], ['Downloads.parsed_ua', 'asc']],
+    order: [
+      ['Downloads.ts', 'asc'],
+      ['Downloads.city', 'asc'],
+      ['Downloads.parsed_ua', 'asc'],
+    ],
     limit: 50000,
   };
   const rows = await oracle.rows<{ city: string; ua: string; day: string; n: string }>(
     "SELECT city, parsed_ua AS ua, formatDateTime(toStartOfDay(ts, 'UTC'), '%Y-%m-%dT%H:%i:%S.000') AS day, toString(count()) AS n FROM analytics.downloads GROUP BY city, ua, day",
   );
-  expected = rows.map((r) => ({ 'Downloads.city': r.city, 'Downloads.parsed_ua': r.ua, 'Downloads.ts.day': r.day, 'Downloads.ts': r.day, 'Downloads.count': r.n }));
+  expected = rows.map((r) => ({
+    'Downloads.city': r.city,
+    'Downloads.parsed_ua': r.ua,
+    'Downloads.ts.day': r.day,
+    'Downloads.ts': r.day,
+    'Downloads.count': r.n,
+  }));
 });
 
 describe.each([
@@ -51,18 +63,25 @@ describe.each([
   ['/cubejs-api/v1/load', 'GET'],
 ])('%s (%s) with an answer of thousands of rows', (path, method) => {
   const ask = (headers: Record<string, string> = {}) => {
-    const sent = method === 'GET' ? request(service.app).get(path).query({ query: JSON.stringify(query) }) : request(service.app).post(path).send({ query });
+    const sent =
+      method === 'GET'
+        ? request(service.app)
+            .get(path)
+            .query({ query: JSON.stringify(query) })
+        : request(service.app).post(path).send({ query });
     return sent.set({ 'x-api-key': API_KEY, ...headers });
   };
 
   it('answers every row as direct SQL does, its JSON as JSON.stringify writes it, with Express’s ETag', async () => {
     // Several slices of Cube's transform and of the serialisation (1,000 rows each).
     expect(expected.length).toBeGreaterThan(2500);
-    const res = await ask().buffer(true).parse((r, done) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => done(null, Buffer.concat(chunks)));
-    });
+    const res = await ask()
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
     const bytes = res.body as Buffer;
     expect([res.status, res.status === 200 ? '' : bytes.toString('utf8')]).toEqual([200, '']);
     const body = JSON.parse(bytes.toString('utf8'));

@@ -38,7 +38,9 @@ describe('malformed requests', () => {
   });
 
   it('413 payload_too_large above the body limit', async () => {
-    const res = await post({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.city', operator: 'equals', values: ['x'.repeat(8000)] }] } }).expect(413);
+    const res = await post({
+      query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.city', operator: 'equals', values: ['x'.repeat(8000)] }] },
+    }).expect(413);
     expectEnvelope(res.body, 'payload_too_large');
   });
 });
@@ -48,18 +50,42 @@ describe('queries Cube rejects', () => {
     ['an unknown member', { measures: ['Downloads.nope'] }, /nope/],
     ['an unknown cube', { measures: ['Nope.count'] }, /Nope/],
     ['a dimension given as a measure', { measures: ['Downloads.country'] }, /Downloads\.country/],
-    ['an unknown filter operator', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, /filters\[0\]/],
+    [
+      'an unknown filter operator',
+      { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] },
+      /filters\[0\]/,
+    ],
     ['measures that are not an array', { measures: 'Downloads.count' }, /measures/],
-    ['filter values that are not an array', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: 'US' }] }, /filters\[0\]/],
+    [
+      'filter values that are not an array',
+      { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: 'US' }] },
+      /filters\[0\]/,
+    ],
     ['a negative limit', { measures: ['Downloads.count'], limit: -1 }, /limit/],
     ['a limit that is a string', { measures: ['Downloads.count'], limit: 'ten' }, /limit/],
     ['a limit above the maximum', { measures: ['Downloads.count'], limit: 1001 }, /limit/],
     ['an unknown query key', { measures: ['Downloads.count'], foo: 1 }, /foo/],
     ['an unparsable date range', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'sometime soon' }] }, /date|range/i],
-    ['an unknown granularity', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] }, /granularity|fortnight/],
-    ['a number filter value that is not a number', { measures: ['ChannelRanks.count'], filters: [{ member: 'ChannelRanks.rank', operator: 'equals', values: ['abc'] }] }, /abc/],
+    [
+      'an unknown granularity',
+      { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] },
+      /granularity|fortnight/,
+    ],
+    [
+      'a number filter value that is not a number',
+      { measures: ['ChannelRanks.count'], filters: [{ member: 'ChannelRanks.rank', operator: 'equals', values: ['abc'] }] },
+      /abc/,
+    ],
     ['an empty query', {}, /measures|dimensions/],
-    ['an unknown time zone', { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: 'last 7 days' }], timezone: 'Mars/Olympus' }, /Mars\/Olympus/],
+    [
+      'an unknown time zone',
+      {
+        measures: ['Downloads.count'],
+        timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: 'last 7 days' }],
+        timezone: 'Mars/Olympus',
+      },
+      /Mars\/Olympus/,
+    ],
     ['cubes that do not join', { measures: ['Downloads.count', 'ChannelRanks.count'] }, /join/],
   ])('400 invalid_query for %s', async (_label, query, message) => {
     const res = await post({ query }).expect(400);
@@ -118,8 +144,16 @@ describe('shapes Cube 0.33 accepts and then crashes on (found by the abuse fuzze
     ['compareDateRange not an array', { measures: ['Downloads.count'], timeDimensions: td({ compareDateRange: 'last week' }) }, /compareDateRange/],
     ['an empty compareDateRange', { measures: ['Downloads.count'], timeDimensions: td({ compareDateRange: [] }) }, /compareDateRange/],
     ['measureFilter on a dimension', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, /measure/],
-    ['a date operator on a measure', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.count', operator: 'beforeDate', values: ['2026-01-01'] }] }, /time dimension/],
-    ['a date operator on a string dimension, inside an or', { measures: ['Downloads.count'], filters: [{ or: [{ member: 'Downloads.city', operator: 'inDateRange', values: ['2026-01-01', '2026-01-02'] }] }] }, /time dimension/],
+    [
+      'a date operator on a measure',
+      { measures: ['Downloads.count'], filters: [{ member: 'Downloads.count', operator: 'beforeDate', values: ['2026-01-01'] }] },
+      /time dimension/,
+    ],
+    [
+      'a date operator on a string dimension, inside an or',
+      { measures: ['Downloads.count'], filters: [{ or: [{ member: 'Downloads.city', operator: 'inDateRange', values: ['2026-01-01', '2026-01-02'] }] }] },
+      /time dimension/,
+    ],
     ['gt with a null value', { measures: ['Downloads.count'], filters: [{ member: 'Downloads.count', operator: 'gt', values: [null] }] }, /null/],
   ])('400 invalid_query for %s', async (_name, query, message) => {
     expectEnvelope((await post({ query }).expect(400)).body, 'invalid_query', message);
@@ -127,10 +161,7 @@ describe('shapes Cube 0.33 accepts and then crashes on (found by the abuse fuzze
   });
 
   it('400 invalid_query for an array of queries where one has no time dimension to blend on', async () => {
-    const query = [
-      { measures: ['Downloads.count'], timeDimensions: td({ granularity: 'day', dateRange: 'last 7 days' }) },
-      { measures: ['Downloads.count'] },
-    ];
+    const query = [{ measures: ['Downloads.count'], timeDimensions: td({ granularity: 'day', dateRange: 'last 7 days' }) }, { measures: ['Downloads.count'] }];
     expectEnvelope((await post({ query, queryType: 'multi' }).expect(400)).body, 'invalid_query', /query\[1\].*granularity/);
   });
 });

@@ -15,8 +15,7 @@ afterAll(async () => {
   await service.close();
 });
 
-const load = (query: Record<string, unknown>) =>
-  request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 const db = 'analytics';
 
@@ -73,8 +72,16 @@ const GROUPINGS = [
     dimension: 'LinksAdvancedAnalytics.utmSourceMedium',
     sql: `SELECT concat(utm_source, ' / ', utm_medium) AS k, countIf(is_unique) AS v FROM ${db}.link_views GROUP BY k`,
   },
-  { measure: 'LinksDashboard.linkViewCount', dimension: 'LinksDashboard.openParam', sql: `SELECT open_param AS k, count() AS v FROM ${db}.link_views GROUP BY k` },
-  { measure: 'LinksBasicAnalytics.linkViewCount', dimension: 'LinksBasicAnalytics.link', sql: `SELECT link AS k, count() AS v FROM ${db}.link_views GROUP BY k` },
+  {
+    measure: 'LinksDashboard.linkViewCount',
+    dimension: 'LinksDashboard.openParam',
+    sql: `SELECT open_param AS k, count() AS v FROM ${db}.link_views GROUP BY k`,
+  },
+  {
+    measure: 'LinksBasicAnalytics.linkViewCount',
+    dimension: 'LinksBasicAnalytics.link',
+    sql: `SELECT link AS k, count() AS v FROM ${db}.link_views GROUP BY k`,
+  },
   { measure: 'PodcastEvents.count', dimension: 'PodcastEvents.parsedUa', sql: `SELECT parsed_ua AS k, count() AS v FROM ${db}.podcast_events GROUP BY k` },
   { measure: 'WebEvents.count', dimension: 'WebEvents.appId', sql: `SELECT app_id AS k, count() AS v FROM ${db}.web_events GROUP BY k` },
   { measure: 'WebEventsFromPodcastFunnel.conversions', dimension: 'WebEventsFromPodcastFunnel.step', sql: FUNNEL_STEPS_SQL },

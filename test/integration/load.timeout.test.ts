@@ -14,7 +14,11 @@ describe('a query that outlives one "Continue wait" round', () => {
   afterAll(() => service.close());
 
   it('is waited for, so the client gets the result, never "Continue wait"', async () => {
-    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.count'] } }).expect(200);
+    const res = await request(service.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Slow.count'] } })
+      .expect(200);
     expect(res.body.data).toEqual([{ 'Slow.count': '8' }]);
   });
 });

@@ -47,7 +47,12 @@ describe('GET /v1/openapi.json', () => {
   it('is a document openapi-backend accepts in strict mode', async () => {
     const { body } = await fetchDocument().expect(200);
     const api = await new OpenAPIBackend({ definition: body, strict: true, ignoreTrailingSlashes: false }).init();
-    expect(api.getOperations().map((o) => o.operationId).sort()).toEqual(['export', 'exportGet', 'getMeta', 'load', 'loadGet']);
+    expect(
+      api
+        .getOperations()
+        .map((o) => o.operationId)
+        .sort(),
+    ).toEqual(['export', 'exportGet', 'getMeta', 'load', 'loadGet']);
   });
 
   it("passes Redocly's recommended rules with the repository's redocly.yaml, without a warning", async () => {
@@ -108,7 +113,9 @@ describe('the contract check of test answers', () => {
       res.setHeader('RateLimit-Policy', '"600-in-1min"; q=600; w=60');
       res.json({ schemas: [], extra: true });
     });
-    await request(await withContractChecks(drifting)).get('/v1/data/meta').expect(200);
+    await request(await withContractChecks(drifting))
+      .get('/v1/data/meta')
+      .expect(200);
     expect(takeContractViolations()).toEqual(['GET /v1/data/meta → 200 (getMeta): body / must NOT have additional properties "extra"']);
   });
 

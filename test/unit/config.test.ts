@@ -77,7 +77,13 @@ describe('parseConfig', () => {
   });
 
   it('reads the amplification limits and the event-loop threshold, refusing zero', () => {
-    const config = parseConfig({ QUERY_MAX_QUERIES: '5', QUERY_MAX_FILTER_VALUES: '50', QUERY_MAX_VALUE_LENGTH: '200', QUERY_MAX_TIME_BUCKETS: '1000', EVENT_LOOP_WARN_MS: '100' });
+    const config = parseConfig({
+      QUERY_MAX_QUERIES: '5',
+      QUERY_MAX_FILTER_VALUES: '50',
+      QUERY_MAX_VALUE_LENGTH: '200',
+      QUERY_MAX_TIME_BUCKETS: '1000',
+      EVENT_LOOP_WARN_MS: '100',
+    });
     expect(config.query).toMatchObject({ maxQueries: 5, maxFilterValues: 50, maxValueLength: 200, maxTimeBuckets: 1000 });
     expect(config.eventLoopWarnMs).toBe(100);
     expect(parseConfig({}).eventLoopWarnMs).toBe(500);
@@ -96,7 +102,9 @@ describe('parseConfig', () => {
   });
 
   it('refuses a CORS origin with a path, naming it', () => {
-    expect(problemsOf({ CORS_ORIGINS: 'https://a.example/app' })[0]).toMatch(/^CORS_ORIGINS="https:\/\/a.example\/app": expected \* or comma-separated origins/);
+    expect(problemsOf({ CORS_ORIGINS: 'https://a.example/app' })[0]).toMatch(
+      /^CORS_ORIGINS="https:\/\/a.example\/app": expected \* or comma-separated origins/,
+    );
   });
 
   it('names the variable, its value and the expected form', () => {
@@ -109,8 +117,11 @@ describe('parseConfig', () => {
 
   it('counts downloads by IAB v2.3 on the UTC calendar day unless DOWNLOAD_RULES / DOWNLOAD_WINDOW say otherwise', () => {
     expect(parseConfig({}).downloads).toMatchObject({ rules: 'iab', window: 'calendar', trackingPrefix: 'https://pfx.example-analytics.net/e/' });
-    expect(parseConfig({ DOWNLOAD_RULES: 'op3', DOWNLOAD_WINDOW: 'last-touch', USER_AGENTS_DIR: '/srv/ua/src' }).downloads)
-      .toMatchObject({ rules: 'op3', window: 'last-touch', userAgentsDir: '/srv/ua/src' });
+    expect(parseConfig({ DOWNLOAD_RULES: 'op3', DOWNLOAD_WINDOW: 'last-touch', USER_AGENTS_DIR: '/srv/ua/src' }).downloads).toMatchObject({
+      rules: 'op3',
+      window: 'last-touch',
+      userAgentsDir: '/srv/ua/src',
+    });
     expect(problemsOf({ DOWNLOAD_RULES: 'nielsen' })).toEqual(['DOWNLOAD_RULES="nielsen": expected one of iab, op3']);
     expect(problemsOf({ DOWNLOAD_WINDOW: 'weekly' })).toEqual(['DOWNLOAD_WINDOW="weekly": expected one of calendar, first-touch, last-touch']);
     expect(problemsOf({ TRACKING_PREFIX: 'pfx.example/e' })[0]).toMatch(/^TRACKING_PREFIX="pfx.example\/e": expected an http\(s\) URL ending in \//);
@@ -154,15 +165,25 @@ describe('parseConfig', () => {
       warehouse: { rollupDatabase: 'podcasts_rollups' },
       rollups: { refreshSeconds: 0 },
     });
-    const server = parseConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'reader', CLICKHOUSE_ROLLUP_USER: 'rollups', CLICKHOUSE_ROLLUP_PASSWORD: 'w', CUBE_ROLLUP_DATABASE: 'cube_rollups' });
+    const server = parseConfig({
+      CLICKHOUSE_URL: 'http://ch:8123',
+      CLICKHOUSE_USER: 'reader',
+      CLICKHOUSE_ROLLUP_USER: 'rollups',
+      CLICKHOUSE_ROLLUP_PASSWORD: 'w',
+      CUBE_ROLLUP_DATABASE: 'cube_rollups',
+    });
     expect(server.warehouse).toMatchObject({ username: 'reader', rollupUsername: 'rollups', rollupPassword: 'w', rollupDatabase: 'cube_rollups' });
   });
 
   it('refuses a rollup database that is the data database or not a plain name, naming the variable', () => {
-    expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'analytics' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=analytics: .*other than CLICKHOUSE_DATABASE/)]);
+    expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'analytics' })).toEqual([
+      expect.stringMatching(/^CUBE_ROLLUP_DATABASE=analytics: .*other than CLICKHOUSE_DATABASE/),
+    ]);
     expect(problemsOf({ CUBE_ROLLUP_DATABASE: 'a.b' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_DATABASE=/)]);
     expect(problemsOf({ CUBE_ROLLUP_REFRESH_SECONDS: '-1' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_REFRESH_SECONDS=/)]);
-    expect(problemsOf({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '0' })).toEqual([expect.stringMatching(/^CUBE_ROLLUP_BUILD_MAX_MEMORY_MB="0": expected an integer from 1/)]);
+    expect(problemsOf({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '0' })).toEqual([
+      expect.stringMatching(/^CUBE_ROLLUP_BUILD_MAX_MEMORY_MB="0": expected an integer from 1/),
+    ]);
   });
 
   it('gives running queries the whole query timeout at shutdown: the default covers it, a shorter one is refused', () => {

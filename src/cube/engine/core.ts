@@ -40,7 +40,8 @@ class Core extends CubejsServerCore {
   /** Forgets Cube's cached results and refresh-key values (its SQL_QUERY_RESULT entries), in its cache driver and its in-memory copy of refresh keys. */
   forgetCachedResults(): void {
     this.cacheDriver.removeStartingWith('SQL_QUERY_RESULT_');
-    for (const api of this.orchestratorApis()) (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
+    for (const api of this.orchestratorApis())
+      (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
   }
 
   /**
@@ -201,7 +202,11 @@ export function createEngine(options: EngineOptions): Engine {
         getCompilers(options: { requestId: string }): Promise<{ cubeEvaluator: { primaryKeys: Record<string, string[]> } }>;
       };
       const { cubeEvaluator } = await api.getCompilers({ requestId: `keys-${modelVersion}` });
-      return new Set(Object.entries(cubeEvaluator.primaryKeys).filter(([, keys]) => keys.length > 0).map(([cube]) => cube));
+      return new Set(
+        Object.entries(cubeEvaluator.primaryKeys)
+          .filter(([, keys]) => keys.length > 0)
+          .map(([cube]) => cube),
+      );
     },
 
     exportSql: (query, context) => generateExportSql(gateway as unknown as SqlGateway, query, { ...context }),

@@ -76,7 +76,9 @@ export function createDriverFactory(
     // Cube creates the rollup database and drops old rollup tables with commands.
     override async command(query: string, options?: { requestId?: string }): Promise<void> {
       const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
-      await statementTicket.run(ticket, () => (isRollupWrite(query, rollupDatabase) ? this.rollupWriter().command(query, options) : super.command(query, options)));
+      await statementTicket.run(ticket, () =>
+        isRollupWrite(query, rollupDatabase) ? this.rollupWriter().command(query, options) : super.command(query, options),
+      );
     }
 
     override async release(): Promise<void> {

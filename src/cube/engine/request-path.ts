@@ -104,10 +104,18 @@ function withTimesOnce<T>(times: Map<string, cubeValues.DBResponsePrimitive>, ru
   }
 }
 
-async function sliced(whole: ResultInternal, args: Parameters<ResultInternal>, rows: unknown[], sliceRows: number, times: Map<string, cubeValues.DBResponsePrimitive>): Promise<{ data: unknown }> {
+async function sliced(
+  whole: ResultInternal,
+  args: Parameters<ResultInternal>,
+  rows: unknown[],
+  sliceRows: number,
+  times: Map<string, cubeValues.DBResponsePrimitive>,
+): Promise<{ data: unknown }> {
   const [context, queryType, normalizedQuery, sqlQuery, annotation, response, responseType] = args;
   const sliceOf = (from: number) =>
-    withTimesOnce(times, () => whole(context, queryType, normalizedQuery, sqlQuery, annotation, { ...response, data: rows.slice(from, from + sliceRows) }, responseType));
+    withTimesOnce(times, () =>
+      whole(context, queryType, normalizedQuery, sqlQuery, annotation, { ...response, data: rows.slice(from, from + sliceRows) }, responseType),
+    );
   const first = sliceOf(0);
   const parts = [first.data];
   for (let from = sliceRows; from < rows.length; from += sliceRows) {

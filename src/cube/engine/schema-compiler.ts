@@ -11,4 +11,6 @@ export { prepareCompiler } from '@cubejs-backend/schema-compiler';
 type YamlListener = (event: 'open' | 'close', state: { position: number; result: unknown }) => void;
 
 /** js-yaml as the schema compiler loads it (its own dependency, not ours). */
-export const cubeYaml: { load(content: string, options?: { listener?: YamlListener }): unknown } = createRequire(require.resolve('@cubejs-backend/schema-compiler'))('js-yaml');
+export const cubeYaml: { load(content: string, options?: { listener?: YamlListener }): unknown } = createRequire(
+  require.resolve('@cubejs-backend/schema-compiler'),
+)('js-yaml');

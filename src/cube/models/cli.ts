@@ -63,7 +63,7 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
     } else if (strict) {
       throw new UsageError('--strict is an option of validate');
     } else if (command === 'sql') {
-      if (positionals.length !== 2) throw new UsageError("sql needs one query, as JSON in quotes: sql '{\"measures\":[\"Downloads.count\"]}'");
+      if (positionals.length !== 2) throw new UsageError('sql needs one query, as JSON in quotes: sql \'{"measures":["Downloads.count"]}\'');
       query = parseQuery(positionals[1]);
       if (account === '') throw new UsageError('--account needs an account id');
     } else {
@@ -124,7 +124,8 @@ function parseQuery(text: string): Record<string, unknown> {
   } catch (err) {
     throw new UsageError(`the query is not JSON: ${(err as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('the query must be a JSON object, e.g. {"measures":["Downloads.count"]}');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError('the query must be a JSON object, e.g. {"measures":["Downloads.count"]}');
   return value as Record<string, unknown>;
 }
 

@@ -10,7 +10,6 @@ import type { ModelFile, ModelSnapshot } from './snapshot';
  * problem names every place, so the engineer can pick the one to keep.
  */
 
-
 const MEMBER_KINDS: Record<string, string> = {
   measures: 'measure',
   dimensions: 'dimension',
@@ -46,14 +45,19 @@ function yamlDefinitions(file: ModelFile): { cubes: Named[]; lineOf: (node: obje
     return { cubes: [], lineOf: () => 0 };
   }
   const top = (doc ?? {}) as { cubes?: unknown; views?: unknown };
-  const cubes = [top.cubes, top.views].flatMap((list) => (Array.isArray(list) ? (list as unknown[]) : [])).filter((c): c is Named => typeof c === 'object' && c !== null);
+  const cubes = [top.cubes, top.views]
+    .flatMap((list) => (Array.isArray(list) ? (list as unknown[]) : []))
+    .filter((c): c is Named => typeof c === 'object' && c !== null);
   const lineOf = (node: object) => file.content.slice(0, positions.get(node) ?? 0).split('\n').length;
   return { cubes, lineOf };
 }
 
 /** `cube('X', …)` and `view('X', …)` of a JavaScript model, with their lines. */
 function jsDefinitions(file: ModelFile): { name: string; line: number }[] {
-  return [...file.content.matchAll(/\b(?:cube|view)\(\s*['"`](\w+)['"`]/g)].map((m) => ({ name: m[1], line: file.content.slice(0, m.index).split('\n').length }));
+  return [...file.content.matchAll(/\b(?:cube|view)\(\s*['"`](\w+)['"`]/g)].map((m) => ({
+    name: m[1],
+    line: file.content.slice(0, m.index).split('\n').length,
+  }));
 }
 
 const places = (definitions: Definition[]) => {

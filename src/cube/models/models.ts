@@ -91,7 +91,11 @@ export function createModels(options: ModelsOptions): Models {
     try {
       state = await directoryState(dir);
     } catch (err) {
-      if (!unreadable) logger.error('models directory cannot be read: edits are not followed until it can be; the last good models keep serving', { dir, error: (err as Error).message });
+      if (!unreadable)
+        logger.error('models directory cannot be read: edits are not followed until it can be; the last good models keep serving', {
+          dir,
+          error: (err as Error).message,
+        });
       unreadable = true;
       return;
     }
@@ -137,23 +141,25 @@ export function createModels(options: ModelsOptions): Models {
 
   let reloading = Promise.resolve();
   const reload = () => {
-    reloading = reloading.then(async () => {
-      try {
-        const started = performance.now();
-        const snapshot = await readSnapshot(dir);
-        if (snapshot.version === current?.version) return;
-        await check(snapshot);
-        current = snapshot;
-        logger.info('models reloaded', { dir, version: snapshot.version, durationMs: Math.round(performance.now() - started) });
-      } catch (err) {
-        if (!(err instanceof ModelsInvalid)) throw err;
-        logger.error('models not reloaded: the last good models keep serving', {
-          dir,
-          serving: current?.version,
-          problems: err.problems.map(formatProblem),
-        });
-      }
-    }).catch((err: unknown) => logger.error('models reload failed', { dir, error: String(err) }));
+    reloading = reloading
+      .then(async () => {
+        try {
+          const started = performance.now();
+          const snapshot = await readSnapshot(dir);
+          if (snapshot.version === current?.version) return;
+          await check(snapshot);
+          current = snapshot;
+          logger.info('models reloaded', { dir, version: snapshot.version, durationMs: Math.round(performance.now() - started) });
+        } catch (err) {
+          if (!(err instanceof ModelsInvalid)) throw err;
+          logger.error('models not reloaded: the last good models keep serving', {
+            dir,
+            serving: current?.version,
+            problems: err.problems.map(formatProblem),
+          });
+        }
+      })
+      .catch((err: unknown) => logger.error('models reload failed', { dir, error: String(err) }));
   };
 
   const versionOf = (context: ModelContext) => {
@@ -171,7 +177,8 @@ export function createModels(options: ModelsOptions): Models {
     },
     appIdOf: (context) => `models-${versionOf(context)}`,
     warnings: () => (current ? (warningsOf.get(current.version) ?? []) : []),
-    unavailable: (version) => new Map((warningsOf.get(version) ?? []).flatMap((p) => (p.unavailable ? [[`${p.cube}.${p.member}`, p.unavailable] as const] : []))),
+    unavailable: (version) =>
+      new Map((warningsOf.get(version) ?? []).flatMap((p) => (p.unavailable ? [[`${p.cube}.${p.member}`, p.unavailable] as const] : []))),
     repositoryOf: (context) => snapshots.get(versionOf(context))!.repository,
     close: () => {
       closed = true;

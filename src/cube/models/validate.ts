@@ -97,9 +97,18 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
  * its cube: the cube's other members are checked and serve, and queries
  * naming that member are refused with the reason.
  */
-async function checkData(snapshot: ModelSnapshot, engine: ModelEngine, name: string, cube: CubeDefinition, access: Access | undefined): Promise<ModelProblem[]> {
+async function checkData(
+  snapshot: ModelSnapshot,
+  engine: ModelEngine,
+  name: string,
+  cube: CubeDefinition,
+  access: Access | undefined,
+): Promise<ModelProblem[]> {
   const at = { file: cube.fileName, cube: name };
-  const all = { measures: Object.keys(cube.measures ?? {}).map((m) => `${name}.${m}`), dimensions: Object.keys(cube.dimensions ?? {}).map((d) => `${name}.${d}`) };
+  const all = {
+    measures: Object.keys(cube.measures ?? {}).map((m) => `${name}.${m}`),
+    dimensions: Object.keys(cube.dimensions ?? {}).map((d) => `${name}.${d}`),
+  };
   if (all.measures.length + all.dimensions.length === 0) return [{ ...at, message: 'the cube has no measures or dimensions' }];
 
   const probe = `models-probe-${randomBytes(6).toString('hex')}`;
@@ -121,7 +130,13 @@ async function checkData(snapshot: ModelSnapshot, engine: ModelEngine, name: str
   const restricted = generated.params.some((p) => p === probe);
   if (restricted || access === 'public') return unavailable;
   if (access === 'account') {
-    return [...unavailable, { ...at, message: `declared "access: account" but its SQL does not restrict by account: select through {SECURITY_CONTEXT.accountId.filter('account_id')}` }];
+    return [
+      ...unavailable,
+      {
+        ...at,
+        message: `declared "access: account" but its SQL does not restrict by account: select through {SECURITY_CONTEXT.accountId.filter('account_id')}`,
+      },
+    ];
   }
   if (owned.length > 0) {
     return [
@@ -138,7 +153,12 @@ async function checkData(snapshot: ModelSnapshot, engine: ModelEngine, name: str
 }
 
 /** The members' SQL for the account, or why Cube cannot generate it or ClickHouse cannot run it. */
-async function run(snapshot: ModelSnapshot, engine: ModelEngine, query: { measures?: string[]; dimensions?: string[] }, accountId: string | null): Promise<{ generated: GeneratedSql } | { error: unknown }> {
+async function run(
+  snapshot: ModelSnapshot,
+  engine: ModelEngine,
+  query: { measures?: string[]; dimensions?: string[] },
+  accountId: string | null,
+): Promise<{ generated: GeneratedSql } | { error: unknown }> {
   let generated: GeneratedSql;
   try {
     generated = await engine.sql(snapshot, query, accountId);
@@ -158,17 +178,33 @@ class CannotGenerate {
 }
 
 const failureOf = (err: unknown, what: 'the cube' | 'the member') =>
-  err instanceof CannotGenerate ? `Cube cannot generate SQL for ${what}: ${firstLine(err.cause)}` : `ClickHouse rejects ${what}'s SQL: ${clickhouseMessage(err)}`;
+  err instanceof CannotGenerate
+    ? `Cube cannot generate SQL for ${what}: ${firstLine(err.cause)}`
+    : `ClickHouse rejects ${what}'s SQL: ${clickhouseMessage(err)}`;
 
 /** Each member of the cube that does not run alone. */
-async function unavailableMembers(snapshot: ModelSnapshot, engine: ModelEngine, at: { file: string; cube: string }, members: { measures: string[]; dimensions: string[] }): Promise<ModelProblem[]> {
-  const queries = [...members.measures.map((m) => ({ member: m, query: { measures: [m] } })), ...members.dimensions.map((d) => ({ member: d, query: { dimensions: [d] } }))];
+async function unavailableMembers(
+  snapshot: ModelSnapshot,
+  engine: ModelEngine,
+  at: { file: string; cube: string },
+  members: { measures: string[]; dimensions: string[] },
+): Promise<ModelProblem[]> {
+  const queries = [
+    ...members.measures.map((m) => ({ member: m, query: { measures: [m] } })),
+    ...members.dimensions.map((d) => ({ member: d, query: { dimensions: [d] } })),
+  ];
   const problems: ModelProblem[] = [];
   for (const { member, query } of queries) {
     const result = await run(snapshot, engine, query, null);
     if (!('error' in result)) continue;
     const reason = failureOf(result.error, 'the member');
-    problems.push({ ...at, member: member.slice(at.cube.length + 1), severity: 'warning', unavailable: reason, message: `the member cannot be queried, so queries naming it are refused: ${reason}` });
+    problems.push({
+      ...at,
+      member: member.slice(at.cube.length + 1),
+      severity: 'warning',
+      unavailable: reason,
+      message: `the member cannot be queried, so queries naming it are refused: ${reason}`,
+    });
   }
   return problems;
 }

@@ -40,7 +40,10 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
   return async (req, res) => {
     const format = negotiate(req);
     const sent = readQueryRequest(req);
-    const query = oneQueryOf(sent.queryType === 'multi' ? undefined : sent.query, 'An export answers one query: the "query" field must be a JSON object (no queryType "multi").');
+    const query = oneQueryOf(
+      sent.queryType === 'multi' ? undefined : sent.query,
+      'An export answers one query: the "query" field must be a JSON object (no queryType "multi").',
+    );
     // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
     checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
     refuseInExport(query);
@@ -78,7 +81,14 @@ async function sendFile(res: Response, file: WrittenFile, members: string[], for
   res.end();
 }
 
-async function sendStream(res: Response, opened: OpenedExport, chunks: AsyncIterator<Uint8Array>, format: ExportFormat, caps: Config['exports'], signal: AbortSignal): Promise<void> {
+async function sendStream(
+  res: Response,
+  opened: OpenedExport,
+  chunks: AsyncIterator<Uint8Array>,
+  format: ExportFormat,
+  caps: Config['exports'],
+  signal: AbortSignal,
+): Promise<void> {
   // The first chunk before the status line: a statement that fails at once is an error envelope.
   let first: IteratorResult<Uint8Array>;
   try {
@@ -144,7 +154,15 @@ interface Outcome {
  * after the last one the file may hold, if the engine wrote it, is the sign
  * that rows were left out.
  */
-async function cutAtCaps(first: IteratorResult<Uint8Array>, chunks: AsyncIterator<Uint8Array>, spool: Spool, format: ExportFormat, opened: OpenedExport, caps: Config['exports'], signal: AbortSignal): Promise<Outcome> {
+async function cutAtCaps(
+  first: IteratorResult<Uint8Array>,
+  chunks: AsyncIterator<Uint8Array>,
+  spool: Spool,
+  format: ExportFormat,
+  opened: OpenedExport,
+  caps: Config['exports'],
+  signal: AbortSignal,
+): Promise<Outcome> {
   // CSV's header row is a record too.
   const records = format.records === 'csv' ? opened.rows + 1 : opened.rows;
   let recordsLeft = records;
@@ -152,7 +170,7 @@ async function cutAtCaps(first: IteratorResult<Uint8Array>, chunks: AsyncIterato
   const ends = new RecordEnds(format.records as 'lines' | 'csv');
   const rows = () => Math.max(0, records - recordsLeft - (format.records === 'csv' ? 1 : 0));
   try {
-    for (let next = first; !next.done; ) {
+    for (let next = first; !next.done;) {
       // The engine makes the next chunk while this one is scanned and spooled.
       const coming = chunks.next();
       coming.catch(() => undefined);
@@ -205,7 +223,10 @@ function negotiate(req: Request): ExportFormat {
 
 function notAcceptable(asked: string): ApiError {
   const list = FORMATS.map((f) => `${f.name} (${f.accepts[0]})`).join(', ');
-  return new ApiError('not_acceptable', `No export format matches ${asked}; the formats are ${list}, chosen by ?format=${FORMAT_NAMES.join('|')} or the Accept header.`);
+  return new ApiError(
+    'not_acceptable',
+    `No export format matches ${asked}; the formats are ${list}, chosen by ?format=${FORMAT_NAMES.join('|')} or the Accept header.`,
+  );
 }
 
 /** The cubes it reads and when, e.g. downloads-20261125-001502.csv. */

@@ -17,9 +17,10 @@ export function chartShowColumns(plan: Plan): string {
   const combos = adjectives * nouns * SLUG_PATTERNS.length;
   // A step coprime with the number of combinations walks distinct combinations, so slugs never repeat.
   const combo = `(${r.hash('slug-offset', 'cat')} % ${combos} + slot * 1009) % ${combos}`;
-  const generatedSlug = `replaceOne(replaceOne(slug_patterns[1 + intDiv(${combo}, ${adjectives * nouns})], `
-    + `'{a}', slug_adjectives[1 + ${combo} % ${adjectives}]), `
-    + `'{n}', slug_nouns[(cat - 1) * ${nouns} + 1 + intDiv(${combo}, ${adjectives}) % ${nouns}])`;
+  const generatedSlug =
+    `replaceOne(replaceOne(slug_patterns[1 + intDiv(${combo}, ${adjectives * nouns})], ` +
+    `'{a}', slug_adjectives[1 + ${combo} % ${adjectives}]), ` +
+    `'{n}', slug_nouns[(cat - 1) * ${nouns} + 1 + intDiv(${combo}, ${adjectives}) % ${nouns}])`;
   return `
       chart_cat[chart] AS cat,
       if(slot < ${MAX_TRACKED_PER_CATEGORY}, tracked_in_slot[(cat - 1) * ${MAX_TRACKED_PER_CATEGORY} + slot + 1], 0) AS tp,

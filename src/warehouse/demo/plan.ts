@@ -1,7 +1,21 @@
 /** The demo universe: validated options, sizes, and the small world (podcasts, links, GeoIP blocks, charts) computed in TypeScript from the seed. */
 import { quoteIdentifier, type TableName } from '../ddl';
 import { type DemoDataOptions } from '../demo-data';
-import { APPLE_CHART_COUNTRIES, CATEGORIES, CITIES, COUNTRIES, type Country, DEMO_ACCOUNTS, type FetchPattern, HOSTING_NETWORKS, LINK_DOMAIN, MEDIA_HOSTS, SPOTIFY_CATEGORIES, SPOTIFY_CHART_COUNTRIES, TRACKED_PODCASTS } from '../reference-data';
+import {
+  APPLE_CHART_COUNTRIES,
+  CATEGORIES,
+  CITIES,
+  COUNTRIES,
+  type Country,
+  DEMO_ACCOUNTS,
+  type FetchPattern,
+  HOSTING_NETWORKS,
+  LINK_DOMAIN,
+  MEDIA_HOSTS,
+  SPOTIFY_CATEGORIES,
+  SPOTIFY_CHART_COUNTRIES,
+  TRACKED_PODCASTS,
+} from '../reference-data';
 import { cumulative, sqlRandom, type SqlRandom } from './sql';
 
 export const DAY = 86_400;
@@ -153,7 +167,11 @@ export interface TrackedPodcast {
 }
 
 export function slugify(title: string): string {
-  return title.toLowerCase().replace(/&/g, 'and').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return title
+    .toLowerCase()
+    .replace(/&/g, 'and')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 export function trackedPodcasts(seed: number, windowStart: number, windowEnd: number): TrackedPodcast[] {
@@ -167,8 +185,11 @@ export function trackedPodcasts(seed: number, windowStart: number, windowEnd: nu
     const slug = slugify(title);
     const cadenceDays = [4, 7, 7, 7, 14][Math.floor(u('cadence') * 5)];
     const cadenceSeconds = cadenceDays * DAY;
-    const lastRelease = lastDayStart - daysSinceReleaseDay(lastDayStart, cadenceDays, u('weekday'), u('phase')) * DAY
-      + (4 + Math.floor(u('hour') * 8)) * 3600 + Math.floor(u('minute') * 4) * 900;
+    const lastRelease =
+      lastDayStart -
+      daysSinceReleaseDay(lastDayStart, cadenceDays, u('weekday'), u('phase')) * DAY +
+      (4 + Math.floor(u('hour') * 8)) * 3600 +
+      Math.floor(u('minute') * 4) * 900;
     // Enough back catalogue that episode 1 predates the window: every play finds a published episode.
     let episodes = Math.ceil((windowEnd - windowStart) / cadenceSeconds) + 2 + Math.floor(u('catalogue') * 5);
     while (lastRelease - (episodes - 1) * cadenceSeconds >= windowStart) episodes++;
@@ -180,10 +201,14 @@ export function trackedPodcasts(seed: number, windowStart: number, windowEnd: nu
       slug,
       category: CATEGORIES.findIndex((c) => c.name === category) + 1,
       // Older shows have 9-digit Apple ids; newer ones sit above the generated chart shows' range.
-      id: uniqueDraw(ids, (a) => String(u('old', a) < 0.3
-        ? 200_000_000 + Math.floor(u('id', a) * 790_000_000)
-        : 1_750_000_000 + Math.floor(u('id', a) * 40_000_000))),
-      token: uniqueDraw(tokens, (a) => Math.floor(u('token', a) * 4294967296).toString(16).padStart(8, '0')),
+      id: uniqueDraw(ids, (a) =>
+        String(u('old', a) < 0.3 ? 200_000_000 + Math.floor(u('id', a) * 790_000_000) : 1_750_000_000 + Math.floor(u('id', a) * 40_000_000)),
+      ),
+      token: uniqueDraw(tokens, (a) =>
+        Math.floor(u('token', a) * 4294967296)
+          .toString(16)
+          .padStart(8, '0'),
+      ),
       host: MEDIA_HOSTS[Math.floor(u('host') * MEDIA_HOSTS.length)],
       origin: `https://${slug.replace(/-/g, '')}.example`,
       appId: `site-${slug}`,
@@ -224,9 +249,17 @@ export interface SmartLink {
 /** Five links per show: one for the show and one per latest four episodes. */
 export function smartLinks(seed: number, podcasts: TrackedPodcast[], windowStart: number): SmartLink[] {
   const ids = new Set<string>();
-  const shortId = (key: string) => uniqueDraw(ids, (a) =>
-    (Math.floor(hashUnit(seed, 'link', key, a) * 36 ** 4).toString(36).padStart(4, '0')
-      + Math.floor(hashUnit(seed, 'link2', key, a) * 36 ** 3).toString(36).padStart(3, '0')));
+  const shortId = (key: string) =>
+    uniqueDraw(
+      ids,
+      (a) =>
+        Math.floor(hashUnit(seed, 'link', key, a) * 36 ** 4)
+          .toString(36)
+          .padStart(4, '0') +
+        Math.floor(hashUnit(seed, 'link2', key, a) * 36 ** 3)
+          .toString(36)
+          .padStart(3, '0'),
+    );
   return podcasts.flatMap((podcast, i) => {
     const reach = Math.sqrt(podcast.popularity);
     const show: SmartLink = {
@@ -309,13 +342,14 @@ export interface Chart {
 /** One chart per platform, country and category; more countries as the scale grows. */
 export function charts(scale: number): Chart[] {
   const countries = (codes: string[], atScaleOne: number) =>
-    codes.slice(0, Math.min(codes.length, Math.max(1, Math.round(atScaleOne * scale))))
-      .map((code) => COUNTRIES.find((c) => c.code === code) as Country);
+    codes.slice(0, Math.min(codes.length, Math.max(1, Math.round(atScaleOne * scale)))).map((code) => COUNTRIES.find((c) => c.code === code) as Country);
   const categoryIndex = (name: string) => CATEGORIES.findIndex((c) => c.name === name) + 1;
   return [
-    ...countries(APPLE_CHART_COUNTRIES, 8).flatMap((country) => CATEGORIES.map((c) =>
-      ({ platform: 'apple' as const, country, category: categoryIndex(c.name), depth: CHART_DEPTH.apple }))),
-    ...countries(SPOTIFY_CHART_COUNTRIES, 4).flatMap((country) => SPOTIFY_CATEGORIES.map((name) =>
-      ({ platform: 'spotify' as const, country, category: categoryIndex(name), depth: CHART_DEPTH.spotify }))),
+    ...countries(APPLE_CHART_COUNTRIES, 8).flatMap((country) =>
+      CATEGORIES.map((c) => ({ platform: 'apple' as const, country, category: categoryIndex(c.name), depth: CHART_DEPTH.apple })),
+    ),
+    ...countries(SPOTIFY_CHART_COUNTRIES, 4).flatMap((country) =>
+      SPOTIFY_CATEGORIES.map((name) => ({ platform: 'spotify' as const, country, category: categoryIndex(name), depth: CHART_DEPTH.spotify })),
+    ),
   ];
 }

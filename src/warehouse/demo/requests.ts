@@ -3,12 +3,28 @@ import { type Range } from '../demo-data';
 import { type Places } from '../derive/downloads';
 import { BLACKLISTED_AGENTS, BOT_AGENTS, HOSTING_NETWORKS, TRACKING_PREFIX } from '../reference-data';
 import { DAY, FETCH_CODES, type Plan } from './plan';
-import { activityConstants, activitySql, episodeLabelSql, geoConstants, largerThanOneByteSql, latestEpisodeSql, listenerAgentConstants, lookupTable, podcastConstants, releaseSql, sql, type SqlRandom, uuidSql, withClause } from './sql';
+import {
+  activityConstants,
+  activitySql,
+  episodeLabelSql,
+  geoConstants,
+  largerThanOneByteSql,
+  latestEpisodeSql,
+  listenerAgentConstants,
+  lookupTable,
+  podcastConstants,
+  releaseSql,
+  sql,
+  type SqlRandom,
+  uuidSql,
+  withClause,
+} from './sql';
 
 // podcast_events and downloads.
 
-export const EVENT_COLUMNS = 'account_id, request_id, ts, ip4, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, '
-  + 'byte_range_larger_one, city, country, referer, details_key, details_value';
+export const EVENT_COLUMNS =
+  'account_id, request_id, ts, ip4, ip_blacklisted, url, redirect_url, raw_ua, parsed_ua, token, byte_range, ' +
+  'byte_range_larger_one, city, country, referer, details_key, details_value';
 
 /** request_id from the row's unique key; the tag keeps listener, bot and blacklisted ids apart. */
 export function requestIdSql(random: SqlRandom, tag: string, ...keys: string[]): string {
@@ -106,7 +122,6 @@ FROM (
 ARRAY JOIN range(toUInt32(has_probe + full_requests)) AS j`;
 }
 
-
 /** Crawlers and scripts from data-centre addresses, fetching any published episode at any hour. */
 export function botRequestsSql(plan: Plan): string {
   const r = plan.random;
@@ -114,13 +129,13 @@ export function botRequestsSql(plan: Plan): string {
   return `
 INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
-    ...podcastConstants(plan),
-    ...geoConstants(plan),
-    bot_ua: sql(BOT_AGENTS.map((b) => b.ua)),
-    bot_app: sql(BOT_AGENTS.map((b) => b.app)),
-    bot_block: sql(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
-    bot_lut: lookupTable(BOT_AGENTS.map((b) => b.weight)),
-  })}
+  ...podcastConstants(plan),
+  ...geoConstants(plan),
+  bot_ua: sql(BOT_AGENTS.map((b) => b.ua)),
+  bot_app: sql(BOT_AGENTS.map((b) => b.app)),
+  bot_block: sql(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
+  bot_lut: lookupTable(BOT_AGENTS.map((b) => b.weight)),
+})}
 SELECT
   pod_account[p],
   ${requestIdSql(r, 'bot-request', 'request')},
@@ -164,12 +179,12 @@ export function blacklistedRequestsSql(plan: Plan): string {
   return `
 INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
-    ...podcastConstants(plan),
-    ...geoConstants(plan),
-    blacklisted_ua: sql(BLACKLISTED_AGENTS.map((a) => a.ua)),
-    blacklisted_app: sql(BLACKLISTED_AGENTS.map((a) => a.app)),
-    blacklist_blocks: sql(blacklistBlocks),
-  })}
+  ...podcastConstants(plan),
+  ...geoConstants(plan),
+  blacklisted_ua: sql(BLACKLISTED_AGENTS.map((a) => a.ua)),
+  blacklisted_app: sql(BLACKLISTED_AGENTS.map((a) => a.app)),
+  blacklist_blocks: sql(blacklistBlocks),
+})}
 SELECT
   pod_account[p],
   ${requestIdSql(r, 'blacklisted-request', 'request')},

@@ -1,5 +1,18 @@
 /** SQL building blocks of the demo generator: literals, seeded randomness, lookup tables, and the named constants each statement inlines in its WITH clause. */
-import { CATEGORIES, CITIES, COUNTRIES, type Country, EPISODE_TITLE_TEMPLATES, GUEST_FIRST_NAMES, GUEST_LAST_NAMES, HOURLY_ACTIVITY, LISTENER_AGENTS, SLUG_ADJECTIVES, SLUG_PATTERNS, WEEKDAY_ACTIVITY } from '../reference-data';
+import {
+  CATEGORIES,
+  CITIES,
+  COUNTRIES,
+  type Country,
+  EPISODE_TITLE_TEMPLATES,
+  GUEST_FIRST_NAMES,
+  GUEST_LAST_NAMES,
+  HOURLY_ACTIVITY,
+  LISTENER_AGENTS,
+  SLUG_ADJECTIVES,
+  SLUG_PATTERNS,
+  WEEKDAY_ACTIVITY,
+} from '../reference-data';
 import { DAY, FETCH_CODES, LUT_SIZE, MAX_TRACKED_PER_CATEGORY, type Plan, SMALL_LUT_SIZE } from './plan';
 
 // SQL building blocks.
@@ -17,7 +30,9 @@ export function sql(value: Literal): string {
 }
 
 export function withClause(constants: Record<string, string>): string {
-  return `WITH\n${Object.entries(constants).map(([name, expr]) => `  ${expr} AS ${name}`).join(',\n')}`;
+  return `WITH\n${Object.entries(constants)
+    .map(([name, expr]) => `  ${expr} AS ${name}`)
+    .join(',\n')}`;
 }
 
 export function cumulative(weights: number[]): number[] {
@@ -59,16 +74,17 @@ export function sqlRandom(seed: number): SqlRandom {
     unit,
     normal: (tag, ...keys) => `(sqrt(-2 * ln(${unit(`${tag}/r`, ...keys)})) * cos(2 * pi() * ${unit(`${tag}/a`, ...keys)}))`,
     pick: (table, tag, ...keys) => `${table}[1 + ${hash(tag, ...keys)} % ${LUT_SIZE}]`,
-    pickIn: (table, group, tag, ...keys) =>
-      `${table}[(${group} - 1) * ${SMALL_LUT_SIZE} + 1 + ${hash(tag, ...keys)} % ${SMALL_LUT_SIZE}]`,
+    pickIn: (table, group, tag, ...keys) => `${table}[(${group} - 1) * ${SMALL_LUT_SIZE} + 1 + ${hash(tag, ...keys)} % ${SMALL_LUT_SIZE}]`,
   };
 }
 
 /** 32 hex digits from two hashes, shaped as a version-4 UUID string like trackers generate. */
 export function uuidSql(high: string, low: string): string {
   const hex = `lower(concat(leftPad(hex(${high}), 16, '0'), leftPad(hex(${low}), 16, '0')))`;
-  return `concat(substring(${hex}, 1, 8), '-', substring(${hex}, 9, 4), '-4', substring(${hex}, 14, 3), '-', `
-    + `['8', '9', 'a', 'b'][1 + ${low} % 4], substring(${hex}, 18, 3), '-', substring(${hex}, 21, 12))`;
+  return (
+    `concat(substring(${hex}, 1, 8), '-', substring(${hex}, 9, 4), '-4', substring(${hex}, 14, 3), '-', ` +
+    `['8', '9', 'a', 'b'][1 + ${low} % 4], substring(${hex}, 18, 3), '-', substring(${hex}, 21, 12))`
+  );
 }
 
 /**
@@ -82,9 +98,11 @@ export function largerThanOneByteSql(byteRange: string): string {
 
 /** Relative traffic level at a UTC time, for a place `offset` seconds from UTC: hour of day × weekday × growth. */
 export function activitySql(plan: Plan, ts: string, offset: string): string {
-  return `(hour_activity[1 + intDiv((${ts} + ${offset}) % ${DAY}, 3600)]`
-    + ` * weekday_activity[1 + (intDiv(${ts}, ${DAY}) + 3) % 7]`
-    + ` * (0.8 + 0.2 * (${ts} - ${plan.windowStart}) / ${plan.days * DAY}))`;
+  return (
+    `(hour_activity[1 + intDiv((${ts} + ${offset}) % ${DAY}, 3600)]` +
+    ` * weekday_activity[1 + (intDiv(${ts}, ${DAY}) + 3) % 7]` +
+    ` * (0.8 + 0.2 * (${ts} - ${plan.windowStart}) / ${plan.days * DAY}))`
+  );
 }
 
 /**
@@ -93,8 +111,9 @@ export function activitySql(plan: Plan, ts: string, offset: string): string {
  * that harmless even where if() evaluates both branches.
  */
 export function latestEpisodeSql(p: string, ts: string): string {
-  return `if(${ts} >= pod_last_release[${p}], pod_episodes[${p}], `
-    + `pod_episodes[${p}] - intDivOrZero(pod_last_release[${p}] - ${ts} - 1, pod_cadence[${p}]) - 1)`;
+  return (
+    `if(${ts} >= pod_last_release[${p}], pod_episodes[${p}], ` + `pod_episodes[${p}] - intDivOrZero(pod_last_release[${p}] - ${ts} - 1, pod_cadence[${p}]) - 1)`
+  );
 }
 
 export function releaseSql(p: string, k: string): string {
@@ -115,8 +134,10 @@ export function episodeTitleSql(random: SqlRandom, cat: string, showKeyExpr: str
   const topic = `title_topics[(${cat} - 1) * ${topicsPerCategory} + 1 + ${random.hash('topic', showKey, k)} % ${topicsPerCategory}]`;
   const guest = `concat(${choose('guest_first_names', GUEST_FIRST_NAMES.length, 'guest-first')}, ' ', ${choose('guest_last_names', GUEST_LAST_NAMES.length, 'guest-last')})`;
   const template = choose('title_templates', EPISODE_TITLE_TEMPLATES.length, 'title-template');
-  return `replaceOne(replaceOne(replaceOne(replaceOne(${template}, '{topic}', ${topic}), '{name}', ${guest}), `
-    + `'{n}', toString(${number})), '{part}', toString(1 + ${random.hash('part', showKey, k)} % 3))`;
+  return (
+    `replaceOne(replaceOne(replaceOne(replaceOne(${template}, '{topic}', ${topic}), '{name}', ${guest}), ` +
+    `'{n}', toString(${number})), '{part}', toString(1 + ${random.hash('part', showKey, k)} % 3))`
+  );
 }
 
 // Named constants each statement inlines in its WITH clause.

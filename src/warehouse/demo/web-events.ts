@@ -1,12 +1,28 @@
 /** web_events: Snowplow-style events on the podcast websites. */
 import { LISTEN_ON_APPS, MEMBERSHIP_TIERS, SHOP_PRODUCTS, WEB_BROWSERS } from '../reference-data';
 import { DAY, type Plan, TRACKED_SHOW_KEY, VISITING_DOWNLOADERS_PER_MILLE } from './plan';
-import { activityConstants, activitySql, episodeLabelSql, episodeTitleSql, geoConstants, groupedLookupTables, latestEpisodeSql, lookupTable, podcastConstants, sql, type SqlRandom, titleConstants, uuidSql, withClause } from './sql';
+import {
+  activityConstants,
+  activitySql,
+  episodeLabelSql,
+  episodeTitleSql,
+  geoConstants,
+  groupedLookupTables,
+  latestEpisodeSql,
+  lookupTable,
+  podcastConstants,
+  sql,
+  type SqlRandom,
+  titleConstants,
+  uuidSql,
+  withClause,
+} from './sql';
 
 // web_events.
 
-export const WEB_COLUMNS = 'account_id, track_ts, ingest_ts, event_id, app_id, origin, session_id, ua, ip4, page_title, page_url, '
-  + 'se_category, se_action, se_label, se_value, latitude, longitude, city, country';
+export const WEB_COLUMNS =
+  'account_id, track_ts, ingest_ts, event_id, app_id, origin, session_id, ua, ip4, page_title, page_url, ' +
+  'se_category, se_action, se_label, se_value, latitude, longitude, city, country';
 export const WEB_OS_GROUPS = ['iOS', 'Android', 'macOS', 'Windows', 'Linux'];
 /** Conversion kinds (se_category 'conversion'), in the order of their weights in webConstants. */
 export const CONVERSION_ACTIONS = ['newsletter_signup', 'purchase', 'membership_start'];
@@ -138,7 +154,9 @@ export function downloaderWebEventsSql(plan: Plan): string {
   const r = plan.random;
   const device = 'download.5';
   const osGroup = `if(${device} IN ('smartphone', 'tablet', 'desktop'), transform(download.4, ${sql(WEB_OS_GROUPS)}, [1, 2, 3, 4, 5], 1), 1)`;
-  return webEventsSql(plan, `
+  return webEventsSql(
+    plan,
+    `
     SELECT
       ${r.hash('downloader-session', 'ip4')} AS session_key,
       indexOf(pod_token, toString(download.2)) AS p,
@@ -158,13 +176,16 @@ export function downloaderWebEventsSql(plan: Plan): string {
       WHERE ${r.hash('visitor', 'ip4')} % 1000 < ${VISITING_DOWNLOADERS_PER_MILLE}
       GROUP BY ip4
     )
-    WHERE start_ms <= ${(plan.windowEnd - 3600) * 1000}`);
+    WHERE start_ms <= ${(plan.windowEnd - 3600) * 1000}`,
+  );
 }
 
 /** Everyone else: visitors from the upper half of residential /16s, which never download. */
 export function organicWebEventsSql(plan: Plan): string {
   const r = plan.random;
-  return webEventsSql(plan, `
+  return webEventsSql(
+    plan,
+    `
     SELECT
       ${r.hash('organic-session', 'number')} AS session_key,
       ${r.pick('pod_lut', 'site', 'number')} AS p,
@@ -181,5 +202,6 @@ export function organicWebEventsSql(plan: Plan): string {
       if(${r.unit('landing', 'number')} < 0.4, pod_first_number[p] - 1 + greatest(1, ${latestEpisodeSql('p', 'start_s')}
         - toInt64(floor(-ln(${r.unit('landing-episode', 'number')}) * 2))), 0) AS landing_ep
     FROM numbers(${plan.sizes.organicSessions})
-    WHERE ${r.unit('keep', 'number')} < ${activitySql(plan, 'start_s', 'city_offset[ci]')}`);
+    WHERE ${r.unit('keep', 'number')} < ${activitySql(plan, 'start_s', 'city_offset[ci]')}`,
+  );
 }

@@ -30,7 +30,14 @@ export interface Derivation {
  * and reads every request once. `accounts` (an import's) keeps the other
  * accounts' downloads as they are: no key spans two accounts.
  */
-export async function rederive(client: ClickHouseClient, database: string, derivation: Derivation, from: number, to: number, accounts?: readonly string[]): Promise<number> {
+export async function rederive(
+  client: ClickHouseClient,
+  database: string,
+  derivation: Derivation,
+  from: number,
+  to: number,
+  accounts?: readonly string[],
+): Promise<number> {
   const { settings } = derivation;
   const events = `${quoteIdentifier(database)}.podcast_events`;
   const downloads = `${quoteIdentifier(database)}.downloads`;
@@ -39,7 +46,10 @@ export async function rederive(client: ClickHouseClient, database: string, deriv
   if (settings.rules === 'iab' && settings.window === 'last-touch') end += Math.ceil(WINDOW_SECONDS / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'first-touch') {
     start = from;
-    const result = await client.query({ query: `SELECT toInt64(max(ts)) + 1 AS last FROM ${events} WHERE true${accountsSql(accounts)}`, format: 'JSONEachRow' });
+    const result = await client.query({
+      query: `SELECT toInt64(max(ts)) + 1 AS last FROM ${events} WHERE true${accountsSql(accounts)}`,
+      format: 'JSONEachRow',
+    });
     end = Math.max(end, Number((await result.json<{ last: string }>())[0]?.last ?? end));
   }
   const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`;

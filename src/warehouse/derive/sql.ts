@@ -12,7 +12,9 @@ export function sqlLiteral(value: Literal): string {
 }
 
 export function withClause(constants: Record<string, string>): string {
-  return `WITH\n${Object.entries(constants).map(([name, expr]) => `  ${expr} AS ${name}`).join(',\n')}`;
+  return `WITH\n${Object.entries(constants)
+    .map(([name, expr]) => `  ${expr} AS ${name}`)
+    .join(',\n')}`;
 }
 
 /**
@@ -22,5 +24,7 @@ export function withClause(constants: Record<string, string>): string {
  * later one of the process.
  */
 export function settingsSql(settings: Record<string, string | number>): string {
-  return ` SETTINGS ${Object.entries(settings).map(([name, value]) => `${name} = ${typeof value === 'number' ? value : sqlLiteral(value)}`).join(', ')}`;
+  return ` SETTINGS ${Object.entries(settings)
+    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : sqlLiteral(value)}`)
+    .join(', ')}`;
 }

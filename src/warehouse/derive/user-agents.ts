@@ -64,7 +64,10 @@ export function readUserAgentLists(dir: string): UserAgentLists {
  */
 export function loadUserAgentLists(dir: string, warn: (message: string, fields: Record<string, unknown>) => void): UserAgentLists {
   if (dir === path.resolve(DEFAULT_USER_AGENTS_DIR) && !existsSync(dir)) {
-    warn('user-agent list not found: downloads are derived without classifying user agents (no bot filtering, no app names); set USER_AGENTS_DIR to the src/ folder of opawg/user-agents-v2', { USER_AGENTS_DIR: dir });
+    warn(
+      'user-agent list not found: downloads are derived without classifying user agents (no bot filtering, no app names); set USER_AGENTS_DIR to the src/ folder of opawg/user-agents-v2',
+      { USER_AGENTS_DIR: dir },
+    );
     return Object.fromEntries(USER_AGENT_LISTS.map((list) => [list, []])) as unknown as UserAgentLists;
   }
   return readUserAgentLists(dir);
@@ -101,8 +104,7 @@ const APPLE_WATCH_PATTERN = '^atc/.*watchOS|\\(null\\)/\\(null\\) watchOS';
 /** WITH constants the classification expressions read. */
 export function userAgentConstants(lists: UserAgentLists): Record<string, string> {
   // Typed, so that an empty list (no list found) is still an Array(String) to multiMatchAllIndices.
-  const column = (list: UserAgentList, pick: (e: UserAgentEntry) => Literal, type = 'String') =>
-    `CAST(${sqlLiteral(lists[list].map(pick))} AS Array(${type}))`;
+  const column = (list: UserAgentList, pick: (e: UserAgentEntry) => Literal, type = 'String') => `CAST(${sqlLiteral(lists[list].map(pick))} AS Array(${type}))`;
   return {
     ua_bot_patterns: column('bots', (e) => e.pattern),
     ua_bot_names: column('bots', (e) => e.name),

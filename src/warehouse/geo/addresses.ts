@@ -26,7 +26,13 @@ export interface SampleNetwork {
  * same networks). Networks of /8 to /24, so a generator can draw many
  * addresses from one.
  */
-export async function addressesForCountry(client: ClickHouseClient, database: string, countryCode: string, count: number, seed: number): Promise<SampleNetwork[]> {
+export async function addressesForCountry(
+  client: ClickHouseClient,
+  database: string,
+  countryCode: string,
+  count: number,
+  seed: number,
+): Promise<SampleNetwork[]> {
   const db = quoteIdentifier(database);
   const places = placeExpressions(database, 'toIPv4(first)', 'IPv4');
   const result = await client.query({
@@ -47,5 +53,9 @@ LIMIT {count:UInt32}`,
     query_params: { code: countryCode, seed, count },
     format: 'JSONEachRow',
   });
-  return (await result.json<SampleNetwork & { first: number | string; size: number | string }>()).map((row) => ({ ...row, first: Number(row.first), size: Number(row.size) }));
+  return (await result.json<SampleNetwork & { first: number | string; size: number | string }>()).map((row) => ({
+    ...row,
+    first: Number(row.first),
+    size: Number(row.size),
+  }));
 }

@@ -67,7 +67,10 @@ export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, l
   const client = warehouse.client();
   const db = quoteIdentifier(warehouse.config.database);
   await createGeoObjects(client, warehouse.config.database);
-  const recorded = await client.query({ query: `SELECT fingerprint, city_networks, asn_networks FROM ${db}.${GEO_TABLES.source} ORDER BY loaded_at DESC LIMIT 1`, format: 'JSONEachRow' });
+  const recorded = await client.query({
+    query: `SELECT fingerprint, city_networks, asn_networks FROM ${db}.${GEO_TABLES.source} ORDER BY loaded_at DESC LIMIT 1`,
+    format: 'JSONEachRow',
+  });
   const last = (await recorded.json<{ fingerprint: string; city_networks: string | number; asn_networks: string | number }>())[0];
   if (last?.fingerprint === fingerprint) {
     return { loaded: false, fingerprint, seconds: 0, cityNetworks: Number(last.city_networks), asnNetworks: Number(last.asn_networks) };
@@ -150,7 +153,9 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
     const id = `(toUInt64(${index}) * 4294967296 + record)`;
     for await (const chunk of networkChunks) await insertText(client, `${stage('networks')} (start, prefix, record)`, 'TabSeparated', chunk);
     step(`walk and insert ${file}`);
-    await client.command({ query: `INSERT INTO ${next(GEO_TABLES.city)} SELECT concat(toString(toIPv6(start)), '/', toString(prefix)), ${id} FROM ${stage('networks')}` });
+    await client.command({
+      query: `INSERT INTO ${next(GEO_TABLES.city)} SELECT concat(toString(toIPv6(start)), '/', toString(prefix)), ${id} FROM ${stage('networks')}`,
+    });
     const lines = [...records].map(([record, r]) => [record, tsv(r.country_code), tsv(r.city), tsv(r.timezone)].join('\t'));
     await insertText(client, `${stage('records')} (record, country_code, city, timezone)`, 'TabSeparated', `${lines.join('\n')}\n`);
     await client.command({ query: `INSERT INTO ${next(GEO_TABLES.cityRecords)} SELECT ${id}, country_code, city, timezone FROM ${stage('records')}` });
@@ -174,7 +179,9 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
   });
 
   await client.command({
-    query: `EXCHANGE TABLES ${LOADED_TABLES.map((key) => GEO_TABLES[key]).map((t) => `${db}.${quoteIdentifier(t)} AND ${next(t)}`).join(', ')}`,
+    query: `EXCHANGE TABLES ${LOADED_TABLES.map((key) => GEO_TABLES[key])
+      .map((t) => `${db}.${quoteIdentifier(t)} AND ${next(t)}`)
+      .join(', ')}`,
   });
   await dropScratch();
   for (const dictionary of Object.values(GEO_DICTIONARIES)) await client.command({ query: `SYSTEM RELOAD DICTIONARY ${db}.${quoteIdentifier(dictionary)}` });

@@ -63,9 +63,16 @@ export function addressPlaces(database: string): Places {
  * used without further steps; loading one here would hold chDB's only
  * statement lane for minutes.
  */
-export async function placesFromDatabase(client: ClickHouseClient, database: string, warn: (message: string, fields: Record<string, unknown>) => void): Promise<Places | undefined> {
+export async function placesFromDatabase(
+  client: ClickHouseClient,
+  database: string,
+  warn: (message: string, fields: Record<string, unknown>) => void,
+): Promise<Places | undefined> {
   if (await geoLoaded(client, database)) return addressPlaces(database);
-  warn('no IP database is loaded: the rows get empty places (country, city, continent, time zone, org); stop the service if it holds chDB, then run `npm run warehouse -- geo-refresh` to load it and give every row its places', { database });
+  warn(
+    'no IP database is loaded: the rows get empty places (country, city, continent, time zone, org); stop the service if it holds chDB, then run `npm run warehouse -- geo-refresh` to load it and give every row its places',
+    { database },
+  );
   return undefined;
 }
 

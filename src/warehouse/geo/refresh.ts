@@ -20,7 +20,11 @@ const PLACE_COLUMNS: { table: TableName; ip: string; type: 'IPv4' | 'IPv6'; colu
  * same statements ON CLUSTER against the `_local` tables. The dictionaries
  * are the warehouse database's; the tables may be another database's.
  */
-export async function refreshPlaces(warehouse: Warehouse, logger?: Logger, tablesDatabase = warehouse.config.database): Promise<{ table: string; rows: number; seconds: number }[]> {
+export async function refreshPlaces(
+  warehouse: Warehouse,
+  logger?: Logger,
+  tablesDatabase = warehouse.config.database,
+): Promise<{ table: string; rows: number; seconds: number }[]> {
   const { database } = warehouse.config;
   const client = warehouse.client();
   const done: { table: string; rows: number; seconds: number }[] = [];

@@ -15,7 +15,13 @@ const LOOK_BACK_SECONDS = 2 * 86_400;
  * so far) is no error. Looks never overlap: the next is timed from the end
  * of the last, rebuilds included.
  */
-export function followImports(client: ClickHouseClient, database: string, everyMs: number, changed: (accounts: string[]) => Promise<void>, logger: Logger): { stop(): void } {
+export function followImports(
+  client: ClickHouseClient,
+  database: string,
+  everyMs: number,
+  changed: (accounts: string[]) => Promise<void>,
+  logger: Logger,
+): { stop(): void } {
   let known: Set<string> | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -26,11 +32,16 @@ export function followImports(client: ClickHouseClient, database: string, everyM
       query_params: { database },
       format: 'JSONEachRow',
     });
-    const done = Number((await exists.json<{ n: string | number }>())[0].n) === 0 ? [] : await (await client.query({
-      query: `SELECT id, any(accounts) AS accounts FROM ${quoteIdentifier(database)}.imports
+    const done =
+      Number((await exists.json<{ n: string | number }>())[0].n) === 0
+        ? []
+        : await (
+            await client.query({
+              query: `SELECT id, any(accounts) AS accounts FROM ${quoteIdentifier(database)}.imports
         WHERE state = 'done' AND at >= now() - ${LOOK_BACK_SECONDS} GROUP BY id`,
-      format: 'JSONEachRow',
-    })).json<{ id: string; accounts: string[] }>();
+              format: 'JSONEachRow',
+            })
+          ).json<{ id: string; accounts: string[] }>();
     if (known === undefined) {
       known = new Set(done.map((d) => d.id));
       return;
@@ -47,7 +58,9 @@ export function followImports(client: ClickHouseClient, database: string, everyM
   const loop = () => {
     if (stopped) return;
     look()
-      .catch((err: unknown) => logger.error('looking for imports failed; answers follow them once their caches expire', { error: err instanceof Error ? err.message : String(err) }))
+      .catch((err: unknown) =>
+        logger.error('looking for imports failed; answers follow them once their caches expire', { error: err instanceof Error ? err.message : String(err) }),
+      )
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, everyMs).unref();
       });

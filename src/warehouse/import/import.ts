@@ -95,17 +95,22 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const hash = await sha256(source);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
   const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
-  if (Number(done[0].n) > 0) return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds(), accounts: [] };
+  if (Number(done[0].n) > 0)
+    return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds(), accounts: [] };
 
   const id = randomUUID();
   const stage = (kind: string) => `${staging}.${quoteIdentifier(`${kind}_${id}`)}`;
   const [checked, events, rejects, toEvents, toRejects] = ['checked', 'events', 'rejects', 'to_events', 'to_rejects'].map(stage);
-  const cleanup: (() => Promise<unknown>)[] = [toEvents, toRejects, checked, events, rejects].map((t) => () => client.command({ query: `DROP TABLE IF EXISTS ${t} SYNC` }));
+  const cleanup: (() => Promise<unknown>)[] = [toEvents, toRejects, checked, events, rejects].map(
+    (t) => () => client.command({ query: `DROP TABLE IF EXISTS ${t} SYNC` }),
+  );
   try {
     const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
     const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
     if (unknown.length > 0 && !options.ignoreUnknown) {
-      throw new ImportRefused(`${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`);
+      throw new ImportRefused(
+        `${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`,
+      );
     }
     const lines = options.engineReadsFiles
       ? fileLines(source, header, options.format, cleanup)
@@ -120,8 +125,10 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     await client.command({ query: `CREATE MATERIALIZED VIEW ${toRejects} TO ${rejects} AS SELECT line, reason, raw FROM ${checked} WHERE reason != ''` });
     options.progress?.(`${name}: reading and validating its lines`);
     await client.command({ query: `INSERT INTO ${checked} ${validateSql(lines, accessors, options)}` });
-    const [counts] = await rows<{ imported: string; from: string; to: string; accounts: string[] }>(client,
-      `SELECT count() AS imported, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts FROM ${events}`);
+    const [counts] = await rows<{ imported: string; from: string; to: string; accounts: string[] }>(
+      client,
+      `SELECT count() AS imported, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts FROM ${events}`,
+    );
     const [{ rejected: rejectedText }] = await rows<{ rejected: string }>(client, `SELECT count() AS rejected FROM ${rejects}`);
     const imported = Number(counts.imported);
     const rejected = Number(rejectedText);
@@ -132,9 +139,10 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     if (rejected > options.maxBadRows) {
       return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
     }
-    const record = (state: string) => client.command({
-      query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
-    });
+    const record = (state: string) =>
+      client.command({
+        query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
+      });
     let downloads = 0;
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
@@ -159,7 +167,11 @@ async function importPath(client: ClickHouseClient, name: string, source: string
  */
 async function moveEvents(client: ClickHouseClient, database: string, events: string): Promise<void> {
   const target = `${quoteIdentifier(database)}.podcast_events`;
-  const [{ engine }] = await rows<{ engine: string }>(client, `SELECT engine FROM system.tables WHERE database = {database:String} AND name = 'podcast_events'`, { database });
+  const [{ engine }] = await rows<{ engine: string }>(
+    client,
+    `SELECT engine FROM system.tables WHERE database = {database:String} AND name = 'podcast_events'`,
+    { database },
+  );
   if (!engine.endsWith('MergeTree')) {
     await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${events}` });
     return;
@@ -196,17 +208,26 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
  */
 export async function recoverInterrupted(client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'progress'>): Promise<void> {
   const db = quoteIdentifier(options.database);
-  const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', { staging: stagingDatabase(options.database) });
+  const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', {
+    staging: stagingDatabase(options.database),
+  });
   for (const { name } of staged) {
     options.progress?.(`dropping ${name}, staged by an interrupted import`);
     await client.command({ query: `DROP TABLE IF EXISTS ${quoteIdentifier(stagingDatabase(options.database))}.${quoteIdentifier(name)} SYNC` });
   }
-  const pending = await rows<{ id: string; file: string; from: string; to: string }>(client, `
+  const pending = await rows<{ id: string; file: string; from: string; to: string }>(
+    client,
+    `
     SELECT id, any(file) AS file, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
-    GROUP BY id HAVING countIf(state = 'done') = 0`);
+    GROUP BY id HAVING countIf(state = 'done') = 0`,
+  );
   for (const p of pending) {
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
-    const [{ accounts }] = await rows<{ accounts: string[] }>(client, `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`, { id: p.id });
+    const [{ accounts }] = await rows<{ accounts: string[] }>(
+      client,
+      `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`,
+      { id: p.id },
+    );
     await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts);
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
@@ -273,7 +294,13 @@ function fileLines(source: string, header: string[], format: ImportFormat, clean
 }
 
 /** A server is sent the file's lines, numbered on their way, into a staging table. */
-async function streamedLines(client: ClickHouseClient, table: string, source: string, options: ImportOptions, cleanup: (() => Promise<unknown>)[]): Promise<Lines> {
+async function streamedLines(
+  client: ClickHouseClient,
+  table: string,
+  source: string,
+  options: ImportOptions,
+  cleanup: (() => Promise<unknown>)[],
+): Promise<Lines> {
   const csv = options.format === 'csv';
   cleanup.push(() => client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` }));
   const columns = csv ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
@@ -342,7 +369,11 @@ async function csvHeader(source: string): Promise<string[]> {
     text += (chunk as Buffer).toString('utf8');
     if (text.includes('\n')) break;
   }
-  return text.split('\n')[0].replace(/\r$/, '').split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+  return text
+    .split('\n')[0]
+    .replace(/\r$/, '')
+    .split(',')
+    .map((f) => f.trim().replace(/^"|"$/g, ''));
 }
 
 /**
@@ -379,7 +410,9 @@ function cloudFrontAccessors(fields: string[]): Accessors {
     userAgent: decoded('cs(User-Agent)'),
     referer: decoded('cs(Referer)'),
     // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.
-    range: fields.includes('sc-range-start') ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))` : "''",
+    range: fields.includes('sc-range-start')
+      ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))`
+      : "''",
     account: "''",
   };
   return {
@@ -437,8 +470,21 @@ function csvAccessors(header: string[]): Accessors {
 
 /** The checked rows: their parsed columns, the first reason a row cannot be imported ('' when it can), and the line's text for rejected rows. */
 const CHECKED_COLUMNS = [
-  'line UInt64', 'raw String', 'reason String', "ts DateTime('UTC')", 'ip IPv6', 'ip4 IPv4', 'method String', 'status UInt16', 'url String',
-  'token String', 'media String', 'raw_ua String', 'referer String', 'byte_range String', 'account_id String',
+  'line UInt64',
+  'raw String',
+  'reason String',
+  "ts DateTime('UTC')",
+  'ip IPv6',
+  'ip4 IPv4',
+  'method String',
+  'status UInt16',
+  'url String',
+  'token String',
+  'media String',
+  'raw_ua String',
+  'referer String',
+  'byte_range String',
+  'account_id String',
 ];
 
 /**
@@ -524,12 +570,16 @@ async function writeRejects(client: ClickHouseClient, rejects: string, name: str
     query: `SELECT ${sqlLiteral(name)} AS file, line, reason, raw FROM ${rejects} ORDER BY line`,
     format: 'JSONEachRow',
   });
-  await pipeline(result.stream(), new Transform({
-    objectMode: true,
-    transform(batch: { text: string }[], _encoding, callback) {
-      callback(null, batch.map((row) => `${row.text}\n`).join(''));
-    },
-  }), createWriteStream(file));
+  await pipeline(
+    result.stream(),
+    new Transform({
+      objectMode: true,
+      transform(batch: { text: string }[], _encoding, callback) {
+        callback(null, batch.map((row) => `${row.text}\n`).join(''));
+      },
+    }),
+    createWriteStream(file),
+  );
   return file;
 }
 

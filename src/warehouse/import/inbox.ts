@@ -44,7 +44,12 @@ export function runningService(dataDir: string): number | undefined {
 }
 
 /** The command's side: hands one file to the service and waits for its summary. */
-export async function handOff(dataDir: string, file: string, job: Omit<InboxJob, 'name' | 'data'>, progress: (message: string) => void): Promise<ImportSummary> {
+export async function handOff(
+  dataDir: string,
+  file: string,
+  job: Omit<InboxJob, 'name' | 'data'>,
+  progress: (message: string) => void,
+): Promise<ImportSummary> {
   const dir = inboxDir(dataDir);
   const id = randomUUID();
   const data = path.join(dir, `${id}.data${file.endsWith('.gz') ? '.gz' : ''}`);
@@ -103,7 +108,9 @@ export function watchInbox(
       }
       if ('outcome' in outcome && outcome.outcome === 'imported' && outcome.imported > 0) {
         // The rows are in whatever this says: a failure here is the service's, logged, not the file's.
-        await imported(outcome).catch((err: unknown) => logger.error('answers may not follow the import until their caches expire', { file: job.name, error: String(err) }));
+        await imported(outcome).catch((err: unknown) =>
+          logger.error('answers may not follow the import until their caches expire', { file: job.name, error: String(err) }),
+        );
       }
       writeFileSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), JSON.stringify(outcome), { mode: 0o600 });
       renameSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), path.join(dir, `${entry.slice(0, -4)}.result`));
@@ -113,9 +120,11 @@ export function watchInbox(
   };
   const loop = () => {
     if (stopped) return;
-    tick().catch((err: unknown) => logger.error('import inbox failed', { error: err instanceof Error ? err.message : String(err) })).finally(() => {
-      if (!stopped) timer = setTimeout(loop, POLL_MS);
-    });
+    tick()
+      .catch((err: unknown) => logger.error('import inbox failed', { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, POLL_MS);
+      });
   };
   // An import the service was running when it was killed is undone before new ones start.
   ensureImportTables(client, options.database)
@@ -123,7 +132,9 @@ export function watchInbox(
       // Silently: a start without an IP database is no news unless an import is made.
       const places = options.derivation.places ?? ((await geoLoaded(client, options.database)) ? addressPlaces(options.database) : undefined);
       await recoverInterrupted(client, { ...options, derivation: { ...options.derivation, places }, progress });
-    }).catch((err: unknown) => logger.error('import recovery failed', { error: String(err) })).finally(loop);
+    })
+    .catch((err: unknown) => logger.error('import recovery failed', { error: String(err) }))
+    .finally(loop);
   return {
     stop() {
       stopped = true;

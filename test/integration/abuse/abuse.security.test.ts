@@ -42,7 +42,14 @@ describe(`${RUNS} generated hostile requests (seed ${SEED})`, () => {
 
 describe(`${AMPLIFICATION_RUNS} amplification requests (seed ${SEED})`, () => {
   it('are answered without holding the event loop for more than 1 s, never 5xx, always the envelope', async () => {
-    const summary = await runAbuse({ baseUrl: target.href, apiKey: API_KEY, numRuns: AMPLIFICATION_RUNS, seed: SEED, checkEvery: 50, requests: amplificationRequest(API_KEY) });
+    const summary = await runAbuse({
+      baseUrl: target.href,
+      apiKey: API_KEY,
+      numRuns: AMPLIFICATION_RUNS,
+      seed: SEED,
+      checkEvery: 50,
+      requests: amplificationRequest(API_KEY),
+    });
     expect(clean(summary) ? [] : summary.samples).toEqual([]);
     expect(summary).toMatchObject({ cases: AMPLIFICATION_RUNS, blocked: 0, serverErrors: 0, requestErrors: 0, validChecks: { failed: 0 } });
     expect(summary.worstDelay.ms).toBeLessThanOrEqual(1000);
@@ -123,6 +130,8 @@ describe('the worst shapes', () => {
   });
 
   it('refuses a lone surrogate escape in a filter value, or matches no row with it', async () => {
-    expectRefusedOrNoRows(await post('{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.country","operator":"contains","values":["\\ud800"]}]}}'));
+    expectRefusedOrNoRows(
+      await post('{"query":{"measures":["Downloads.count"],"filters":[{"member":"Downloads.country","operator":"contains","values":["\\ud800"]}]}}'),
+    );
   });
 });

@@ -77,14 +77,7 @@ function qualify(cube: Cube, member: string): string {
   return member.startsWith('.') ? `${cube.name}${member}` : member;
 }
 
-function measure(
-  cube: Cube,
-  member: string,
-  aggType: AggType,
-  shortTitle: string,
-  drill: string[] = [],
-  format?: 'percent',
-): ExpectedMeasure {
+function measure(cube: Cube, member: string, aggType: AggType, shortTitle: string, drill: string[] = [], format?: 'percent'): ExpectedMeasure {
   const drillMembers = drill.map((d) => qualify(cube, d));
   return {
     name: `${cube.name}.${member}`,
@@ -117,12 +110,7 @@ function dimensions(cube: Cube, list: DimSpec[]): ExpectedDimension[] {
   return list.map((d) => (typeof d === 'string' ? dimension(cube, d, 'string') : dimension(cube, d[0], d[1])));
 }
 
-function schema(
-  cube: Cube,
-  measures: ExpectedMeasure[],
-  dims: DimSpec[],
-  connectedComponent?: 1,
-): ExpectedSchema {
+function schema(cube: Cube, measures: ExpectedMeasure[], dims: DimSpec[], connectedComponent?: 1): ExpectedSchema {
   return {
     name: cube.name,
     title: cube.title,
@@ -152,11 +140,7 @@ const channelRanks = (): ExpectedSchema => {
 
 const downloadEvents = (): ExpectedSchema => {
   const c: Cube = { name: 'DownloadEvents', title: 'Download Events' };
-  return schema(
-    c,
-    [measure(c, 'count', 'count', humanize('count'), ['DownloadEvents.ip4'])],
-    ['ip', 'ip4', ['ts', 'time'], 'token'],
-  );
+  return schema(c, [measure(c, 'count', 'count', humanize('count'), ['DownloadEvents.ip4'])], ['ip', 'ip4', ['ts', 'time'], 'token']);
 };
 
 const downloads = (): ExpectedSchema => {
@@ -194,8 +178,20 @@ const linksCube = (name: string, title: string): ExpectedSchema => {
       measure(c, 'conversionRate', 'number', 'Conversion Rate', [], 'percent'),
     ],
     [
-      'utmSource', 'utmMedium', 'utmCampaign', 'utmSourceMedium', 'link', 'linkViewer', ['isUniqueLinkView', 'boolean'],
-      'uaFamily', 'openParam', 'refererDomain', 'countryName', 'countryCode', 'languageName', ['timestamp', 'time'],
+      'utmSource',
+      'utmMedium',
+      'utmCampaign',
+      'utmSourceMedium',
+      'link',
+      'linkViewer',
+      ['isUniqueLinkView', 'boolean'],
+      'uaFamily',
+      'openParam',
+      'refererDomain',
+      'countryName',
+      'countryCode',
+      'languageName',
+      ['timestamp', 'time'],
     ],
   );
 };
@@ -204,10 +200,7 @@ const linksBasicAnalytics = (): ExpectedSchema => {
   const c: Cube = { name: 'LinksBasicAnalytics', title: 'Links Basic Analytics' };
   return schema(
     c,
-    [
-      measure(c, 'linkViewCount', 'count', 'Views'),
-      measure(c, 'uniqueLinkViewCount', 'count', 'Unique Views'),
-    ],
+    [measure(c, 'linkViewCount', 'count', 'Views'), measure(c, 'uniqueLinkViewCount', 'count', 'Unique Views')],
     ['link', ['timestamp', 'time']],
   );
 };
@@ -218,8 +211,21 @@ const podcastEvents = (): ExpectedSchema => {
     c,
     [measure(c, 'count', 'count', humanize('count'), ['PodcastEvents.city', '.country'])],
     [
-      'ip4', 'ipBlacklisted', 'url', 'redirectUrl', 'rawUa', 'parsedUa', 'token', 'byteRangeLargerOne', 'city', 'country',
-      'byteRange', 'referer', 'detailsKey', 'detailsValue', ['ts', 'time'],
+      'ip4',
+      'ipBlacklisted',
+      'url',
+      'redirectUrl',
+      'rawUa',
+      'parsedUa',
+      'token',
+      'byteRangeLargerOne',
+      'city',
+      'country',
+      'byteRange',
+      'referer',
+      'detailsKey',
+      'detailsValue',
+      ['ts', 'time'],
     ],
     1,
   );
@@ -234,8 +240,24 @@ const webEvents = (): ExpectedSchema => {
       measure(c, 'se_value_sum', 'sum', 'Se Value Sum'),
     ],
     [
-      'ua', 'ip4', 'se_category', 'se_action', 'se_label', ['se_value', 'number'], ['latitude', 'string'], ['longitude', 'string'],
-      'city', 'country', 'pageTitle', 'sessionId', 'pageUrl', 'appId', 'origin', 'eventId', ['trackTs', 'time'], ['ingestTs', 'time'],
+      'ua',
+      'ip4',
+      'se_category',
+      'se_action',
+      'se_label',
+      ['se_value', 'number'],
+      ['latitude', 'string'],
+      ['longitude', 'string'],
+      'city',
+      'country',
+      'pageTitle',
+      'sessionId',
+      'pageUrl',
+      'appId',
+      'origin',
+      'eventId',
+      ['trackTs', 'time'],
+      ['ingestTs', 'time'],
     ],
     1,
   );
@@ -245,11 +267,11 @@ const webEventsFromPodcastFunnel = (): ExpectedSchema => {
   const c: Cube = { name: 'WebEventsFromPodcastFunnel', title: 'Web Events from Podcast Funnel' };
   return schema(
     c,
+    [measure(c, 'conversions', 'count', 'Conversions'), measure(c, 'conversionsPercent', 'number', 'Conversions Percent', [], 'percent')],
     [
-      measure(c, 'conversions', 'count', 'Conversions'),
-      measure(c, 'conversionsPercent', 'number', 'Conversions Percent', [], 'percent'),
+      ['time', 'time'],
+      ['step', 'string'],
     ],
-    [['time', 'time'], ['step', 'string']],
     1,
   );
 };

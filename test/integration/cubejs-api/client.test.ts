@@ -109,9 +109,7 @@ describe('@cubejs-client/core against /cubejs-api/v1 with an account key', () =>
     const [downloads, views] = resultSet.decompose();
     const byDay = (rows: Record<string, unknown>[], time: string, measure: string) =>
       rows.map((r) => [String(r[time]).slice(0, 10), Number(r[measure])]).filter(([, n]) => n !== 0);
-    expect(byDay(downloads.rawData(), 'Downloads.ts.day', 'Downloads.count')).toEqual(
-      (await dailyCounts('downloads', 7)).map((e) => [e.day, Number(e.n)]),
-    );
+    expect(byDay(downloads.rawData(), 'Downloads.ts.day', 'Downloads.count')).toEqual((await dailyCounts('downloads', 7)).map((e) => [e.day, Number(e.n)]));
     expect(byDay(views.rawData(), 'LinksBasicAnalytics.timestamp.day', 'LinksBasicAnalytics.linkViewCount')).toEqual(
       (await dailyCounts('link_views', 7)).map((e) => [e.day, Number(e.n)]),
     );
@@ -151,7 +149,15 @@ describe('@cubejs-client/core against /cubejs-api/v1 with an account key', () =>
   it('dryRun(): normalized queries, query type and pivot query of a compareDateRange query', async () => {
     const dry = await api.dryRun({
       measures: ['LinksBasicAnalytics.linkViewCount'],
-      timeDimensions: [{ dimension: 'LinksBasicAnalytics.timestamp', compareDateRange: [['2026-01-01', '2026-01-07'], ['2026-02-01', '2026-02-07']] }],
+      timeDimensions: [
+        {
+          dimension: 'LinksBasicAnalytics.timestamp',
+          compareDateRange: [
+            ['2026-01-01', '2026-01-07'],
+            ['2026-02-01', '2026-02-07'],
+          ],
+        },
+      ],
     });
     expect(dry.queryType).toBe('compareDateRangeQuery');
     expect(dry.normalizedQueries.map((q) => q.timeDimensions?.[0]?.dateRange)).toEqual([

@@ -16,7 +16,15 @@ const BASE = '/cubejs-api/v1';
 const QUERY = { measures: ['Downloads.count'], dimensions: ['Downloads.continent'] };
 const COMPARE = {
   measures: ['Downloads.count'],
-  timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-01-01', '2026-01-07'], ['2026-02-01', '2026-02-07']] }],
+  timeDimensions: [
+    {
+      dimension: 'Downloads.ts',
+      compareDateRange: [
+        ['2026-01-01', '2026-01-07'],
+        ['2026-02-01', '2026-02-07'],
+      ],
+    },
+  ],
 };
 
 let service: TestService;
@@ -31,7 +39,10 @@ const get = (route: string, query?: Record<string, unknown>, params: Record<stri
   request(service.app)
     .get(`${BASE}${route}`)
     .query(query === undefined ? params : { query: JSON.stringify(query), ...params });
-const post = (route: string, body: unknown) => request(service.app).post(`${BASE}${route}`).send(body as object);
+const post = (route: string, body: unknown) =>
+  request(service.app)
+    .post(`${BASE}${route}`)
+    .send(body as object);
 
 /** A key with only the given scope, once the key ring has read it. */
 async function keyWithScope(scope: 'data:meta' | 'data:load'): Promise<string> {
@@ -204,7 +215,10 @@ describe('limits shared with /v1, and CORS', () => {
       .set('access-control-request-method', 'GET')
       .set('access-control-request-headers', 'authorization,x-request-id')
       .expect(204);
-    const allowed = res.headers['access-control-allow-headers']?.toLowerCase().split(',').map((h: string) => h.trim());
+    const allowed = res.headers['access-control-allow-headers']
+      ?.toLowerCase()
+      .split(',')
+      .map((h: string) => h.trim());
     expect(allowed).toEqual(expect.arrayContaining(['authorization', 'x-request-id']));
   });
 });
@@ -220,7 +234,11 @@ describe('a query that outlives one "Continue wait" round', () => {
   it('is waited for by the service: the client gets the result, never "Continue wait"', async () => {
     // Another query than test/load.timeout.test.ts's, so no cached answer is served.
     const query = { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] };
-    const res = await request(slow.app).get(`${BASE}/load`).query({ query: JSON.stringify(query) }).set('authorization', API_KEY).expect(200);
+    const res = await request(slow.app)
+      .get(`${BASE}/load`)
+      .query({ query: JSON.stringify(query) })
+      .set('authorization', API_KEY)
+      .expect(200);
     expect(res.body.data).toEqual([{ 'Slow.count': '8' }]);
   });
 });

@@ -36,8 +36,16 @@ let engineReadsFiles = true;
 
 function options(database: string, settings: DownloadRuleSettings, extra: Partial<ImportOptions> = {}): ImportOptions {
   return {
-    database, format: 'ndjson', account: 'acme', maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX,
-    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')), derivation: { settings, userAgents: USER_AGENTS }, engineReadsFiles, ...extra,
+    database,
+    format: 'ndjson',
+    account: 'acme',
+    maxBadRows: 0,
+    ignoreUnknown: false,
+    trackingPrefix: TRACKING_PREFIX,
+    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')),
+    derivation: { settings, userAgents: USER_AGENTS },
+    engineReadsFiles,
+    ...extra,
   };
 }
 
@@ -45,7 +53,10 @@ async function count(sql: string): Promise<number> {
   return Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
 }
 
-describe.each([['chDB reads the file', true], ['its lines sent as to a server', false]])('%s', (_, readsFiles) => {
+describe.each([
+  ['chDB reads the file', true],
+  ['its lines sent as to a server', false],
+])('%s', (_, readsFiles) => {
   beforeAll(() => {
     engineReadsFiles = readsFiles;
   });
@@ -87,13 +98,18 @@ describe.each([['chDB reads the file', true], ['its lines sent as to a server', 
       const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
       const bad = path.join(dir, 'bad.csv');
       writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
-      await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(/unknown column colour/);
+      await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(
+        /unknown column colour/,
+      );
     });
   });
 
   describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
     // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
-    const cases: [DownloadRuleSettings, number][] = [[{ rules: 'iab', window: 'calendar' }, 2], [{ rules: 'op3', window: 'calendar' }, 4]];
+    const cases: [DownloadRuleSettings, number][] = [
+      [{ rules: 'iab', window: 'calendar' }, 2],
+      [{ rules: 'op3', window: 'calendar' }, 4],
+    ];
     for (const [settings, expected] of cases) {
       it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
         const database = await freshDatabase();
@@ -112,7 +128,10 @@ describe.each([['chDB reads the file', true], ['its lines sent as to a server', 
       const opts = options(database, { rules: 'iab', window: 'calendar' });
       const summary = await importFile(client, file, opts);
       expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
-      const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+      const rejects = readFileSync(summary.rejectFile as string, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
       const prefixes = [
         [2, 'not a JSON object'],
         [3, 'ip is not an IPv4 or IPv6 address'],
@@ -139,8 +158,12 @@ describe('an import killed after moving its rows in', () => {
     const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
     await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
     // What a kill -9 between the move and the 'done' record leaves: a 'started' record and rows carrying its id, already derived.
-    await client.command({ query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')` });
-    await client.command({ query: `INSERT INTO ${database}.podcast_events SELECT * REPLACE (generateUUIDv4() AS request_id, 'killed' AS import_id, toIPv4('192.0.2.200') AS ip4, toIPv6('::ffff:192.0.2.200') AS ip) FROM ${database}.podcast_events` });
+    await client.command({
+      query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')`,
+    });
+    await client.command({
+      query: `INSERT INTO ${database}.podcast_events SELECT * REPLACE (generateUUIDv4() AS request_id, 'killed' AS import_id, toIPv4('192.0.2.200') AS ip4, toIPv6('::ffff:192.0.2.200') AS ip) FROM ${database}.podcast_events`,
+    });
     await client.command({ query: `INSERT INTO ${database}.downloads SELECT * REPLACE (toIPv4('192.0.2.200') AS ip4) FROM ${database}.downloads` });
     expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(6);
 
@@ -170,13 +193,19 @@ describe('an import killed before it recorded started', () => {
 
 describe('the session an import runs in', () => {
   it('has the settings it had before: the import sets its own per statement', async () => {
-    const changed = async () => (await client.query({ query: 'SELECT name, value FROM system.settings WHERE changed ORDER BY name', format: 'JSONEachRow' })).json<{ name: string; value: string }>();
+    const changed = async () =>
+      (await client.query({ query: 'SELECT name, value FROM system.settings WHERE changed ORDER BY name', format: 'JSONEachRow' })).json<{
+        name: string;
+        value: string;
+      }>();
     const before = await changed();
     const database = await freshDatabase();
     const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
     await importFile(client, path.join(SAMPLES, 'requests.csv'), { ...options(database, settings), format: 'csv' });
     // A recovery too: it deletes rows, which waits for the mutation.
-    await client.command({ query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')` });
+    await client.command({
+      query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('killed', 'x', 'killed.ndjson', 'started', 9, '2026-01-05 00:00:00', '2026-01-06 23:59:59')`,
+    });
     await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, settings));
     expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
     // Its lines sent as to a server, with the reader's settings.
@@ -208,10 +237,16 @@ describe('files chDB reads itself', () => {
     const file = path.join(dir, 'edges.csv');
     const [header, ...records] = readFileSync(path.join(SAMPLES, 'requests.csv'), 'utf8').trim().split('\n');
     // Line 3 blank, line 4 spaces only, line 6 one field too many, line 8 stops after the url (no user agent, referer, range).
-    writeFileSync(file, [header, records[0], '', '   ', records[1], `${records[2]},surplus`, records[3], records[4].split(',').slice(0, 5).join(','), ''].join('\n'));
+    writeFileSync(
+      file,
+      [header, records[0], '', '   ', records[1], `${records[2]},surplus`, records[3], records[4].split(',').slice(0, 5).join(','), ''].join('\n'),
+    );
     const summary = await importFile(client, file, options(database, settings, { format: 'csv', maxBadRows: 1 }));
     expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 5, imported: 4, rejected: 1 });
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; reason: string });
     expect(rejects).toEqual([expect.objectContaining({ line: 6, reason: 'not a CSV record: more fields than the header names' })]);
     expect(await count(`SELECT countIf(raw_ua = '') AS n FROM ${database}.podcast_events`)).toBe(1);
   });
@@ -221,11 +256,16 @@ describe('the downloads an import derives again', () => {
   it('are its own accounts’: another account’s downloads of the same days stay as they were', async () => {
     const database = await freshDatabase();
     // A download no rule would derive from any request (none of its account's are there): only a re-derivation of its account removes it.
-    await client.command({ query: `INSERT INTO ${database}.downloads (account_id, ts, ip4, city, country, continent) VALUES ('other', '2026-01-05 10:00:00', '192.0.2.1', 'Atlantis', 'Nowhere', 'Mu')` });
+    await client.command({
+      query: `INSERT INTO ${database}.downloads (account_id, ts, ip4, city, country, continent) VALUES ('other', '2026-01-05 10:00:00', '192.0.2.1', 'Atlantis', 'Nowhere', 'Mu')`,
+    });
     const summary = await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(database, { rules: 'iab', window: 'first-touch' }));
     expect(summary).toMatchObject({ outcome: 'imported', downloads: 2, accounts: ['acme'] });
-    expect(await client.query({ query: `SELECT account_id, city, country, continent FROM ${database}.downloads WHERE account_id != 'acme'`, format: 'JSONEachRow' }).then((r) => r.json()))
-      .toEqual([{ account_id: 'other', city: 'Atlantis', country: 'Nowhere', continent: 'Mu' }]);
+    expect(
+      await client
+        .query({ query: `SELECT account_id, city, country, continent FROM ${database}.downloads WHERE account_id != 'acme'`, format: 'JSONEachRow' })
+        .then((r) => r.json()),
+    ).toEqual([{ account_id: 'other', city: 'Atlantis', country: 'Nowhere', continent: 'Mu' }]);
   });
 });
 

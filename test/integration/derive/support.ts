@@ -46,27 +46,35 @@ export async function derive(oracle: Oracle, requests: Request[], settings: Down
   const database = `derive_${process.pid}_${(databases += 1)}`;
   for (const statement of ddlStatements(database)) await oracle.command(statement);
   try {
-    const rows = requests.map((r) => JSON.stringify({
-      account_id: 'vectors',
-      request_id: '00000000-0000-4000-8000-000000000000',
-      ts: Math.floor(Date.parse(r.time) / 1000),
-      ip: r.ip,
-      ip4: /^\d+\.\d+\.\d+\.\d+$/.test(r.ip) ? r.ip : '0.0.0.0',
-      method: r.method ?? 'GET',
-      status: r.status ?? 200,
-      url: r.url,
-      raw_ua: r.userAgent ?? 'test-agent',
-      referer: r.referer ?? '',
-      byte_range: r.range ?? '',
-    }));
+    const rows = requests.map((r) =>
+      JSON.stringify({
+        account_id: 'vectors',
+        request_id: '00000000-0000-4000-8000-000000000000',
+        ts: Math.floor(Date.parse(r.time) / 1000),
+        ip: r.ip,
+        ip4: /^\d+\.\d+\.\d+\.\d+$/.test(r.ip) ? r.ip : '0.0.0.0',
+        method: r.method ?? 'GET',
+        status: r.status ?? 200,
+        url: r.url,
+        raw_ua: r.userAgent ?? 'test-agent',
+        referer: r.referer ?? '',
+        byte_range: r.range ?? '',
+      }),
+    );
     if (rows.length > 0) {
       await oracle.command(`INSERT INTO ${database}.podcast_events (account_id, request_id, ts, ip, ip4, method, status, url, raw_ua, referer, byte_range)
         FORMAT JSONEachRow ${rows.join('\n')}`);
     }
     const times = requests.map((r) => Math.floor(Date.parse(r.time) / 1000));
-    await oracle.command(deriveDownloadsSql({
-      database, settings, userAgents: USER_AGENTS, from: Math.min(...times), to: Math.max(...times) + 1,
-    }));
+    await oracle.command(
+      deriveDownloadsSql({
+        database,
+        settings,
+        userAgents: USER_AGENTS,
+        from: Math.min(...times),
+        to: Math.max(...times) + 1,
+      }),
+    );
     return await oracle.rows<Download>(`
       SELECT formatDateTime(ts, '%Y-%m-%dT%H:%i:%SZ', 'UTC') AS ts, IPv6NumToString(ip) AS ip, url, raw_ua, referer, tags
       FROM ${database}.downloads ORDER BY ts, ip, url`);

@@ -29,7 +29,8 @@ async function classify(examples: string[]): Promise<{ ua: string; ua_type: stri
 describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a31)', () => {
   it('resolves all bot, app, library and browser examples to their own entry and file', async () => {
     const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
-      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => `${ua} → ${list}: ${entry.name}`)));
+      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => `${ua} → ${list}: ${entry.name}`)),
+    );
     expect(expected.length).toBeGreaterThanOrEqual(1420);
     const rows = await classify(expected.map((line) => line.slice(0, line.lastIndexOf(' → ', line.lastIndexOf(': ')))));
     expect(rows.map((r) => `${r.ua} → ${TYPES[r.ua_type] ?? r.ua_type}: ${r.ua_name}`)).toEqual(expected);
@@ -41,7 +42,8 @@ describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a
     // Bots get no device; the list's device examples that are also bots are checked by their own entry only upstream.
     const rows = await classify(examples.map((e) => e.ua));
     const botExamples = new Set(rows.filter((r) => r.ua_type === 'bot').map((r) => r.ua));
-    expect(rows.filter((r) => !botExamples.has(r.ua)).map((r) => `${r.ua} → ${r.device_name}`))
-      .toEqual(examples.filter((e) => !botExamples.has(e.ua)).map((e) => `${e.ua} → ${e.name}`));
+    expect(rows.filter((r) => !botExamples.has(r.ua)).map((r) => `${r.ua} → ${r.device_name}`)).toEqual(
+      examples.filter((e) => !botExamples.has(e.ua)).map((e) => `${e.ua} → ${e.name}`),
+    );
   });
 });

@@ -18,7 +18,16 @@ const IAB: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
 const OP3: DownloadRuleSettings = { rules: 'op3', window: 'calendar' };
 const T0 = '2023-01-06T00:00:00.000Z';
 
-interface Op3Request { seq?: number; time?: string; method: string; url: string; userAgent?: string | null; referer?: string | null; range?: string; hashedIpAddress?: string }
+interface Op3Request {
+  seq?: number;
+  time?: string;
+  method: string;
+  url: string;
+  userAgent?: string | null;
+  referer?: string | null;
+  range?: string;
+  hashedIpAddress?: string;
+}
 interface Op3Case {
   id: string;
   requests: Op3Request[];
@@ -61,11 +70,15 @@ describe('OP3 mode: op3/download-vectors.json', () => {
         url: r.serverUrl,
         ip: `::ffff:${ip({ hashedIpAddress: r.hashedIpAddress } as Op3Request)}`,
         // Tags OP3 takes from its own infrastructure (x-forwarded-for) are not in a log.
-        tags: r.tags.split(',').filter((t) => t === 'first-two').join(','),
+        tags: r.tags
+          .split(',')
+          .filter((t) => t === 'first-two')
+          .join(','),
       }));
       const key = (r: { url: string; ip: string }) => `${r.url}|${r.ip}`;
-      expect(rows.map((r) => ({ url: r.url, ip: r.ip, tags: r.tags })).sort((a, b) => key(a).localeCompare(key(b))))
-        .toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
+      expect(rows.map((r) => ({ url: r.url, ip: r.ip, tags: r.tags })).sort((a, b) => key(a).localeCompare(key(b)))).toEqual(
+        expected.sort((a, b) => key(a).localeCompare(key(b))),
+      );
       expect(rows).toHaveLength(c.expected.downloads_total);
     });
   }
@@ -84,7 +97,10 @@ describe('OP3 mode: op3/download-vectors.json', () => {
   }
 });
 
-interface RangeVector { header: string; download_decision: 'counts' | 'counts-first-two' | 'ignored' }
+interface RangeVector {
+  header: string;
+  download_decision: 'counts' | 'counts-first-two' | 'ignored';
+}
 const ranges = vectors<{ vectors: RangeVector[] }>('op3/range-vectors.json').vectors;
 
 describe('Range headers: op3/range-vectors.json', () => {
@@ -93,18 +109,23 @@ describe('Range headers: op3/range-vectors.json', () => {
 
   it("OP3 counts, tags or ignores each header as OP3's decision says", async () => {
     const rows = counted(await derive(oracle, requests, OP3));
-    expect(rows.map((r, i) => `${ranges[i].header} → ${r === undefined ? 'ignored' : r.tags === 'first-two' ? 'counts-first-two' : 'counts'}`))
-      .toEqual(ranges.map((v) => `${v.header} → ${v.download_decision}`));
+    expect(rows.map((r, i) => `${ranges[i].header} → ${r === undefined ? 'ignored' : r.tags === 'first-two' ? 'counts-first-two' : 'counts'}`)).toEqual(
+      ranges.map((v) => `${v.header} → ${v.download_decision}`),
+    );
   });
 
   it('IAB counts what OP3 counts except the 0-1 probe, which it never counts (5.5.2 Step 1.2 item 6)', async () => {
     const rows = counted(await derive(oracle, requests, IAB));
-    expect(rows.map((r, i) => `${ranges[i].header} → ${r === undefined ? 'not counted' : 'counts'}`))
-      .toEqual(ranges.map((v) => `${v.header} → ${v.download_decision === 'counts' ? 'counts' : 'not counted'}`));
+    expect(rows.map((r, i) => `${ranges[i].header} → ${r === undefined ? 'not counted' : 'counts'}`)).toEqual(
+      ranges.map((v) => `${v.header} → ${v.download_decision === 'counts' ? 'counts' : 'not counted'}`),
+    );
   });
 });
 
-interface Ipv6Vector { input: string; output: string }
+interface Ipv6Vector {
+  input: string;
+  output: string;
+}
 const ipv6 = vectors<{ for_download_vectors_upstream: Ipv6Vector[] }>('op3/ipv6-vectors.json');
 const iabFilters = vectors<{ vectors: FilterVector[]; ipv6_truncation: { input: string; key_prefix: string }[] }>('iab/filter-vectors.json');
 
@@ -112,32 +133,62 @@ describe('IPv6 listeners: IAB keys on the first 64 bits', () => {
   for (const v of ipv6.for_download_vectors_upstream) {
     const mapped = v.input.startsWith('::ffff:');
     it(`${v.input}: ${mapped ? 'an IPv4-mapped address stays a whole IPv4 listener (OP3 zeroes it; see rules.ts)' : `one listener with ${v.output}`}`, async () => {
-      const rows = await derive(oracle, [v.input, v.output].map((ip) => ({ time: T0, ip, url: 'https://a.com/1.mp3' })), IAB);
+      const rows = await derive(
+        oracle,
+        [v.input, v.output].map((ip) => ({ time: T0, ip, url: 'https://a.com/1.mp3' })),
+        IAB,
+      );
       expect(rows).toHaveLength(mapped ? 2 : 1);
     });
   }
 
   it('iab/filter-vectors.json: addresses with the same /64 prefix are one listener, IPv4 is used whole', async () => {
-    const rows = await derive(oracle, iabFilters.ipv6_truncation.map((v) => ({ time: T0, ip: v.input, url: 'https://a.com/1.mp3' })), IAB);
+    const rows = await derive(
+      oracle,
+      iabFilters.ipv6_truncation.map((v) => ({ time: T0, ip: v.input, url: 'https://a.com/1.mp3' })),
+      IAB,
+    );
     expect(rows).toHaveLength(new Set(iabFilters.ipv6_truncation.map((v) => v.key_prefix)).size);
   });
 });
 
-interface FilterVector { id: string; method: string; status?: number; range?: string; user_agent?: string; expected: string }
+interface FilterVector {
+  id: string;
+  method: string;
+  status?: number;
+  range?: string;
+  user_agent?: string;
+  expected: string;
+}
 
 describe('IAB filters: iab/filter-vectors.json', () => {
   for (const v of iabFilters.vectors) {
     // "conditional" cases hinge on the 1-minute threshold, which a prefix service cannot see (5.2): counted when every other filter passes.
     const counts = !v.expected.startsWith('exclude');
     it(`${v.id}: ${counts ? 'counts' : 'excluded'}`, async () => {
-      const rows = await derive(oracle, [{ time: T0, ip: '192.0.2.1', url: 'https://a.com/1.mp3', method: v.method, status: v.status, range: v.range, userAgent: v.user_agent }], IAB);
+      const rows = await derive(
+        oracle,
+        [{ time: T0, ip: '192.0.2.1', url: 'https://a.com/1.mp3', method: v.method, status: v.status, range: v.range, userAgent: v.user_agent }],
+        IAB,
+      );
       expect(rows).toHaveLength(counts ? 1 : 0);
     });
   }
 });
 
-interface WindowRequest { seq: number; time_utc_illustrative: string; episode: string; ip: string; user_agent: string; expected: Record<string, number> }
-interface WindowCase { id: string; requests: WindowRequest[]; expected_totals: Record<string, number> }
+interface WindowRequest {
+  seq: number;
+  time_utc_illustrative: string;
+  episode: string;
+  ip: string;
+  user_agent: string;
+  expected: Record<string, number>;
+}
+interface WindowCase {
+  id: string;
+  requests: WindowRequest[];
+  expected_totals: Record<string, number>;
+}
 const windows = vectors<{ cases: WindowCase[] }>('iab/window-vectors.json').cases;
 const WINDOW_NAMES = { calendar: 'calendar_day', 'first-touch': 'first_touch_rolling_24h', 'last-touch': 'last_touch_rolling_24h' } as const;
 
@@ -148,8 +199,9 @@ describe('IAB windows: iab/window-vectors.json', () => {
         const requests = c.requests.map((r) => ({ time: r.time_utc_illustrative, ip: r.ip, url: `https://a.com/${r.episode}.mp3`, userAgent: r.user_agent }));
         const rows = await derive(oracle, requests, { rules: 'iab', window });
         const key = (r: { time: string; ua: string }) => `${r.time.replace(/\.000Z$/, 'Z')} ${r.ua}`;
-        expect(rows.map((r) => key({ time: r.ts, ua: r.raw_ua })))
-          .toEqual(c.requests.filter((r) => r.expected[name] === 1).map((r) => key({ time: r.time_utc_illustrative, ua: r.user_agent })));
+        expect(rows.map((r) => key({ time: r.ts, ua: r.raw_ua }))).toEqual(
+          c.requests.filter((r) => r.expected[name] === 1).map((r) => key({ time: r.time_utc_illustrative, ua: r.user_agent })),
+        );
         expect(rows).toHaveLength(c.expected_totals[name] ?? c.expected_totals.downloads);
       });
     }

@@ -23,7 +23,9 @@ beforeAll(async () => {
   try {
     await oracle.rows('CREATE DATABASE IF NOT EXISTS broken_probe');
     await oracle.rows('CREATE OR REPLACE TABLE broken_probe.vanishing_table (number UInt64) ENGINE = MergeTree ORDER BY number');
-    await oracle.rows('CREATE OR REPLACE TABLE broken_probe.numbers ENGINE = MergeTree ORDER BY number AS SELECT number, toString(number) AS vanishing_column FROM numbers(10)');
+    await oracle.rows(
+      'CREATE OR REPLACE TABLE broken_probe.numbers ENGINE = MergeTree ORDER BY number AS SELECT number, toString(number) AS vanishing_column FROM numbers(10)',
+    );
     service = await startService({}, { schemaPath: BROKEN_SCHEMA, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
     await oracle.rows('DROP TABLE broken_probe.vanishing_table');
     await oracle.rows('ALTER TABLE broken_probe.numbers DROP COLUMN vanishing_column');
@@ -51,7 +53,7 @@ it.each([
   expect(JSON.stringify(logged[0])).toMatch(detail);
 });
 
-it('a filter value the column cannot take: 400 with ClickHouse\'s sentence, no SQL', async () => {
+it("a filter value the column cannot take: 400 with ClickHouse's sentence, no SQL", async () => {
   const res = await load({ measures: ['Numbers.count'], filters: [{ member: 'Numbers.number', operator: 'equals', values: ['abc'] }] });
   expectEnvelope(res, 'invalid_query', /could not use a value of the query: .*abc/);
   expect(res.body.error).not.toMatch(/In scope|query id|numbers\(10\)/);
@@ -65,30 +67,49 @@ it('the same model answers a sound query', async () => {
 describe('query mistakes that only the database would find: 400', () => {
   it.each([
     ['contains on a number measure', 'Downloads.count', 'contains', /filters\[0\]: the contains filter compares text; Downloads\.count is of type number/],
-    ['startsWith on a boolean dimension', 'LinksDashboard.isUniqueLinkView', 'startsWith', /startsWith filter compares text; LinksDashboard\.isUniqueLinkView is of type boolean/],
+    [
+      'startsWith on a boolean dimension',
+      'LinksDashboard.isUniqueLinkView',
+      'startsWith',
+      /startsWith filter compares text; LinksDashboard\.isUniqueLinkView is of type boolean/,
+    ],
     ['notEndsWith on a time dimension', 'Downloads.ts', 'notEndsWith', /Downloads\.ts is of type time/],
   ])('%s', async (_label, member, operator, message) => {
     expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member, operator, values: ['1'] }] }, demo), 'invalid_query', message);
   });
 
   it.each(['contains', 'notStartsWith'])('%s with a null value (Cube would write SQL that does not parse)', async (operator) => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters: [{ member: 'Downloads.country', operator, values: [null] }] }, demo);
+    const res = await load(
+      { measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters: [{ member: 'Downloads.country', operator, values: [null] }] },
+      demo,
+    );
     expectEnvelope(res, 'invalid_query', new RegExp(`filters\\[0\\]: the ${operator} filter needs text values, not null`));
   });
 
   it('a time zone in the wrong case, which Intl accepts and ClickHouse does not', async () => {
-    const query = { measures: ['WebEventsFromPodcastFunnel.conversionsPercent'], filters: [{ member: 'WebEventsFromPodcastFunnel.step', operator: 'in', values: ['x'] }], timezone: 'utc', total: true };
+    const query = {
+      measures: ['WebEventsFromPodcastFunnel.conversionsPercent'],
+      filters: [{ member: 'WebEventsFromPodcastFunnel.step', operator: 'in', values: ['x'] }],
+      timezone: 'utc',
+      total: true,
+    };
     expectEnvelope(await load(query, demo), 'invalid_query', /"utc".*case-sensitive.*"UTC"/);
   });
 
   it('a boolean filter value that is not a boolean', async () => {
-    const res = await load({ measures: ['LinksDashboard.count'], filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }] }, demo);
+    const res = await load(
+      { measures: ['LinksDashboard.count'], filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }] },
+      demo,
+    );
     expectEnvelope(res, 'invalid_query', /could not use a value of the query: Cannot parse boolean value/);
   });
 
   // A bound on filter values before Cube may answer this first, with the same code.
   it('filter values that make the SQL longer than ClickHouse accepts (max_query_size): 400 query_too_large', async () => {
     const values = Array.from({ length: 4000 }, (_, i) => String(i));
-    expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values }] }, demo), 'query_too_large');
+    expectEnvelope(
+      await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values }] }, demo),
+      'query_too_large',
+    );
   });
 });

@@ -24,7 +24,9 @@ afterAll(async () => {
 const load = (query: object) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 const BY_CITY = { dimensions: ['Downloads.city'], order: { 'Downloads.city': 'asc' } };
 const cities = async (limit: number, offset = 0) =>
-  (await oracle.rows<{ city: string }>(`SELECT city FROM analytics.downloads GROUP BY city ORDER BY city LIMIT ${limit} OFFSET ${offset}`)).map((row) => row.city);
+  (await oracle.rows<{ city: string }>(`SELECT city FROM analytics.downloads GROUP BY city ORDER BY city LIMIT ${limit} OFFSET ${offset}`)).map(
+    (row) => row.city,
+  );
 
 it('the data has more cities than the limits below ask for', async () => {
   expect(await oracle.value('SELECT uniqExact(city) FROM analytics.downloads')).toBeGreaterThan(5);

@@ -42,10 +42,16 @@ describe.each(OBJECT_PROPERTIES)('Downloads.%s', (property) => {
     expectUnknown(await load(`{"measures": ["Downloads.count"], "dimensions": ["${name}"]}`), /dimensions\[0\]/);
   });
   it('as a time dimension: 400', async () => {
-    expectUnknown(await load(`{"measures": ["Downloads.count"], "timeDimensions": [{"dimension": "${name}", "granularity": "day"}]}`), /timeDimensions\[0\]\.dimension/);
+    expectUnknown(
+      await load(`{"measures": ["Downloads.count"], "timeDimensions": [{"dimension": "${name}", "granularity": "day"}]}`),
+      /timeDimensions\[0\]\.dimension/,
+    );
   });
   it('in a filter, by member or dimension, at any depth: 400', async () => {
-    expectUnknown(await load(`{"measures": ["Downloads.count"], "filters": [{"member": "${name}", "operator": "equals", "values": ["x"]}]}`), /filters\[0\]\.member/);
+    expectUnknown(
+      await load(`{"measures": ["Downloads.count"], "filters": [{"member": "${name}", "operator": "equals", "values": ["x"]}]}`),
+      /filters\[0\]\.member/,
+    );
     expectUnknown(await load(`{"measures": ["Downloads.count"], "filters": [{"dimension": "${name}", "operator": "set"}]}`), /filters\[0\]\.dimension/);
     const nested = `{"or": [{"member": "Downloads.country", "operator": "set"}, {"and": [{"member": "${name}", "operator": "equals", "values": ["x"]}]}]}`;
     expectUnknown(await load(`{"measures": ["Downloads.count"], "filters": [${nested}]}`), /filters\[0\]\.or\[1\]\.and\[0\]\.member/);
@@ -79,7 +85,8 @@ describe('order on a member that does not exist', () => {
 
   it('400 in any query of a multi request', async () => {
     const ok = '{"measures": ["Downloads.count"], "timeDimensions": [{"dimension": "Downloads.ts", "granularity": "day", "dateRange": "last 7 days"}]}';
-    const bad = '{"measures": ["Downloads.count"], "timeDimensions": [{"dimension": "Downloads.ts", "granularity": "day", "dateRange": "last 7 days"}], "order": {"Downloads.nope": "asc"}}';
+    const bad =
+      '{"measures": ["Downloads.count"], "timeDimensions": [{"dimension": "Downloads.ts", "granularity": "day", "dateRange": "last 7 days"}], "order": {"Downloads.nope": "asc"}}';
     expectUnknown(await load(`[${ok}, ${bad}]`, 'multi'), /Downloads\.nope/);
   });
 });
@@ -88,9 +95,11 @@ describe('time dimension shorthand', () => {
   it('<Cube>.<time>.<granularity> still answers, per day as SQL counts', async () => {
     const res = await load('{"measures": ["Downloads.count"], "dimensions": ["Downloads.ts.day"], "order": {"Downloads.ts": "asc"}}').expect(200);
     const expected = await oracle.rows<{ day: string; n: string }>(
-      'SELECT formatDateTime(toStartOfDay(ts), \'%Y-%m-%dT00:00:00.000\') AS day, toString(count()) AS n FROM analytics.downloads GROUP BY day ORDER BY day',
+      "SELECT formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000') AS day, toString(count()) AS n FROM analytics.downloads GROUP BY day ORDER BY day",
     );
-    expect(res.body.data.map((row: Record<string, string>) => [row['Downloads.ts.day'], row['Downloads.count']])).toEqual(expected.map((row) => [row.day, row.n]));
+    expect(res.body.data.map((row: Record<string, string>) => [row['Downloads.ts.day'], row['Downloads.count']])).toEqual(
+      expected.map((row) => [row.day, row.n]),
+    );
   });
 
   it.each(['Downloads.__proto__.day', 'Downloads.country.day', 'constructor.ts.day'])('%s: 400, not a time dimension', async (name) => {

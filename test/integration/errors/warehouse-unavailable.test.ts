@@ -51,7 +51,10 @@ async function open(url: string) {
 }
 
 const load = (service: TestService, query: object, queryType?: 'multi') =>
-  request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query, ...(queryType ? { queryType } : {}) });
+  request(service.app)
+    .post('/v1/data/load/')
+    .set('x-api-key', API_KEY)
+    .send({ query, ...(queryType ? { queryType } : {}) });
 
 describe('a ClickHouse server that refuses connections', () => {
   let service: TestService;

@@ -12,7 +12,8 @@ import { openOracle, startService, type Oracle, type TestService } from '../supp
 
 const CHROMIUM = '/usr/bin/chromium';
 // The README's pictures are rewritten only when asked (UPDATE_SCREENSHOTS=1): they hold a port and dates.
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', '..', 'docs', 'img') : mkdtempSync(path.join(os.tmpdir(), 'explorer-'));
+const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', '..', 'docs', 'img') : mkdtempSync(path.join(os.tmpdir(), 'explorer-'));
 // Debian's package, not a downloaded build; CI installs it (.ci/run), so there a missing one fails the test.
 const haveChromium = existsSync(CHROMIUM);
 const describeBrowser = haveChromium || process.env.CI === 'true' ? describe : describe.skip;
@@ -33,7 +34,16 @@ describeBrowser('the explorer page in Chromium', () => {
     oracle = openOracle();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -56,7 +66,7 @@ describeBrowser('the explorer page in Chromium', () => {
     return page;
   }
 
-  it('shows the error envelope\'s message for a bad key', async () => {
+  it("shows the error envelope's message for a bad key", async () => {
     const page = await openPage(1280, 900);
     await page.goto(`${url}/explore`);
     await page.getByLabel('API key').fill('not-a-key-0123456789');
@@ -94,7 +104,10 @@ describeBrowser('the explorer page in Chromium', () => {
       await page.getByLabel('From', { exact: true }).fill(from);
       await page.getByLabel('To', { exact: true }).fill(to);
       await page.getByRole('button', { name: 'Run query' }).click();
-      await page.locator('#status').getByText(/rows in/).waitFor();
+      await page
+        .locator('#status')
+        .getByText(/rows in/)
+        .waitFor();
 
       const cells = await page.locator('#table tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
       expect(cells.map(([time, n]) => ({ day: time!.slice(0, 10), n }))).toEqual(expected);
@@ -103,17 +116,26 @@ describeBrowser('the explorer page in Chromium', () => {
 
       expect(sent).toHaveLength(1);
       const query = (sent[0] as { query: unknown }).query;
-      expect(query).toEqual({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [from, to] }], limit: 1000 });
+      expect(query).toEqual({
+        measures: ['Downloads.count'],
+        timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [from, to] }],
+        limit: 1000,
+      });
       expect(JSON.parse((await page.locator('#json-query').textContent())!)).toEqual(query);
       await page.getByRole('button', { name: 'Copy JSON' }).click();
       await page.getByRole('button', { name: 'Copied' }).waitFor();
       expect(JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'))).toEqual(query);
-      await page.locator('#sql').getByText(/SELECT/i).waitFor();
+      await page
+        .locator('#sql')
+        .getByText(/SELECT/i)
+        .waitFor();
 
       // The export button downloads the same query as CSV: a header row, then the rows direct SQL counts.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
       expect(download.suggestedFilename()).toMatch(/^downloads-.*\.csv$/);
-      const csv = readFileSync((await download.path())!, 'utf8').trim().split(/\r?\n/);
+      const csv = readFileSync((await download.path())!, 'utf8')
+        .trim()
+        .split(/\r?\n/);
       expect(csv.slice(1).map((line) => line.split(',')[1])).toEqual(expected.map((row) => row.n));
 
       await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: true });
@@ -143,7 +165,10 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.getByLabel('Downloads.country', { exact: true }).check();
     await page.getByLabel('Limit').fill('2');
     await page.getByRole('button', { name: 'Run query' }).click();
-    await page.locator('#status').getByText(/rows in/).waitFor();
+    await page
+      .locator('#status')
+      .getByText(/rows in/)
+      .waitFor();
     await expect(page.locator('#table tbody tr').count()).resolves.toBe(2);
     await expect(page.locator('#chart svg rect.bar').count()).resolves.toBe(2);
     await expect(page.locator('#truncated').isVisible()).resolves.toBe(true);
@@ -155,7 +180,10 @@ describeBrowser('the explorer page in Chromium', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
     expect(res.headers['content-security-policy']).not.toMatch(/script-src[^;]*unsafe-inline/);
-    await request(service.app).get('/explore/explorer.js').expect(200).expect('content-type', /javascript/);
+    await request(service.app)
+      .get('/explore/explorer.js')
+      .expect(200)
+      .expect('content-type', /javascript/);
   });
 });
 

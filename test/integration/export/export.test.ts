@@ -56,7 +56,11 @@ interface Exported {
   body: Buffer;
 }
 
-async function exportOf(query: Query, format: string | undefined, options: { key?: string; app?: TestService; accept?: string; get?: boolean } = {}): Promise<Exported> {
+async function exportOf(
+  query: Query,
+  format: string | undefined,
+  options: { key?: string; app?: TestService; accept?: string; get?: boolean } = {},
+): Promise<Exported> {
   const app = (options.app ?? service).app;
   const url = `/v1/data/export${format ? `?format=${format}` : ''}`;
   let req = options.get
@@ -96,8 +100,7 @@ function parseCsv(text: string): string[][] {
     else if (ch === ',') {
       record.push(field);
       field = '';
-    }
-    else if (ch === '\r' && text[i + 1] === '\n') {
+    } else if (ch === '\r' && text[i + 1] === '\n') {
       record.push(field);
       records.push(record);
       record = [];
@@ -145,7 +148,10 @@ async function cubeQueries(): Promise<[string, Query][]> {
   const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY);
   return (res.body.schemas as Meta[]).map((cube) => {
     const time = cube.dimensions.find((d) => d.type === 'time');
-    const dimensions = cube.dimensions.filter((d) => d.type !== 'time').slice(0, 3).map((d) => d.name);
+    const dimensions = cube.dimensions
+      .filter((d) => d.type !== 'time')
+      .slice(0, 3)
+      .map((d) => d.name);
     const query: Query = {
       measures: cube.measures.slice(0, 3).map((m) => m.name),
       dimensions,
@@ -171,10 +177,18 @@ describe('an export holds what the load answers, in its order', () => {
       expect([cube, ndjson.status]).toEqual([cube, 200]);
       const { rows, trailer } = parseNdjson(ndjson.body);
       const columns = Object.keys(rows[0] ?? {});
-      if (load.rows.length > 0) expect([...columns].sort()).toEqual(Object.keys(load.rows[0]).filter((k) => columns.includes(k)).sort());
+      if (load.rows.length > 0)
+        expect([...columns].sort()).toEqual(
+          Object.keys(load.rows[0])
+            .filter((k) => columns.includes(k))
+            .sort(),
+        );
       const expected = asRows(columns, load.rows);
       expect([cube, asRows(columns, rows)]).toEqual([cube, expected]);
-      expect([cube, trailer]).toEqual([cube, { truncated: load.truncated === 'true', rows: load.rows.length, ...(load.truncated === 'true' ? { cutBy: 'limit' } : {}) }]);
+      expect([cube, trailer]).toEqual([
+        cube,
+        { truncated: load.truncated === 'true', rows: load.rows.length, ...(load.truncated === 'true' ? { cutBy: 'limit' } : {}) },
+      ]);
 
       const csv = await exportOf(query, 'csv');
       const [header, ...records] = parseCsv(csv.body.toString('utf8'));
@@ -202,7 +216,14 @@ describe('an export holds what the load answers, in its order', () => {
 });
 
 describe('caps and limits are never silent', () => {
-  const byCountry = { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], order: [['Downloads.country', 'asc'], ['Downloads.city', 'asc']] };
+  const byCountry = {
+    measures: ['Downloads.count'],
+    dimensions: ['Downloads.country', 'Downloads.city'],
+    order: [
+      ['Downloads.country', 'asc'],
+      ['Downloads.city', 'asc'],
+    ],
+  };
   const wide = { dimensions: ['Downloads.city', 'Downloads.referer', 'Downloads.parsed_ua'] };
   let matched: number;
   beforeAll(async () => {
@@ -222,8 +243,12 @@ describe('caps and limits are never silent', () => {
     expect(await parquetRows(parquet.body)).toHaveLength(MAX_ROWS);
   });
 
-  it('a limit above EXPORT_MAX_ROWS (and above QUERY_MAX_LIMIT, a load\'s) is cut at the cap; one at exactly the rows matched is complete', async () => {
-    expect(parseNdjson((await exportOf({ ...byCountry, limit: LOAD_MAX_LIMIT * 10 }, 'ndjson', { app: capped })).body).trailer).toEqual({ truncated: true, rows: MAX_ROWS, cutBy: 'EXPORT_MAX_ROWS' });
+  it("a limit above EXPORT_MAX_ROWS (and above QUERY_MAX_LIMIT, a load's) is cut at the cap; one at exactly the rows matched is complete", async () => {
+    expect(parseNdjson((await exportOf({ ...byCountry, limit: LOAD_MAX_LIMIT * 10 }, 'ndjson', { app: capped })).body).trailer).toEqual({
+      truncated: true,
+      rows: MAX_ROWS,
+      cutBy: 'EXPORT_MAX_ROWS',
+    });
     const exact = await exportOf({ ...byCountry, limit: matched }, 'ndjson');
     expect(parseNdjson(exact.body).trailer).toEqual({ truncated: false, rows: matched });
     const csv = await exportOf({ ...byCountry, limit: matched }, 'csv');
@@ -243,12 +268,15 @@ describe('caps and limits are never silent', () => {
     const port = (server.address() as AddressInfo).port;
     const body = JSON.stringify({ query: wide });
     const { text, trailers } = await new Promise<{ text: string; trailers: NodeJS.Dict<string> }>((resolve, reject) => {
-      const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=csv', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' } }, (res) => {
-        let received = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (received += chunk));
-        res.on('end', () => resolve({ text: received, trailers: res.trailers }));
-      });
+      const req = http.request(
+        { port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=csv', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' } },
+        (res) => {
+          let received = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (received += chunk));
+          res.on('end', () => resolve({ text: received, trailers: res.trailers }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -307,7 +335,10 @@ describe('parquet on the path for a ClickHouse server (readsLocalFiles false), r
   const exported = async (exporter: Exporter, query: Query) => {
     const opened = await exporter.open(query, parquet, context, new AbortController().signal);
     try {
-      return { rows: await oracle.rows(`SELECT * FROM file('${opened.file!.path}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0`), truncated: opened.file!.truncated };
+      return {
+        rows: await oracle.rows(`SELECT * FROM file('${opened.file!.path}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0`),
+        truncated: opened.file!.truncated,
+      };
     } finally {
       await opened.file!.dispose();
     }
@@ -328,14 +359,25 @@ describe('parquet on the path for a ClickHouse server (readsLocalFiles false), r
   });
 
   it('EXPORT_MAX_ROWS cuts a query without a limit and says so; EXPORT_MAX_BYTES refuses a file over it', async () => {
-    const byCity = { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], order: [['Downloads.country', 'asc'], ['Downloads.city', 'asc']] };
+    const byCity = {
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.country', 'Downloads.city'],
+      order: [
+        ['Downloads.country', 'asc'],
+        ['Downloads.city', 'asc'],
+      ],
+    };
     const capped = await exported(serverPath({ ...service.config.exports, maxRows: MAX_ROWS }), byCity);
     expect(capped.truncated).toBe(true);
-    const expected = await oracle.rows(`SELECT country, city, count() AS n FROM ${DATABASE}.downloads GROUP BY country, city ORDER BY country, city LIMIT ${MAX_ROWS}`);
+    const expected = await oracle.rows(
+      `SELECT country, city, count() AS n FROM ${DATABASE}.downloads GROUP BY country, city ORDER BY country, city LIMIT ${MAX_ROWS}`,
+    );
     expect(asRows(['Downloads.country', 'Downloads.city', 'Downloads.count'], capped.rows)).toEqual(asRows(['country', 'city', 'n'], expected));
 
     const tooLarge = serverPath({ ...service.config.exports, maxBytes: MAX_BYTES });
-    const refused = await tooLarge.open({ dimensions: ['Downloads.city', 'Downloads.referer', 'Downloads.parsed_ua'], limit: 1000 }, parquet, context, new AbortController().signal).catch((err: unknown) => err);
+    const refused = await tooLarge
+      .open({ dimensions: ['Downloads.city', 'Downloads.referer', 'Downloads.parsed_ua'], limit: 1000 }, parquet, context, new AbortController().signal)
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(CubeFailure);
     expect((refused as CubeFailure).kind).toBe('result_too_large');
   });
@@ -384,14 +426,27 @@ describe('the request', () => {
     ['an array of queries', [query, query], 400],
     ['a limit of 0', { ...query, limit: 0 }, 400],
   ])('%s: the error envelope', async (_name, sent, status) => {
-    const req = request(service.app).post('/v1/data/export?format=csv').send({ query: sent ?? query });
+    const req = request(service.app)
+      .post('/v1/data/export?format=csv')
+      .send({ query: sent ?? query });
     const res = sent === undefined ? await req : await req.set('x-api-key', API_KEY);
     expect(res.status).toBe(status);
     expect(res.body.code).toEqual(expect.any(String));
   });
 
   it('a compareDateRange is refused by admission, naming the field and what to export instead', async () => {
-    const compared = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-11-01', '2026-11-03'], ['2026-11-04', '2026-11-06']] }] };
+    const compared = {
+      measures: ['Downloads.count'],
+      timeDimensions: [
+        {
+          dimension: 'Downloads.ts',
+          compareDateRange: [
+            ['2026-11-01', '2026-11-03'],
+            ['2026-11-04', '2026-11-06'],
+          ],
+        },
+      ],
+    };
     const res = await request(service.app).post('/v1/data/export?format=csv').set('x-api-key', API_KEY).send({ query: compared });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_query', error: expect.stringMatching(/timeDimensions\[0\]\.compareDateRange.*"dateRange"/) });

@@ -40,15 +40,18 @@ const MILLION = { dimensions: ['Numbers.number', 'Numbers.label'], order: { 'Num
 function pausedExport(): Promise<{ req: http.ClientRequest; res: http.IncomingMessage; first: string; received: () => number }> {
   return new Promise((resolve, reject) => {
     let bytes = 0;
-    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=ndjson', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' } }, (res) => {
-      expect(res.statusCode).toBe(200);
-      res.once('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        res.pause();
-        res.on('data', (more: Buffer) => (bytes += more.length));
-        resolve({ req, res, first: chunk.toString('utf8'), received: () => bytes });
-      });
-    });
+    const req = http.request(
+      { port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=ndjson', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' } },
+      (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          res.pause();
+          res.on('data', (more: Buffer) => (bytes += more.length));
+          resolve({ req, res, first: chunk.toString('utf8'), received: () => bytes });
+        });
+      },
+    );
     req.on('error', (err) => {
       if (!req.destroyed) reject(err);
     });
@@ -95,7 +98,10 @@ function linesOf(res: http.IncomingMessage, received = ''): Promise<{ lines: num
  */
 async function slotFree(): Promise<void> {
   for (let tries = 0; ; tries++) {
-    const load = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: { measures: ['Numbers.count'] } });
+    const load = await request(service.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Numbers.count'] } });
     if (load.status === 200) return;
     expect(tries).toBeLessThan(20);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -108,7 +114,10 @@ let engineMs = 0;
 it('read to its end: a million rows and the closing line, the row after them left out and said so', async () => {
   const started = performance.now();
   const res = await new Promise<{ lines: number; last: string }>((resolve, reject) => {
-    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=ndjson', headers: { 'x-api-key': API_KEY } }, (response) => resolve(linesOf(response)));
+    const req = http.request(
+      { port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=ndjson', headers: { 'x-api-key': API_KEY } },
+      (response) => resolve(linesOf(response)),
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ query: MILLION }));
   });
@@ -164,15 +173,21 @@ it('a client that leaves while the engine writes frees the engine within a secon
   expect(performance.now() - left).toBeLessThan(1000);
 });
 
-it('an open export counts against the key\'s concurrency limit like a load', async () => {
+it("an open export counts against the key's concurrency limit like a load", async () => {
   await slotFree();
   const { req } = await pausedExport();
-  const load = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: { measures: ['Numbers.count'] } });
+  const load = await request(service.app)
+    .post('/v1/data/load/')
+    .set('x-api-key', API_KEY)
+    .send({ query: { measures: ['Numbers.count'] } });
   expect(load.status).toBe(429);
   req.destroy();
   // The slot is free again once the export has stopped.
   for (let tries = 0; ; tries++) {
-    const again = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: { measures: ['Numbers.count'] } });
+    const again = await request(service.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Numbers.count'] } });
     if (again.status === 200) break;
     expect(tries).toBeLessThan(20);
     await new Promise((resolve) => setTimeout(resolve, 100));

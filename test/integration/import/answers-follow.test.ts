@@ -37,13 +37,15 @@ afterAll(() => oracle.close());
 /** A file of its own for an account of its own: one GET a listener address, each at its own hour, so one download each by every rule. */
 function requestsFile(account: string, firstAddress: number): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'follow-')), `${account}.ndjson`);
-  const lines = Array.from({ length: REQUESTS }, (_, i) => JSON.stringify({
-    time: `${DAY}T${String(i + 1).padStart(2, '0')}:15:00Z`,
-    ip: `203.0.113.${firstAddress + i}`,
-    method: 'GET',
-    url: `${TRACKING_PREFIX}follow01/media.example.com/show/ep-${i % 3}.mp3`,
-    userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
-  }));
+  const lines = Array.from({ length: REQUESTS }, (_, i) =>
+    JSON.stringify({
+      time: `${DAY}T${String(i + 1).padStart(2, '0')}:15:00Z`,
+      ip: `203.0.113.${firstAddress + i}`,
+      method: 'GET',
+      url: `${TRACKING_PREFIX}follow01/media.example.com/show/ep-${i % 3}.mp3`,
+      userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
+    }),
+  );
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
 }
@@ -71,8 +73,12 @@ const funnel = {
 
 type Rows = Record<string, string>[];
 const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['Downloads.country'], Number(r['Downloads.count'])]));
-const steps = (rows: Rows) => Object.fromEntries(rows.filter((r) => Number(r['WebEventsFromPodcastFunnel.conversions']) > 0)
-  .map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]));
+const steps = (rows: Rows) =>
+  Object.fromEntries(
+    rows
+      .filter((r) => Number(r['WebEventsFromPodcastFunnel.conversions']) > 0)
+      .map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]),
+  );
 
 /** The account's downloads by country on DAY and its funnel, through both APIs. */
 async function answers(service: TestService, account: string) {
@@ -92,7 +98,8 @@ async function answers(service: TestService, account: string) {
 
 async function direct(account: string) {
   const rows = await oracle.rows<{ country: string; n: string }>(
-    `SELECT country, count() AS n FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) = '${DAY}' GROUP BY country`);
+    `SELECT country, count() AS n FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) = '${DAY}' GROUP BY country`,
+  );
   // The funnel's first step: listener addresses of the account that downloaded in the range (see funnel.test.ts).
   const listeners = await oracle.value(`SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND ts >= today() - 7 AND ts < today()`);
   const both = { countries: Object.fromEntries(rows.map((r) => [r.country, Number(r.n)])), steps: listeners > 0 ? { 'Podcast Download': listeners } : {} };
@@ -117,7 +124,9 @@ async function expectImported(account: string) {
 
 /** Cube's funnel rollup tables, by name (each build of each account's rollup is a table of its own). */
 async function rollupTables(): Promise<Set<string>> {
-  const rows = await oracle.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`);
+  const rows = await oracle.rows<{ name: string }>(
+    `SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`,
+  );
   return new Set(rows.map((r) => r.name));
 }
 
@@ -137,7 +146,12 @@ describe('an import handed to the running service', () => {
 
   it('is in both APIs’ answers when the command returns, caches and rollup included', async () => {
     await cachedBefore(service, PROBE);
-    const summary = await handOff(testDataDir(), file, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+    const summary = await handOff(
+      testDataDir(),
+      file,
+      { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
+      () => {},
+    );
     expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS, accounts: [PROBE] });
     const after = await expectImported(PROBE);
     // No wait: the bound is the command's return.
@@ -152,7 +166,12 @@ describe('an import handed to the running service', () => {
     const before = await rollupTables();
     const second = requestsFile(PROBE, 100);
     try {
-      const summary = await handOff(testDataDir(), second, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+      const summary = await handOff(
+        testDataDir(),
+        second,
+        { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
+        () => {},
+      );
       expect(summary).toMatchObject({ outcome: 'imported', accounts: [PROBE] });
       const rebuilt = [...(await rollupTables())].filter((name) => !before.has(name));
       expect(rebuilt).toHaveLength(2);
@@ -173,12 +192,15 @@ describe('an import made by another process', () => {
   let service: TestService;
   const followed: string[] = [];
   beforeAll(async () => {
-    service = await startService({ DATA_REFRESH_SECONDS: String(DATA_REFRESH_SECONDS) }, {
-      accounts: [PROBE],
-      log: (line) => {
-        if (line.includes('answers follow the imports made elsewhere')) followed.push(line);
+    service = await startService(
+      { DATA_REFRESH_SECONDS: String(DATA_REFRESH_SECONDS) },
+      {
+        accounts: [PROBE],
+        log: (line) => {
+          if (line.includes('answers follow the imports made elsewhere')) followed.push(line);
+        },
       },
-    });
+    );
   }, 120_000);
   afterAll(async () => {
     await removeImport(service, PROBE, file);
@@ -190,7 +212,14 @@ describe('an import made by another process', () => {
     // What `npm run warehouse -- import` does against a server: the import runs in its own process, not the service's.
     const connection = createChdbConnection({ path: testDataDir() });
     const summary = await importFile(createClient({ connection: connection as never }), file, {
-      database: db, format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, trackingPrefix: TRACKING_PREFIX, rejectsDir: os.tmpdir(), engineReadsFiles: false,
+      database: db,
+      format: 'ndjson',
+      account: PROBE,
+      maxBadRows: 0,
+      ignoreUnknown: false,
+      trackingPrefix: TRACKING_PREFIX,
+      rejectsDir: os.tmpdir(),
+      engineReadsFiles: false,
       derivation: { settings: service.config.downloads, userAgents: loadUserAgentLists(service.config.downloads.userAgentsDir, () => {}) },
     }).finally(() => connection.close());
     expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS });

@@ -56,13 +56,18 @@ beforeAll(async () => {
   } finally {
     await warehouse.close();
   }
-  writeFileSync(FILE, `${REQUESTS.map(({ ip, day }, i) => JSON.stringify({
-    time: `${day}T${String(i + 1).padStart(2, '0')}:00:00Z`,
-    ip,
-    method: 'GET',
-    url: `${TRACKING_PREFIX}places01/media.example.com/show/ep-1.mp3`,
-    userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
-  })).join('\n')}\n`);
+  writeFileSync(
+    FILE,
+    `${REQUESTS.map(({ ip, day }, i) =>
+      JSON.stringify({
+        time: `${day}T${String(i + 1).padStart(2, '0')}:00:00Z`,
+        ip,
+        method: 'GET',
+        url: `${TRACKING_PREFIX}places01/media.example.com/show/ep-1.mp3`,
+        userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
+      }),
+    ).join('\n')}\n`,
+  );
   service = await startService({}, { accounts: [PROBE], importInbox: true });
   oracle = openOracle();
 }, LOAD_TIMEOUT_MS);
@@ -77,7 +82,13 @@ afterAll(async () => {
   await oracle.close();
 });
 
-interface Place { country: string; city: string; org: string; continent: string; timezone: string }
+interface Place {
+  country: string;
+  city: string;
+  org: string;
+  continent: string;
+  timezone: string;
+}
 
 /** The oracle: the database's files read directly, one address at a time. */
 function placeOf(ip: string): Place {
@@ -127,13 +138,27 @@ function tally<T>(items: T[], keyOf: (item: T) => string, countOf: (item: T) => 
 }
 
 it('imported requests answer downloads by country, city and org, and requests by country, with the database’s places', async () => {
-  const summary = await handOff(testDataDir(), FILE, { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
+  const summary = await handOff(
+    testDataDir(),
+    FILE,
+    { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
+    () => {},
+  );
   // Each address one GET a day with a listening app: every request is a download.
   expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS.length, downloads: REQUESTS.length });
 
   const places = REQUESTS.map(({ ip }) => ({ ip, ...placeOf(ip) }));
   // The oracle itself: known blocks are where they have been for decades, and the unknown address is nowhere.
-  expect(places.map((p) => p.country)).toEqual(['United Kingdom', 'United Kingdom', 'Switzerland', 'Japan', 'United States', 'United Kingdom', 'Switzerland', '']);
+  expect(places.map((p) => p.country)).toEqual([
+    'United Kingdom',
+    'United Kingdom',
+    'Switzerland',
+    'Japan',
+    'United States',
+    'United Kingdom',
+    'Switzerland',
+    '',
+  ]);
   expect(places.at(-1)).toEqual({ ip: '192.0.2.1', country: '', city: '', org: '', continent: '', timezone: '' });
   expect(places.find((p) => p.ip === '8.8.8.8')?.org).toMatch(/^Google/);
 
@@ -144,11 +169,31 @@ it('imported requests answer downloads by country, city and org, and requests by
     timeDimensions: [{ dimension: 'Downloads.ts', ...range }],
   });
   const key = (p: Place) => [p.country, p.city, p.org, p.continent, p.timezone].join(' | ');
-  expect(tally(downloads, (r) => key({
-    country: r['Downloads.country'], city: r['Downloads.city'], org: r['Downloads.org'], continent: r['Downloads.continent'], timezone: r['Downloads.timezone'],
-  }), (r) => Number(r['Downloads.count']))).toEqual(tally(places, key));
+  expect(
+    tally(
+      downloads,
+      (r) =>
+        key({
+          country: r['Downloads.country'],
+          city: r['Downloads.city'],
+          org: r['Downloads.org'],
+          continent: r['Downloads.continent'],
+          timezone: r['Downloads.timezone'],
+        }),
+      (r) => Number(r['Downloads.count']),
+    ),
+  ).toEqual(tally(places, key));
 
-  const requests = await load({ measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.country', 'PodcastEvents.city'], timeDimensions: [{ dimension: 'PodcastEvents.ts', ...range }] });
-  expect(tally(requests, (r) => `${r['PodcastEvents.country']} | ${r['PodcastEvents.city']}`, (r) => Number(r['PodcastEvents.count'])))
-    .toEqual(tally(places, (p) => `${p.country} | ${p.city}`));
+  const requests = await load({
+    measures: ['PodcastEvents.count'],
+    dimensions: ['PodcastEvents.country', 'PodcastEvents.city'],
+    timeDimensions: [{ dimension: 'PodcastEvents.ts', ...range }],
+  });
+  expect(
+    tally(
+      requests,
+      (r) => `${r['PodcastEvents.country']} | ${r['PodcastEvents.city']}`,
+      (r) => Number(r['PodcastEvents.count']),
+    ),
+  ).toEqual(tally(places, (p) => `${p.country} | ${p.city}`));
 }, 180_000);

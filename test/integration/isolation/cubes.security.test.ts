@@ -40,8 +40,7 @@ afterAll(async () => {
   await oracle.close();
 });
 
-const load = (key: string, query: Record<string, unknown>) =>
-  request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
+const load = (key: string, query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
 
 async function data(key: string, query: Record<string, unknown>): Promise<Record<string, string>[]> {
   const res = await load(key, query);
@@ -62,7 +61,11 @@ describe('the dataset', () => {
   });
 
   it('gives each account its own podcasts, links and websites', async () => {
-    for (const [table, column] of [['downloads', 'token'], ['link_views', 'link'], ['web_events', 'app_id']]) {
+    for (const [table, column] of [
+      ['downloads', 'token'],
+      ['link_views', 'link'],
+      ['web_events', 'app_id'],
+    ]) {
       const shared = await oracle.value(`SELECT count() FROM (SELECT ${column} FROM ${db}.${table} GROUP BY ${column} HAVING uniqExact(account_id) > 1)`);
       expect(shared).toBe(0);
     }
@@ -78,7 +81,7 @@ describe('every cube is either public or isolated by account', () => {
     expect([...PUBLIC_CUBES, ...isolated].sort()).toEqual(names);
   });
 
-  it('declares the spec\'s chart cubes public and no other', () => {
+  it("declares the spec's chart cubes public and no other", () => {
     expect(PUBLIC_CUBES).toEqual(['ChannelRanks', 'EpisodeRanks']);
   });
 });
@@ -108,9 +111,9 @@ describe.each(tableCubes)('$cube', (spec) => {
   it("finds nothing when an account filters on another account's values, alone or in an or", async () => {
     const { dim, sql, ungroupedWith } = OWNED_VALUES[spec.cube];
     const [own, other] = accounts;
-    const theirs = (await oracle.rows<{ v: string }>(
-      `SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(other)} ORDER BY v LIMIT 50`,
-    )).map((r) => r.v);
+    const theirs = (
+      await oracle.rows<{ v: string }>(`SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(other)} ORDER BY v LIMIT 50`)
+    ).map((r) => r.v);
     expect(theirs.length).toBeGreaterThan(0);
     const member = `${spec.cube}.${dim}`;
     const key = service.accountKeys[own];
@@ -118,8 +121,21 @@ describe.each(tableCubes)('$cube', (spec) => {
     const [filtered] = await data(key, { measures, filters: [{ member, operator: 'equals', values: theirs }] });
     for (const m of measures) expect(filtered[m]).toBe('0');
 
-    const grouped = await data(key, { measures, dimensions: [member], filters: [{ or: [{ member, operator: 'equals', values: theirs }, { member, operator: 'set' }] }] });
-    const mine = new Set((await oracle.rows<{ v: string }>(`SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(own)}`)).map((r) => r.v));
+    const grouped = await data(key, {
+      measures,
+      dimensions: [member],
+      filters: [
+        {
+          or: [
+            { member, operator: 'equals', values: theirs },
+            { member, operator: 'set' },
+          ],
+        },
+      ],
+    });
+    const mine = new Set(
+      (await oracle.rows<{ v: string }>(`SELECT DISTINCT ${sql} AS v FROM ${db}.${spec.table} WHERE account_id = ${quote(own)}`)).map((r) => r.v),
+    );
     expect(grouped.length).toBe(mine.size);
     for (const row of grouped) expect(mine.has(row[member])).toBe(true);
 

@@ -113,11 +113,15 @@ const member = (spec: CubeSpec, dim: Dim) => `${spec.cube}.${dim.name}`;
 function toQuery(shape: Shape): Query {
   const { spec } = shape;
   const filter = (f: Filter): unknown =>
-    'or' in f ? { or: f.or.map(filter) } : 'and' in f ? { and: f.and.map(filter) } : {
-      member: member(spec, f.dim),
-      operator: f.operator,
-      ...(f.operator === 'equals' || f.operator === 'notEquals' ? { values: f.values } : {}),
-    };
+    'or' in f
+      ? { or: f.or.map(filter) }
+      : 'and' in f
+        ? { and: f.and.map(filter) }
+        : {
+            member: member(spec, f.dim),
+            operator: f.operator,
+            ...(f.operator === 'equals' || f.operator === 'notEquals' ? { values: f.values } : {}),
+          };
   return {
     ...(shape.measure ? { measures: [`${spec.cube}.${shape.measure}`] } : {}),
     dimensions: shape.dims.map((d) => member(spec, d)),

@@ -50,7 +50,11 @@ describe('keys create', () => {
     ['a positional argument', ['--account', 'northwind-audio', '--name', 'n', 'extra'], /extra/],
     ['zero days', ['--account', 'northwind-audio', '--name', 'n', '--expires-in-days', '0'], /--expires-in-days "0": expected a whole number/],
     ['a fraction of days', ['--account', 'northwind-audio', '--name', 'n', '--expires-in-days', '1.5'], /--expires-in-days "1.5"/],
-    ['an unknown scope', ['--account', 'northwind-audio', '--name', 'n', '--scope', 'data:write'], /--scope "data:write": expected one of data:meta, data:load/],
+    [
+      'an unknown scope',
+      ['--account', 'northwind-audio', '--name', 'n', '--scope', 'data:write'],
+      /--scope "data:write": expected one of data:meta, data:load/,
+    ],
   ])('answers %s with a usage error, exit 2, and creates nothing', async (_what, args, message) => {
     const file = tempKeyFile();
     const { code, stdout, stderr } = await cli(file, ['create', ...args], NOW);
@@ -70,7 +74,9 @@ describe('keys create: an account without rows', () => {
     const file = tempKeyFile();
     const { code, stdout, stderr } = await cli(file, ['create', '--account', 'nortwind-audio', '--name', 'n'], NOW);
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
-    expect(stderr).toContain('error: account "nortwind-audio" has no rows in the warehouse, so a key for it would read nothing. Did you mean "northwind-audio"?');
+    expect(stderr).toContain(
+      'error: account "nortwind-audio" has no rows in the warehouse, so a key for it would read nothing. Did you mean "northwind-audio"?',
+    );
     expect(stderr).toContain(`Accounts with rows: ${accounts.join(', ')}.`);
     expect(stderr).toContain('Pass --force');
     expect(existsSync(file)).toBe(false);
@@ -89,7 +95,7 @@ describe('keys create: an account without rows', () => {
     expect((await readKeyFile(file)).map((record) => record.account)).toEqual(['nortwind-audio']);
   });
 
-  it('has rows in the suite\'s data for every demo account (the oracle above)', async () => {
+  it("has rows in the suite's data for every demo account (the oracle above)", async () => {
     const client = (await testWarehouse()).client();
     const result = await client.query({ query: 'SELECT DISTINCT account_id FROM downloads ORDER BY account_id', format: 'JSONEachRow' });
     expect((await result.json<{ account_id: string }>()).map((row) => row.account_id)).toEqual(accounts);
@@ -109,7 +115,9 @@ describe('keys list', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0].split(/\s+/)).toEqual(['ID', 'PREFIX', 'ACCOUNT', 'NAME', 'CREATED', 'EXPIRES', 'STATUS', 'SCOPES']);
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^${active.id} +${active.key.slice(0, 12)} +northwind-audio +dashboard +2026-11-22T10:00:00.000Z +never +active +data:meta,data:load$`));
+    expect(lines[1]).toMatch(
+      new RegExp(`^${active.id} +${active.key.slice(0, 12)} +northwind-audio +dashboard +2026-11-22T10:00:00.000Z +never +active +data:meta,data:load$`),
+    );
     expect(lines[2]).toMatch(new RegExp(`^${revoked.id} +${revoked.key.slice(0, 12)} +harbor-lane-media +old laptop .* revoked `));
     expect(lines[3]).toMatch(new RegExp(`^${expiring.id} .* 2026-11-23T10:00:00.000Z +expired +data:meta$`));
     for (const { key } of [active, revoked, expiring]) expect(stdout).not.toContain(key.slice(12, 30));

@@ -21,5 +21,4 @@ async function closeTestWarehouse(): Promise<void> {
 afterAll(closeTestWarehouse);
 
 /** Runs the CLI in-process on `file`, checking accounts against the suite's demo data, collecting what it prints. */
-export const cli = (file: string, argv: string[], now?: Date) =>
-  cliWith(async (account) => accountRows(await testWarehouse(), account), file, argv, now);
+export const cli = (file: string, argv: string[], now?: Date) => cliWith(async (account) => accountRows(await testWarehouse(), account), file, argv, now);

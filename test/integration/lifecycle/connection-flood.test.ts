@@ -66,7 +66,7 @@ describe(`${FLOOD} connections sending their headers byte by byte against HTTP_M
   });
   afterAll(() => stop(ctx));
 
-  it('answers at least 99 % of a normal client\'s requests from the same address, closing the oldest waiting sockets, counted and logged at most every 10 s', async () => {
+  it("answers at least 99 % of a normal client's requests from the same address, closing the oldest waiting sockets, counted and logged at most every 10 s", async () => {
     const { port, service, lines } = ctx;
     const flood: Socket[] = [];
     let closedByServer = 0;
@@ -170,7 +170,9 @@ describe('which connection makes room, at HTTP_MAX_CONNECTIONS=2', () => {
   async function active(): Promise<Client> {
     const before = requestsSeen;
     const client = await open();
-    client.socket.write(`POST /v1/data/load HTTP/1.1\r\nHost: x\r\nx-api-key: ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":`);
+    client.socket.write(
+      `POST /v1/data/load HTTP/1.1\r\nHost: x\r\nx-api-key: ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":`,
+    );
     while (requestsSeen === before) await sleep(5);
     return client;
   }

@@ -56,7 +56,11 @@ describe('a statement that cannot start within the query timeout', () => {
 
   it('answers 504 query_timeout and leaves the queue without running', async () => {
     const load = (account: string, n: number) =>
-      request(service.app).post('/v1/data/load').set('x-api-key', service.accountKeys[account]).send(uncached('Slow', n)).then((res) => res);
+      request(service.app)
+        .post('/v1/data/load')
+        .set('x-api-key', service.accountKeys[account])
+        .send(uncached('Slow', n))
+        .then((res) => res);
     // Each statement would take 4 s; ClickHouse stops each after 3 s of running.
     // A1 runs, A2 waits for it, B waits for both: its 3 s pass while A2 runs.
     const a1 = load(A, 1);

@@ -63,13 +63,16 @@ describe('/readyz with models that do not compile', () => {
   let service: TestService;
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'broken-models-'));
-    writeFileSync(path.join(dir, 'Broken.yml'), 'cubes:\n  - name: Broken\n    sql: SELECT 1\n    measures:\n      - name: count\n        type: no_such_type\n');
+    writeFileSync(
+      path.join(dir, 'Broken.yml'),
+      'cubes:\n  - name: Broken\n    sql: SELECT 1\n    measures:\n      - name: count\n        type: no_such_type\n',
+    );
     service = await startService({}, { schemaPath: dir, waitForModels: false });
     await service.cube.models.ready().catch(() => undefined);
   });
   afterAll(() => service.close());
 
-  it('answers 503 not_ready naming the models, not the compiler\'s words', async () => {
+  it("answers 503 not_ready naming the models, not the compiler's words", async () => {
     const res = await request(service.app).get('/readyz');
     expectEnvelope(res, 'not_ready', /models failed to compile/);
     expect(res.body.error).not.toMatch(/no_such_type|Broken\.yml/);

@@ -25,7 +25,9 @@ async function listening(env: Record<string, string>): Promise<{ service: TestSe
   return { service, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
 }
 
-const slowQuery = (n: number) => ({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] } });
+const slowQuery = (n: number) => ({
+  query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] },
+});
 
 describe('SIGTERM with a query running and 31 queued', () => {
   let ctx: Awaited<ReturnType<typeof listening>>;
@@ -36,7 +38,12 @@ describe('SIGTERM with a query running and 31 queued', () => {
 
   it('drains, answers the running query, refuses the queued ones with 503 shutting_down, and exits 0', async () => {
     const { service, server, url, lines } = ctx;
-    const load = (n: number) => request(url).post('/v1/data/load').set('x-api-key', API_KEY).send(slowQuery(n)).then((res) => res);
+    const load = (n: number) =>
+      request(url)
+        .post('/v1/data/load')
+        .set('x-api-key', API_KEY)
+        .send(slowQuery(n))
+        .then((res) => res);
     const running = load(0);
     await until(() => service.warehouse.queueDepth() === 0 && service.gate.inFlight().length === 1);
     // As in the report that found it: 32 queries, one running and 31 queued.
@@ -44,7 +51,15 @@ describe('SIGTERM with a query running and 31 queued', () => {
     await until(() => service.warehouse.queueDepth() === 31);
 
     const exit = shutDown(
-      { server, http: service.config.http, readiness: service.readiness, gate: service.gate, cube: service.cube, logger: service.logger, release: async () => {} },
+      {
+        server,
+        http: service.config.http,
+        readiness: service.readiness,
+        gate: service.gate,
+        cube: service.cube,
+        logger: service.logger,
+        release: async () => {},
+      },
       'SIGTERM',
     );
     // Readiness turns at once; a request arriving during the drain is answered.
@@ -93,7 +108,15 @@ describe('a request still open at SHUTDOWN_TIMEOUT_SECONDS', () => {
     const [open] = service.gate.inFlight();
 
     const code = await shutDown(
-      { server, http: service.config.http, readiness: service.readiness, gate: service.gate, cube: service.cube, logger: service.logger, release: async () => {} },
+      {
+        server,
+        http: service.config.http,
+        readiness: service.readiness,
+        gate: service.gate,
+        cube: service.cube,
+        logger: service.logger,
+        release: async () => {},
+      },
       'SIGTERM',
     );
     expect(code).toBe(EXIT_REQUESTS_CUT_OFF);

@@ -16,7 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-const post = (body: unknown) => request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send(body as object);
+const post = (body: unknown) =>
+  request(service.app)
+    .post('/v1/data/load')
+    .set('x-api-key', API_KEY)
+    .send(body as object);
 
 const DAY_MS = 86_400_000;
 const isoDay = (i: number) => new Date(Date.UTC(2020, 0, 1) + i * DAY_MS).toISOString().slice(0, 10);
@@ -50,7 +54,10 @@ describe('QUERY_MAX_QUERIES', () => {
   });
 
   it('400 for an array of 21 queries, which stays within the member limit', async () => {
-    const one = (i: number) => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [isoDay(i), isoDay(i + 1)] }] });
+    const one = (i: number) => ({
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [isoDay(i), isoDay(i + 1)] }],
+    });
     const queries = Array.from({ length: 21 }, (_, i) => one(i));
     expectEnvelope(await post({ queryType: 'multi', query: queries }), 'query_too_large', /21 queries.*QUERY_MAX_QUERIES/);
   });
@@ -97,14 +104,22 @@ describe('QUERY_MAX_VALUE_LENGTH', () => {
 
   it('values within the limit whose SQL is too long for the database: 400 query_too_large with our message', async () => {
     // Each % is escaped in the SQL, so 95 values of 1,000 make about 285 KB, over ClickHouse's max_query_size (256 KiB).
-    const res = await post({ query: cityFilter('contains', Array.from({ length: 95 }, (_, i) => `${i}`.padEnd(1000, '%'))) });
+    const res = await post({
+      query: cityFilter(
+        'contains',
+        Array.from({ length: 95 }, (_, i) => `${i}`.padEnd(1000, '%')),
+      ),
+    });
     expectEnvelope(res, 'query_too_large', /^The query is too large for the database once its filter values are written out/);
     expect(res.body.error).not.toMatch(/max_query_size|Syntax error/i);
   });
 });
 
 describe('QUERY_MAX_TIME_BUCKETS', () => {
-  const td = (granularity: string, dateRange: unknown) => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity, dateRange }] });
+  const td = (granularity: string, dateRange: unknown) => ({
+    measures: ['Downloads.count'],
+    timeDimensions: [{ dimension: 'Downloads.ts', granularity, dateRange }],
+  });
 
   it.each([
     ['second over "last 365 days"', td('second', 'last 365 days')],
@@ -117,7 +132,12 @@ describe('QUERY_MAX_TIME_BUCKETS', () => {
   });
 
   it('counts every range of a compareDateRange: hour over 20 ranges of 2 months', async () => {
-    const query = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'hour', compareDateRange: Array.from({ length: 20 }, (_, i) => [`${2000 + i}-01-01`, `${2000 + i}-02-28`]) }] };
+    const query = {
+      measures: ['Downloads.count'],
+      timeDimensions: [
+        { dimension: 'Downloads.ts', granularity: 'hour', compareDateRange: Array.from({ length: 20 }, (_, i) => [`${2000 + i}-01-01`, `${2000 + i}-02-28`]) },
+      ],
+    };
     expectEnvelope(await post({ queryType: 'multi', query }), 'query_too_large', /QUERY_MAX_TIME_BUCKETS/);
   });
 

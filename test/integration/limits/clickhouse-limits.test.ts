@@ -32,7 +32,10 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
    */
   async function expectNextQueryAnswers(country: string) {
     const expected = await oracle.value(`SELECT count() FROM analytics.downloads WHERE account_id = '${ACCOUNT}' AND country = '${country}'`);
-    const res = await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: [country] }] }, service.accountKeys[ACCOUNT]);
+    const res = await load(
+      { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: [country] }] },
+      service.accountKeys[ACCOUNT],
+    );
     expect(res.body).toEqual(expect.objectContaining({ data: [{ 'Downloads.count': String(expected) }] }));
     expect(res.status).toBe(200);
   }
@@ -54,7 +57,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
       expectEnvelope(await load({ dimensions: ['Downloads.country'], limit: 100 }), 'result_too_large');
     });
 
-    it('answers the next query (another account\'s) correctly after the refused one', async () => {
+    it("answers the next query (another account's) correctly after the refused one", async () => {
       await expectNextQueryAnswers('Germany');
     });
   });
@@ -74,7 +77,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
       expectEnvelope(await load(query), 'query_too_expensive');
     });
 
-    it('answers the next query (another account\'s) correctly after the refused one', async () => {
+    it("answers the next query (another account's) correctly after the refused one", async () => {
       await expectNextQueryAnswers('France');
     });
   });

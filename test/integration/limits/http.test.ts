@@ -111,7 +111,10 @@ describe(`CORS_ORIGINS=${ORIGIN}`, () => {
       .expect(204);
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
     expect(res.headers['access-control-allow-methods']?.split(',').map((m: string) => m.trim())).toContain('POST');
-    const allowed = res.headers['access-control-allow-headers']?.toLowerCase().split(',').map((h: string) => h.trim());
+    const allowed = res.headers['access-control-allow-headers']
+      ?.toLowerCase()
+      .split(',')
+      .map((h: string) => h.trim());
     expect(allowed).toEqual(expect.arrayContaining(['x-api-key', 'content-type']));
   });
 

@@ -18,7 +18,11 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-const post = (body: unknown) => request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send(body as object);
+const post = (body: unknown) =>
+  request(service.app)
+    .post('/v1/data/load')
+    .set('x-api-key', API_KEY)
+    .send(body as object);
 const get = (query: unknown, queryType?: string) =>
   request(service.app)
     .get('/v1/data/load')
@@ -35,10 +39,16 @@ const filtersMessage = new RegExp(`more than ${MAX_FILTERS} filter`);
 
 describe(`QUERY_MAX_MEMBERS=${MAX_MEMBERS}`, () => {
   const over = [
-    ['1 measure + 2 dimensions + 1 time dimension', { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], timeDimensions: [ts('day')] }],
+    [
+      '1 measure + 2 dimensions + 1 time dimension',
+      { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], timeDimensions: [ts('day')] },
+    ],
     ['1 measure + 3 dimensions', { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city', 'Downloads.continent'] }],
     ['2 dimensions + 2 time dimensions', { dimensions: ['Downloads.country', 'Downloads.city'], timeDimensions: [ts('day'), ts('week')] }],
-    ['3 members + a date-range-only time dimension', { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], timeDimensions: [ts()] }],
+    [
+      '3 members + a date-range-only time dimension',
+      { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.city'], timeDimensions: [ts()] },
+    ],
     ['the same member 4 times', { measures: ['Downloads.count', 'Downloads.count', 'Downloads.count', 'Downloads.count'] }],
   ] as const;
 
@@ -71,7 +81,10 @@ describe(`QUERY_MAX_MEMBERS=${MAX_MEMBERS}`, () => {
   it('queryType multi: an array holding one query of 3 members is answered', async () => {
     // (Cube answers an array of several queries only as a data blend, which needs a time
     // dimension with a granularity in each: two such queries need 4 members at least.)
-    const res = await post({ queryType: 'multi', query: [{ measures: ['Downloads.count'], dimensions: ['Downloads.device_type'], timeDimensions: [ts('day')] }] });
+    const res = await post({
+      queryType: 'multi',
+      query: [{ measures: ['Downloads.count'], dimensions: ['Downloads.device_type'], timeDimensions: [ts('day')] }],
+    });
     expect(res.body).not.toHaveProperty('error');
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(1);

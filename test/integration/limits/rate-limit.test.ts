@@ -53,7 +53,10 @@ describe('RATE_LIMIT_REQUESTS=3 per RATE_LIMIT_WINDOW_SECONDS=60', () => {
   });
 
   it('counts per key, not per route: the spent key is refused on /data/load too, before any query runs', async () => {
-    const res = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.count'] } });
+    const res = await request(service.app)
+      .post('/v1/data/load')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Slow.count'] } });
     expectEnvelope(res, 'rate_limited');
     expectRetryAfter(res.headers['retry-after'], WINDOW_SECONDS);
   });
@@ -78,7 +81,7 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
 
   const meta = (key: string) => request(service.app).get('/v1/data/meta').set('x-api-key', key);
 
-  it('refuses a second request of the same key while its first runs, not another key\'s, and frees the slot after', async () => {
+  it("refuses a second request of the same key while its first runs, not another key's, and frees the slot after", async () => {
     let slowDone = false;
     // A query no other test runs: Cube's in-memory result cache is shared by the process.
     const slow = request(service.app)
@@ -92,7 +95,10 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const second = await meta(API_KEY);
-    const secondLoad = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.count'] } });
+    const secondLoad = await request(service.app)
+      .post('/v1/data/load')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Slow.count'] } });
     const otherKey = await meta(service.accountKeys[ACCOUNT]);
     expect(slowDone).toBe(false); // the answers above came while the first request still ran
 
@@ -108,7 +114,10 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
   });
 
   it('frees the slot when the request fails, too', async () => {
-    const failed = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Slow.nope'] } });
+    const failed = await request(service.app)
+      .post('/v1/data/load')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Slow.nope'] } });
     expectEnvelope(failed, 'invalid_query');
     expect((await meta(API_KEY)).status).toBe(200);
   });

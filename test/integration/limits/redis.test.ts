@@ -94,7 +94,7 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
     expectEnvelope(await meta(b, 'other-wrong-key'), 'rate_limited');
   });
 
-  it('shares the concurrency limit: while A runs a key\'s query, B refuses that key, then frees it', async () => {
+  it("shares the concurrency limit: while A runs a key's query, B refuses that key, then frees it", async () => {
     const slots = 'analytics:concurrent:key:operator-2';
     // supertest sends on then().
     const settled = request(a.service.app)
@@ -122,7 +122,8 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
       const statuses = answers.map((res) => res.status);
       expect(statuses).toEqual([200, 200]);
       expect(Date.now() - started).toBeLessThan(3000);
-      for (const instance of [a, b]) expect(instance.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/^redis unavailable/) }));
+      for (const instance of [a, b])
+        expect(instance.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/^redis unavailable/) }));
     } finally {
       await pauser.sendCommand(['CLIENT', 'UNPAUSE']);
       pauser.destroy();

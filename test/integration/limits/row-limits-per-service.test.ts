@@ -28,8 +28,7 @@ afterAll(async () => {
 });
 
 const BY_CITY = { measures: ['Downloads.count'], dimensions: ['Downloads.city'], order: { 'Downloads.city': 'asc' } };
-const load = (service: TestService, query: Record<string, unknown>) =>
-  request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (service: TestService, query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 const dryRunLimit = async (service: TestService, query: Record<string, unknown>) => {
   const res = await request(service.app).post('/cubejs-api/v1/dry-run').set('authorization', API_KEY).send({ query }).expect(200);
   return res.body.normalizedQueries[0].limit as number;
@@ -50,7 +49,7 @@ it('answers each service up to its own QUERY_MAX_LIMIT', async () => {
   expect(narrowAnswer.body.error).toContain('the maximum is 5 (QUERY_MAX_LIMIT)');
 });
 
-it('gives a query without a limit its own service\'s QUERY_DEFAULT_LIMIT, on both APIs', async () => {
+it("gives a query without a limit its own service's QUERY_DEFAULT_LIMIT, on both APIs", async () => {
   expect((await load(wide, BY_CITY)).body.data).toHaveLength(40);
   expect((await load(narrow, BY_CITY)).body.data).toHaveLength(3);
   expect(await dryRunLimit(wide, BY_CITY)).toBe(40);

@@ -21,7 +21,8 @@ beforeAll(() => {
 });
 afterAll(() => oracle.close());
 
-const countRows = async () => Object.fromEntries(await Promise.all(TABLES.map(async (table) => [table, await oracle.value(`SELECT count() FROM ${DATABASE}.${table}`)])));
+const countRows = async () =>
+  Object.fromEntries(await Promise.all(TABLES.map(async (table) => [table, await oracle.value(`SELECT count() FROM ${DATABASE}.${table}`)])));
 
 describe('the query client is read-only', () => {
   const SCRATCH = `${DATABASE}.readonly_probe`;
@@ -167,7 +168,7 @@ describe('after a statement is refused, the next statement on the connection get
   });
   afterEach(() => warehouse.close());
 
-  it('in JSONCompact, the format Cube\'s driver reads (result limit)', async () => {
+  it("in JSONCompact, the format Cube's driver reads (result limit)", async () => {
     const client = warehouse.queryClient({ ...ROOMY, maxResultRows: 5 });
     await expect(client.query({ query: 'SELECT number FROM numbers(100)', format: 'JSONCompact' })).rejects.toThrow(/Limit for result exceeded/);
     const next = await (await client.query({ query: 'SELECT 42 AS answer', format: 'JSONCompact' })).text();

@@ -85,7 +85,9 @@ describe('validate', () => {
 
   it('passes with warnings, exit 0', () => {
     expect(out.code).toBe(0);
-    expect(out.stdout.split('\n')[0]).toBe(`${dir}: the models compile and pass every check, with ${measuresOf(() => true).length + approximate.length} warnings:`);
+    expect(out.stdout.split('\n')[0]).toBe(
+      `${dir}: the models compile and pass every check, with ${measuresOf(() => true).length + approximate.length} warnings:`,
+    );
   });
 
   it('warns of each measure without a description', () => {
@@ -116,7 +118,10 @@ describe('served', () => {
 
   const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
   /** Numbers compared as numbers: sums of floats may differ in the last binary digit between two plans. */
-  const numeric = (rows: Record<string, unknown>[]) => rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+(\.\d+)?(e-?\d+)?$/.test(v) ? Number(v) : v])));
+  const numeric = (rows: Record<string, unknown>[]) =>
+    rows.map((row) =>
+      Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+(\.\d+)?(e-?\d+)?$/.test(v) ? Number(v) : v])),
+    );
   const expectRows = (got: Record<string, unknown>[], want: Record<string, unknown>[]) => {
     expect(got.length).toBe(want.length);
     const [g, w] = [numeric(got), numeric(want)];
@@ -130,15 +135,26 @@ describe('served', () => {
   };
 
   it('starts, logging the warnings once at warn level', () => {
-    const logged = lines.map((line) => JSON.parse(line) as { level: string; msg: string; warnings?: string[] }).filter((line) => line.msg === 'models served with warnings');
+    const logged = lines
+      .map((line) => JSON.parse(line) as { level: string; msg: string; warnings?: string[] })
+      .filter((line) => line.msg === 'models served with warnings');
     expect(logged).toHaveLength(1);
     expect(logged[0].level).toBe('warn');
     expect(logged[0].warnings).toHaveLength(measuresOf(() => true).length + approximate.length);
   });
 
   it('answers Products like SQL over products', async () => {
-    const res = await load({ dimensions: ['Products.category', 'Products.subCategory'], order: [['Products.category', 'asc'], ['Products.subCategory', 'asc']] }).expect(200);
-    expectRows(res.body.data, await oracle.rows(`SELECT DISTINCT category AS \`Products.category\`, sub_category AS \`Products.subCategory\` FROM ${DB}.products ORDER BY 1, 2`));
+    const res = await load({
+      dimensions: ['Products.category', 'Products.subCategory'],
+      order: [
+        ['Products.category', 'asc'],
+        ['Products.subCategory', 'asc'],
+      ],
+    }).expect(200);
+    expectRows(
+      res.body.data,
+      await oracle.rows(`SELECT DISTINCT category AS \`Products.category\`, sub_category AS \`Products.subCategory\` FROM ${DB}.products ORDER BY 1, 2`),
+    );
   });
 
   it('answers Customers like SQL over customers, its approximate count left out', async () => {
@@ -147,15 +163,25 @@ describe('served', () => {
   });
 
   it('answers ECommerce like SQL over ecommerce', async () => {
-    const res = await load({ measures: ['ECommerce.totalSales', 'ECommerce.totalQuantity'], dimensions: ['ECommerce.city'], order: { 'ECommerce.city': 'asc' } }).expect(200);
+    const res = await load({
+      measures: ['ECommerce.totalSales', 'ECommerce.totalQuantity'],
+      dimensions: ['ECommerce.city'],
+      order: { 'ECommerce.city': 'asc' },
+    }).expect(200);
     expectRows(
       res.body.data,
-      await oracle.rows(`SELECT city AS \`ECommerce.city\`, toString(sum(sales)) AS \`ECommerce.totalSales\`, toString(sum(quantity)) AS \`ECommerce.totalQuantity\` FROM ${DB}.ecommerce GROUP BY city ORDER BY city`),
+      await oracle.rows(
+        `SELECT city AS \`ECommerce.city\`, toString(sum(sales)) AS \`ECommerce.totalSales\`, toString(sum(quantity)) AS \`ECommerce.totalQuantity\` FROM ${DB}.ecommerce GROUP BY city ORDER BY city`,
+      ),
     );
   });
 
   it('answers BigECommerce like SQL over bigecommerce', async () => {
-    const res = await load({ measures: ['BigECommerce.count', 'BigECommerce.totalProfit'], dimensions: ['BigECommerce.category'], order: { 'BigECommerce.category': 'asc' } }).expect(200);
+    const res = await load({
+      measures: ['BigECommerce.count', 'BigECommerce.totalProfit'],
+      dimensions: ['BigECommerce.category'],
+      order: { 'BigECommerce.category': 'asc' },
+    }).expect(200);
     expectRows(
       res.body.data,
       await oracle.rows(
@@ -165,7 +191,10 @@ describe('served', () => {
   });
 
   it('answers RetailCalendar like SQL over retailcalendar', async () => {
-    const res = await load({ timeDimensions: [{ dimension: 'RetailCalendar.date_val', granularity: 'year' }], order: { 'RetailCalendar.date_val': 'asc' } }).expect(200);
+    const res = await load({
+      timeDimensions: [{ dimension: 'RetailCalendar.date_val', granularity: 'year' }],
+      order: { 'RetailCalendar.date_val': 'asc' },
+    }).expect(200);
     expectRows(
       res.body.data.map((row: Record<string, unknown>) => ({ year: row['RetailCalendar.date_val.year'] })),
       await oracle.rows(`SELECT DISTINCT formatDateTime(toStartOfYear(date_val), '%Y-%m-%dT00:00:00.000') AS year FROM ${DB}.retailcalendar ORDER BY year`),
@@ -192,7 +221,11 @@ describe('served', () => {
     const offered = (res.body.cubes as { measures: { name: string }[] }[]).flatMap((c) => c.measures.map((m) => m.name));
     for (const name of approximate) expect(offered).not.toContain(name);
     expect(offered).toEqual(expect.arrayContaining(['Customers.count', 'ECommerce.totalSales']));
-    const refused = await request(service.app).post('/cubejs-api/v1/load').set('authorization', API_KEY).send({ query: { measures: ['ECommerce.countApproxByCustomer'] } }).expect(400);
+    const refused = await request(service.app)
+      .post('/cubejs-api/v1/load')
+      .set('authorization', API_KEY)
+      .send({ query: { measures: ['ECommerce.countApproxByCustomer'] } })
+      .expect(400);
     expect(JSON.stringify(refused.body)).toContain('\\"ECommerce.countApproxByCustomer\\" cannot be queried');
   });
 });
@@ -224,13 +257,23 @@ describe('a member ClickHouse cannot run, whatever the reason', () => {
 
   it('is a warning of validate naming the member, exit 0', async () => {
     const { code, stdout } = await models(['validate'], { CLICKHOUSE_DATABASE: DB, CUBE_MODELS_DIR: typoDir });
-    expect(problemLines(stdout)).toEqual([expect.stringMatching(/^ {2}Typo\.yml: Typo\.subCategory: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*sub_categry/)]);
+    expect(problemLines(stdout)).toEqual([
+      expect.stringMatching(
+        /^ {2}Typo\.yml: Typo\.subCategory: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*sub_categry/,
+      ),
+    ]);
     expect(code).toBe(0);
   });
 
   it('leaves the rest of the cube serving', async () => {
-    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query: { measures: ['Typo.count'], dimensions: ['Typo.category'], order: { 'Typo.category': 'asc' } } }).expect(200);
-    expect(res.body.data).toEqual(await oracle.rows(`SELECT category AS \`Typo.category\`, toString(count()) AS \`Typo.count\` FROM ${DB}.products GROUP BY category ORDER BY category`));
+    const res = await request(service.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Typo.count'], dimensions: ['Typo.category'], order: { 'Typo.category': 'asc' } } })
+      .expect(200);
+    expect(res.body.data).toEqual(
+      await oracle.rows(`SELECT category AS \`Typo.category\`, toString(count()) AS \`Typo.count\` FROM ${DB}.products GROUP BY category ORDER BY category`),
+    );
   });
 
   it('refuses a filter on the member with a 400 naming it', async () => {

@@ -65,7 +65,10 @@ type LogLine = { msg: string; level?: string; dir?: string; problems?: string[] 
 /** The first log line whose message starts with `msg`, written after `from` lines; waits for it (the watcher debounces, then compiles). */
 async function logged(msg: string, from: number): Promise<LogLine> {
   for (;;) {
-    const found = lines.slice(from).map((line) => JSON.parse(line) as LogLine).find((line) => line.msg.startsWith(msg));
+    const found = lines
+      .slice(from)
+      .map((line) => JSON.parse(line) as LogLine)
+      .find((line) => line.msg.startsWith(msg));
     if (found) return found;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -99,14 +102,20 @@ it('serves a changed title in the next /meta, without a restart', async () => {
 });
 
 it('keeps the last good models serving after an edit that does not compile, and logs the problem', async () => {
-  const failed = await edit(original.replace('title: Plays', 'title: Broken').replace('drill_members: [city,', 'drill_members: [nothere,'), 'models not reloaded:');
+  const failed = await edit(
+    original.replace('title: Plays', 'title: Broken').replace('drill_members: [city,', 'drill_members: [nothere,'),
+    'models not reloaded:',
+  );
   expect(failed.problems).toEqual(['Plays.yml: Plays.count: nothere is not a member of the cube or a cube (in drillMembers)']);
   expect(await playsTitle()).toBe('Plays Edited');
   expect(await accountCount()).toBe(await expectedCount());
 });
 
 it('keeps serving the account filter after an edit that drops it', async () => {
-  const leaky = original.replace('title: Plays', 'title: Leaky').replace(/^# access: account.*\n/m, '').replace(" WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}", '');
+  const leaky = original
+    .replace('title: Plays', 'title: Leaky')
+    .replace(/^# access: account.*\n/m, '')
+    .replace(" WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}", '');
   const failed = await edit(leaky, 'models not reloaded:');
   expect(failed.problems).toEqual([expect.stringMatching(/^Plays\.yml: Plays: reads analytics\.downloads, whose rows belong to accounts/)]);
   expect(await playsTitle()).toBe('Plays Edited');
@@ -114,9 +123,13 @@ it('keeps serving the account filter after an edit that drops it', async () => {
 });
 
 it('keeps the last good models serving after an edit that defines a member twice', async () => {
-  const twice = original.replace('title: Plays', 'title: Twice').replace('    dimensions:\n', '    dimensions:\n      - name: city\n        sql: country\n        type: string\n');
+  const twice = original
+    .replace('title: Plays', 'title: Twice')
+    .replace('    dimensions:\n', '    dimensions:\n      - name: city\n        sql: country\n        type: string\n');
   const failed = await edit(twice, 'models not reloaded:');
-  expect(failed.problems).toEqual([expect.stringMatching(/^Plays\.yml: Plays\.city: the dimension city is defined 2 times in the cube, at lines 12 and 15 of Plays\.yml;/)]);
+  expect(failed.problems).toEqual([
+    expect.stringMatching(/^Plays\.yml: Plays\.city: the dimension city is defined 2 times in the cube, at lines 12 and 15 of Plays\.yml;/),
+  ]);
   expect(await playsTitle()).toBe('Plays Edited');
 });
 
@@ -130,7 +143,14 @@ it('serves the next good edit, new members included', async () => {
     .post('/v1/data/load/')
     .set('x-api-key', service.accountKeys[ACCOUNT])
     // A date filter on the new time dimension: the service checks such filters against the members it knows.
-    .send({ query: { measures: ['Plays.count'], dimensions: ['Plays.continent'], filters: [{ member: 'Plays.at', operator: 'afterDate', values: ['2000-01-01'] }], order: { 'Plays.continent': 'asc' } } })
+    .send({
+      query: {
+        measures: ['Plays.count'],
+        dimensions: ['Plays.continent'],
+        filters: [{ member: 'Plays.at', operator: 'afterDate', values: ['2000-01-01'] }],
+        order: { 'Plays.continent': 'asc' },
+      },
+    })
     .expect(200);
   const want = await oracle.rows(
     `SELECT continent AS \`Plays.continent\`, toString(count()) AS \`Plays.count\` FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}' GROUP BY continent ORDER BY continent`,
@@ -145,7 +165,8 @@ describe('whichever way a file is saved', () => {
     for (;;) {
       const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
       if (want(res.body.schemas)) return;
-      if (Date.now() > deadline) throw new Error(`/meta still serves ${JSON.stringify(res.body.schemas.map((s: { name: string; title: string }) => [s.name, s.title]))}`);
+      if (Date.now() > deadline)
+        throw new Error(`/meta still serves ${JSON.stringify(res.body.schemas.map((s: { name: string; title: string }) => [s.name, s.title]))}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

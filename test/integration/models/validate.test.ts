@@ -67,7 +67,7 @@ describe('validate', () => {
           'Charts.yml': CHARTS,
           'Undescribed.yml': CHARTS.replace(/Charts/g, 'Undescribed').replace('        description: Number of chart entries.\n', ''),
           'Leaky.yml': owned('Leaky', '', 'SELECT * FROM downloads'),
-          'LeakyJoined.yml': owned('LeakyJoined', '', "SELECT d.* FROM channel_ranks c JOIN downloads d ON d.token = c.podcast_id WHERE 1 = 1"),
+          'LeakyJoined.yml': owned('LeakyJoined', '', 'SELECT d.* FROM channel_ranks c JOIN downloads d ON d.token = c.podcast_id WHERE 1 = 1'),
           'Shared.yml': owned('Shared', '# access: public\n', 'SELECT * FROM downloads'),
           'Isolated.yml': owned('Isolated', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
           'Promised.yml': owned('Promised', '# access: account\n', 'SELECT *, country_code AS country FROM channel_ranks'),
@@ -87,7 +87,11 @@ describe('validate', () => {
     });
 
     it('reports a cube over an account-owned table without the account filter, not declared public', () => {
-      expect(linesOf('Leaky.yml')).toEqual([expect.stringMatching(/^ {2}Leaky\.yml: Leaky: reads analytics\.downloads, whose rows belong to accounts \(account_id column\), but its SQL does not restrict by account/)]);
+      expect(linesOf('Leaky.yml')).toEqual([
+        expect.stringMatching(
+          /^ {2}Leaky\.yml: Leaky: reads analytics\.downloads, whose rows belong to accounts \(account_id column\), but its SQL does not restrict by account/,
+        ),
+      ]);
     });
 
     it('finds the account-owned table behind a join', () => {
@@ -95,7 +99,9 @@ describe('validate', () => {
     });
 
     it('holds a cube declared "access: account" to its promise, whatever its tables', () => {
-      expect(linesOf('Promised.yml')).toEqual([expect.stringMatching(/^ {2}Promised\.yml: Promised: declared "access: account" but its SQL does not restrict by account/)]);
+      expect(linesOf('Promised.yml')).toEqual([
+        expect.stringMatching(/^ {2}Promised\.yml: Promised: declared "access: account" but its SQL does not restrict by account/),
+      ]);
     });
 
     it('reports a declaration it cannot read', () => {
@@ -103,7 +109,11 @@ describe('validate', () => {
     });
 
     it('reports a column ClickHouse does not find, with the member', () => {
-      expect(linesOf('BadColumn.yml')).toEqual([expect.stringMatching(/^ {2}BadColumn\.yml: BadColumn\.platform: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*platfrom/)]);
+      expect(linesOf('BadColumn.yml')).toEqual([
+        expect.stringMatching(
+          /^ {2}BadColumn\.yml: BadColumn\.platform: the member cannot be queried, so queries naming it are refused: ClickHouse rejects the member's SQL: .*platfrom/,
+        ),
+      ]);
     });
 
     it('passes a public declaration, an account filter, and a table without account_id', () => {
@@ -125,7 +135,11 @@ describe('duplicates, which Cube would resolve by keeping one definition silentl
 
   it('reports a cube defined in two files, naming both', async () => {
     const js = "cube('Charts', {\n  sql_table: 'channel_ranks',\n  measures: { count: { type: 'count', description: 'Chart entries.' } },\n});\n";
-    const { code, stdout } = await models(['validate', '--dir', modelDir({ 'Charts.yml': CHARTS, 'More.yml': `${CHARTS}${CHARTS.replace('cubes:\n', '')}`, 'Legacy.js': js })]);
+    const { code, stdout } = await models([
+      'validate',
+      '--dir',
+      modelDir({ 'Charts.yml': CHARTS, 'More.yml': `${CHARTS}${CHARTS.replace('cubes:\n', '')}`, 'Legacy.js': js }),
+    ]);
     expect(code).toBe(1);
     expect(problemLines(stdout)).toEqual([
       '  Charts.yml: Charts: the cube Charts is defined 4 times, at Charts.yml line 2 and Legacy.js line 1 and More.yml line 2 and More.yml line 13; Cube would serve only one of them: remove or rename the others',
@@ -135,7 +149,9 @@ describe('duplicates, which Cube would resolve by keeping one definition silentl
   it('reports a measure defined twice', async () => {
     const measures = CHARTS.replace('        drill_members: [platform]\n', '      - name: count\n        description: Again.\n        type: count\n');
     const { stdout } = await models(['validate', '--dir', modelDir({ 'Charts.yml': measures })]);
-    expect(problemLines(stdout)).toEqual([expect.stringMatching(/^ {2}Charts\.yml: Charts\.count: the measure count is defined 2 times in the cube, at lines 5 and 8 of Charts\.yml;/)]);
+    expect(problemLines(stdout)).toEqual([
+      expect.stringMatching(/^ {2}Charts\.yml: Charts\.count: the measure count is defined 2 times in the cube, at lines 5 and 8 of Charts\.yml;/),
+    ]);
   });
 
   it('refuses to start the service on them', async () => {
@@ -147,7 +163,9 @@ describe('duplicates, which Cube would resolve by keeping one definition silentl
 });
 
 describe('sql', () => {
-  const dir = modelDir({ 'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}") });
+  const dir = modelDir({
+    'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
+  });
 
   it("prints the SQL Cube generates, with the key's account as a parameter", async () => {
     const { code, stdout } = await models(['sql', '{"measures":["Plays.count"]}', '--account', 'northwind-audio', '--dir', dir]);

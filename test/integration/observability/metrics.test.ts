@@ -56,8 +56,7 @@ describe('GET /metrics after known traffic', () => {
     measures: ['Downloads.count'],
     filters: [{ member: 'Downloads.country', operator: 'notEquals', values: ['metrics-test-no-such-country'] }],
   };
-  const load = (key: string, query: unknown = QUERY) =>
-    request(service.app).post('/v1/data/load').set('x-api-key', key).send({ query });
+  const load = (key: string, query: unknown = QUERY) => request(service.app).post('/v1/data/load').set('x-api-key', key).send({ query });
   const DURATION = 'analytics_http_request_duration_seconds';
   const QUERIES = 'analytics_query_duration_seconds';
   const LOAD = { route: '/v1/data/load', method: 'POST' };
@@ -123,11 +122,7 @@ describe('GET /metrics after known traffic', () => {
       refusedRate: 1,
       refusedConcurrency: 0,
     });
-    expect([...after.histograms].filter((name) => name.startsWith('analytics_')).sort()).toEqual([
-      DURATION,
-      QUERIES,
-      'analytics_warehouse_queue_wait_seconds',
-    ]);
+    expect([...after.histograms].filter((name) => name.startsWith('analytics_')).sort()).toEqual([DURATION, QUERIES, 'analytics_warehouse_queue_wait_seconds']);
     // The one miss ran its statement through chDB's queue.
     expect(delta('analytics_warehouse_queue_wait_seconds')).toBeGreaterThanOrEqual(1);
     expect(after.families.get('analytics_warehouse_queue_depth')?.metrics[0].value).toBe('0');
@@ -183,9 +178,12 @@ describe('GET /metrics after known traffic', () => {
     };
 
     it('says on a load where the time went: warehouse within Cube within the total', async () => {
-      const res = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({
-        query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: ['server-timing-test'] }] },
-      });
+      const res = await request(service.app)
+        .post('/v1/data/load')
+        .set('x-api-key', API_KEY)
+        .send({
+          query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: ['server-timing-test'] }] },
+        });
       expect(res.status).toBe(200);
       expect(res.headers['server-timing']).toMatch(/^warehouse;dur=[\d.]+, cube;dur=[\d.]+, total;dur=[\d.]+, cache;desc="miss"$/);
       const timing = timingOf(res.headers['server-timing']);
@@ -199,7 +197,10 @@ describe('GET /metrics after known traffic', () => {
       const meta = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('Origin', 'https://app.example');
       expect(meta.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=[\d.]+, total;dur=[\d.]+$/);
       expect(meta.headers['access-control-expose-headers']).toMatch(/\bServer-Timing\b/);
-      const invalid = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send({ query: { measures: ['Nope.count'] } });
+      const invalid = await request(service.app)
+        .post('/v1/data/load')
+        .set('x-api-key', API_KEY)
+        .send({ query: { measures: ['Nope.count'] } });
       expectEnvelope(invalid, 'invalid_query');
       expect(invalid.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=[\d.]+, total;dur=[\d.]+$/);
       const notJson = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send('{');
@@ -211,7 +212,11 @@ describe('GET /metrics after known traffic', () => {
 
     it('takes a sane incoming x-request-id as the request id, in the answer and the log', async () => {
       const id = '5d7b9a30-2f4e-4c1a-9b1e-0c3f6a7d8e21-span-1';
-      const res = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).set('x-request-id', id).send({ query: { measures: ['Nope.count'] } });
+      const res = await request(service.app)
+        .post('/v1/data/load')
+        .set('x-api-key', API_KEY)
+        .set('x-request-id', id)
+        .send({ query: { measures: ['Nope.count'] } });
       expectEnvelope(res, 'invalid_query');
       expect(res.headers['x-request-id']).toBe(id);
       expect(res.body.requestId).toBe(id);

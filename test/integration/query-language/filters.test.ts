@@ -69,7 +69,17 @@ function cell(value: unknown): unknown {
   return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text) ? Number(Number(text).toPrecision(12)) : text;
 }
 const canonical = (rows: Row[]) =>
-  rows.map((row) => JSON.stringify(Object.fromEntries(Object.keys(row).sort().map((k) => [k, cell(row[k])])))).sort();
+  rows
+    .map((row) =>
+      JSON.stringify(
+        Object.fromEntries(
+          Object.keys(row)
+            .sort()
+            .map((k) => [k, cell(row[k])]),
+        ),
+      ),
+    )
+    .sort();
 
 /** What the normalized query echoes for the filters sent: `dimension` becomes `member`, values become strings. */
 function echoed(filters: Filter[]): Filter[] {
@@ -103,7 +113,9 @@ async function runCase({ query, sql }: Case): Promise<void> {
 }
 
 const f = (member: string, operator: string, values?: unknown[]): Filter => ({ member, operator, ...(values ? { values } : {}) });
-const by = (measures: string[], dimensions: string[], filters: Filter[], extra: Query = {}) => () => ({ measures, dimensions, filters, ...extra });
+const by =
+  (measures: string[], dimensions: string[], filters: Filter[], extra: Query = {}) =>
+  () => ({ measures, dimensions, filters, ...extra });
 
 // ---------------------------------------------------------------------------
 // Strings: equals, notEquals, in, notIn, contains, startsWith, endsWith, …
@@ -364,12 +376,14 @@ const BOOLEAN_CASES: Case[] = [
 // ---------------------------------------------------------------------------
 // Dates: inDateRange, notInDateRange, onTheDate, beforeDate, beforeOrOnDate, afterDate, afterOrOnDate
 // ---------------------------------------------------------------------------
-const downloadsByCountry = (filters: (c: Ctx) => Filter[], extra: Query = {}) => (c: Ctx) => ({
-  measures: ['Downloads.count'],
-  dimensions: ['Downloads.country'],
-  filters: filters(c),
-  ...extra,
-});
+const downloadsByCountry =
+  (filters: (c: Ctx) => Filter[], extra: Query = {}) =>
+  (c: Ctx) => ({
+    measures: ['Downloads.count'],
+    dimensions: ['Downloads.country'],
+    filters: filters(c),
+    ...extra,
+  });
 const downloadsWhere = (where: (c: Ctx) => string) => (c: Ctx) => `
   SELECT country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads WHERE ${where(c)} GROUP BY country`;
 const utc = (localTimestamp: string) => `toDateTime('${localTimestamp.replace('T', ' ').replace(/\.\d+$/, '')}', 'UTC')`;
@@ -451,7 +465,7 @@ const DATE_CASES: Case[] = [
     query: downloadsByCountry((c) => [f('Downloads.ts', 'onTheDate', [c.d10])]),
     sql: downloadsWhere((c) => `toDate(ts) = '${c.d10}'`),
     cube033Bug:
-      "onTheDate reads values[0] as the start and values[1] as the end; with one value the end is formatToDate(undefined) = " +
+      'onTheDate reads values[0] as the start and values[1] as the end; with one value the end is formatToDate(undefined) = ' +
       'the end of TODAY, so the filter returns everything from that date until now.',
   },
   {
@@ -464,17 +478,25 @@ const DATE_CASES: Case[] = [
   },
   {
     name: 'inDateRange on a DateTime64(3) member keeps the milliseconds of its bounds',
-    query: (c) => ({ measures: ['WebEvents.count'], dimensions: ['WebEvents.appId'], filters: [f('WebEvents.trackTs', 'inDateRange', [c.eventSecond, c.eventTs])] }),
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      filters: [f('WebEvents.trackTs', 'inDateRange', [c.eventSecond, c.eventTs])],
+    }),
     sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
       WHERE track_ts BETWEEN toDateTime64('${c.eventSecond.replace('T', ' ')}', 3, 'UTC') AND toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC')
       GROUP BY app_id`,
     cube033Bug:
-      "The ClickHouse dialect casts bounds with parseDateTimeBestEffort(), which returns a DateTime (seconds): the end bound " +
+      'The ClickHouse dialect casts bounds with parseDateTimeBestEffort(), which returns a DateTime (seconds): the end bound ' +
       "'…:SS.mmm' becomes '…:SS', and an event at …:SS.mmm (> …:SS.000) falls outside its own range (upstream cube-js/cube#2536).",
   },
   {
     name: 'timeDimensions dateRange on a DateTime64(3) member keeps the milliseconds of its bounds',
-    query: (c) => ({ measures: ['WebEvents.count'], dimensions: ['WebEvents.appId'], timeDimensions: [{ dimension: 'WebEvents.trackTs', dateRange: [c.eventSecond, c.eventTs] }] }),
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      timeDimensions: [{ dimension: 'WebEvents.trackTs', dateRange: [c.eventSecond, c.eventTs] }],
+    }),
     sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
       WHERE track_ts BETWEEN toDateTime64('${c.eventSecond.replace('T', ' ')}', 3, 'UTC') AND toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC')
       GROUP BY app_id`,
@@ -488,28 +510,36 @@ const DATE_CASES: Case[] = [
 const LOGICAL_CASES: Case[] = [
   {
     name: 'or of a filter and an and-group (with a `dimension` key inside)',
-    query: by(['Downloads.count'], ['Downloads.country'], [
-      {
-        or: [
-          f('Downloads.country', 'equals', ['Germany']),
-          { and: [{ dimension: 'Downloads.city', operator: 'startsWith', values: ['new'] }, f('Downloads.parsed_ua', 'notEquals', ['Spotify'])] },
-        ],
-      },
-    ]),
+    query: by(
+      ['Downloads.count'],
+      ['Downloads.country'],
+      [
+        {
+          or: [
+            f('Downloads.country', 'equals', ['Germany']),
+            { and: [{ dimension: 'Downloads.city', operator: 'startsWith', values: ['new'] }, f('Downloads.parsed_ua', 'notEquals', ['Spotify'])] },
+          ],
+        },
+      ],
+    ),
     sql: () => `SELECT country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads
       WHERE country = 'Germany' OR (positionCaseInsensitive(city, 'new') = 1 AND parsed_ua != 'Spotify') GROUP BY country`,
   },
   {
     name: 'and of two or-groups, next to a plain filter',
-    query: by(['ChannelRanks.count'], ['ChannelRanks.platform', 'ChannelRanks.category'], [
-      {
-        and: [
-          { or: [f('ChannelRanks.platform', 'equals', ['spotify']), f('ChannelRanks.rank', 'lte', ['3'])] },
-          { or: [f('ChannelRanks.category', 'equals', ['Comedy']), f('ChannelRanks.countryCode', 'in', ['us', 'gb'])] },
-        ],
-      },
-      f('ChannelRanks.rank', 'gt', ['1']),
-    ]),
+    query: by(
+      ['ChannelRanks.count'],
+      ['ChannelRanks.platform', 'ChannelRanks.category'],
+      [
+        {
+          and: [
+            { or: [f('ChannelRanks.platform', 'equals', ['spotify']), f('ChannelRanks.rank', 'lte', ['3'])] },
+            { or: [f('ChannelRanks.category', 'equals', ['Comedy']), f('ChannelRanks.countryCode', 'in', ['us', 'gb'])] },
+          ],
+        },
+        f('ChannelRanks.rank', 'gt', ['1']),
+      ],
+    ),
     sql: () => `SELECT platform AS "ChannelRanks.platform", category AS "ChannelRanks.category", count() AS "ChannelRanks.count"
       FROM analytics.channel_ranks
       WHERE (platform = 'spotify' OR rank <= 3) AND (category = 'Comedy' OR country_code IN ('us', 'gb')) AND rank > 1
@@ -535,10 +565,11 @@ const MEASURE_CASES: Case[] = [
   },
   {
     name: 'or-group of measure filters (lt, gt) with a dimension filter: WHERE then HAVING',
-    query: by(['WebEvents.count'], ['WebEvents.appId'], [
-      { or: [f('WebEvents.count', 'lt', ['5']), f('WebEvents.count', 'gt', ['40'])] },
-      f('WebEvents.se_category', 'equals', ['']),
-    ]),
+    query: by(
+      ['WebEvents.count'],
+      ['WebEvents.appId'],
+      [{ or: [f('WebEvents.count', 'lt', ['5']), f('WebEvents.count', 'gt', ['40'])] }, f('WebEvents.se_category', 'equals', [''])],
+    ),
     sql: () => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count"
       FROM analytics.web_events WHERE se_category = '' GROUP BY app_id HAVING count() < 5 OR count() > 40`,
   },

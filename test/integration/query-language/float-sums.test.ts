@@ -29,7 +29,11 @@ const cubejs = async (query: Record<string, unknown>) =>
 
 /** The exact decimal as a Float64 shows it: its 15 significant digits, no more. */
 const fifteenDigits = (exact: string) => String(Number(Number(exact).toPrecision(15)));
-const significantDigits = (text: string) => text.replace(/^-?0*\.?0*/, '').replace(/\./, '').replace(/0+$/, '').length;
+const significantDigits = (text: string) =>
+  text
+    .replace(/^-?0*\.?0*/, '')
+    .replace(/\./, '')
+    .replace(/0+$/, '').length;
 
 describe.each([
   ['/v1/data/load/', v1],
@@ -49,7 +53,9 @@ describe.each([
 
     const byApp = await load({ measures: ['WebEvents.se_value_sum'], dimensions: ['WebEvents.appId'] });
     const want = Object.fromEntries(exact.map((r) => [r.app, fifteenDigits(r.s)]));
-    const got = Object.fromEntries(byApp.filter((r) => r['WebEvents.se_value_sum'] !== null).map((r) => [r['WebEvents.appId'], String(r['WebEvents.se_value_sum'])]));
+    const got = Object.fromEntries(
+      byApp.filter((r) => r['WebEvents.se_value_sum'] !== null).map((r) => [r['WebEvents.appId'], String(r['WebEvents.se_value_sum'])]),
+    );
     expect(got).toEqual(want);
   });
 

@@ -90,9 +90,7 @@ it('each step’s percent is its conversions ÷ the first step’s × 100, and t
       const want = Object.fromEntries(
         (await oracle.rows<{ k: string; v: string }>(funnelStepsSql(DATABASE, where, keep))).map((r) => [r.k, Number(r.v)] as const).filter(([, v]) => v > 0),
       );
-      const got = Object.fromEntries(
-        rows.map((row) => [String(row[`${F}.step`]), Number(row[`${F}.conversions`])] as const).filter(([, v]) => v > 0),
-      );
+      const got = Object.fromEntries(rows.map((row) => [String(row[`${F}.step`]), Number(row[`${F}.conversions`])] as const).filter(([, v]) => v > 0));
       expect(got).toEqual(want);
     }),
     { numRuns: 25 },

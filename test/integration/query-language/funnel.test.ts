@@ -97,7 +97,14 @@ const CASES: Case[] = [
     name: 'a range inside an or (no lower bound)',
     query: () => ({
       ...base,
-      filters: [{ or: [{ member: TIME, operator: 'inDateRange', values: [D(5), D(1)] }, { member: TIME, operator: 'beforeDate', values: [D(24)] }] }],
+      filters: [
+        {
+          or: [
+            { member: TIME, operator: 'inDateRange', values: [D(5), D(1)] },
+            { member: TIME, operator: 'beforeDate', values: [D(24)] },
+          ],
+        },
+      ],
     }),
     keep: () => `(t >= ${start(D(5))} AND t < ${after(D(1))}) OR t < ${start(D(24))}`,
   },

@@ -43,7 +43,16 @@ function cell(value: unknown): unknown {
   return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text) ? Number(Number(text).toPrecision(12)) : text;
 }
 /** Rows as comparable strings, in their order (keys sorted within a row). */
-const inOrder = (rows: Row[]) => rows.map((row) => JSON.stringify(Object.fromEntries(Object.keys(row).sort().map((k) => [k, cell(row[k])]))));
+const inOrder = (rows: Row[]) =>
+  rows.map((row) =>
+    JSON.stringify(
+      Object.fromEntries(
+        Object.keys(row)
+          .sort()
+          .map((k) => [k, cell(row[k])]),
+      ),
+    ),
+  );
 const asSet = (rows: Row[]) => inOrder(rows).sort();
 
 /** Asserts the values of `member` in `rows` never go down (asc) or never go up (desc). */
@@ -335,7 +344,12 @@ describe('the normalized query in the response', () => {
       dimensions: ['Downloads.country'],
       filters: [
         { dimension: 'Downloads.continent', operator: 'equals', values: ['Europe'] },
-        { or: [{ dimension: 'Downloads.parsed_ua', operator: 'contains', values: ['apple'] }, { member: 'Downloads.parsed_ua', operator: 'set' }] },
+        {
+          or: [
+            { dimension: 'Downloads.parsed_ua', operator: 'contains', values: ['apple'] },
+            { member: 'Downloads.parsed_ua', operator: 'set' },
+          ],
+        },
         { member: 'Downloads.count', operator: 'gte', values: [1] },
       ],
       order: [
@@ -352,7 +366,12 @@ describe('the normalized query in the response', () => {
       timeDimensions: [],
       filters: [
         { member: 'Downloads.continent', operator: 'equals', values: ['Europe'] },
-        { or: [{ member: 'Downloads.parsed_ua', operator: 'contains', values: ['apple'] }, { member: 'Downloads.parsed_ua', operator: 'set' }] },
+        {
+          or: [
+            { member: 'Downloads.parsed_ua', operator: 'contains', values: ['apple'] },
+            { member: 'Downloads.parsed_ua', operator: 'set' },
+          ],
+        },
         { member: 'Downloads.count', operator: 'gte', values: ['1'] },
       ],
       order: [

@@ -297,14 +297,18 @@ describe('absolute date ranges (UTC)', () => {
   });
 
   it('the inDateRange filter counts the same as the dateRange of a time dimension', async () => {
-    const res = await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: [D(10), D(8)] }] }).expect(200);
+    const res = await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: [D(10), D(8)] }] }).expect(
+      200,
+    );
     expect(dataCount(res.body, 'Downloads.count')).toBe(await count(`SELECT count() FROM ${db}.downloads WHERE toDate(ts) BETWEEN '${D(10)}' AND '${D(8)}'`));
   });
 
   it('a range without data counts 0, and grouped by day it has no rows', async () => {
     const range = ['2020-01-01', '2020-01-31'];
     expect((await downloads(range).expect(200)).body.data).toEqual([{ 'Downloads.count': '0' }]);
-    const grouped = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] }).expect(200);
+    const grouped = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] }).expect(
+      200,
+    );
     expect(grouped.body.data).toEqual([]);
   });
 
@@ -408,9 +412,7 @@ describe('time zones other than UTC', () => {
   it('America/New_York: day buckets over the whole window are New York days (a DST change in the window included)', async () => {
     const tz = 'America/New_York';
     const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }] }).expect(200);
-    const expected = await buckets(
-      `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads GROUP BY b ORDER BY b`,
-    );
+    const expected = await buckets(`SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads GROUP BY b ORDER BY b`);
     expect(res.body.data).toEqual(asTimeRows('Downloads.ts', 'day', 'Downloads.count', expected));
     // Not the UTC buckets: the first New York day starts before the first UTC day.
     const utc = await buckets(`SELECT ${isoDay('toDate(ts)')} AS b, count() AS v FROM ${db}.downloads GROUP BY b ORDER BY b`);
@@ -420,9 +422,11 @@ describe('time zones other than UTC', () => {
   it('America/New_York: a date range is read as New York days', async () => {
     const tz = 'America/New_York';
     const range = [D(6), D(4)];
-    const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] }).expect(
-      200,
-    );
+    const res = await load({
+      measures: ['Downloads.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }],
+    }).expect(200);
     expect(res.body.query.timeDimensions).toEqual([{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [startOfDay(D(6)), endOfDay(D(4))] }]);
     const expected = await buckets(
       `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads
@@ -474,14 +478,20 @@ describe('time zones other than UTC', () => {
 
   it('Asia/Kolkata: week buckets start on local Mondays', async () => {
     const tz = 'Asia/Kolkata';
-    const res = await load({ measures: ['WebEvents.count'], timezone: tz, timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'week' }] }).expect(200);
+    const res = await load({ measures: ['WebEvents.count'], timezone: tz, timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'week' }] }).expect(
+      200,
+    );
     const local = `toDate(toTimeZone(track_ts, '${tz}'))`;
     const expected = await buckets(`SELECT ${isoDay(`${local} - (toDayOfWeek(${local}) - 1)`)} AS b, count() AS v FROM ${db}.web_events GROUP BY b ORDER BY b`);
     expect(res.body.data).toEqual(asTimeRows('WebEvents.trackTs', 'week', 'WebEvents.count', expected));
   });
 
   it('an unknown time zone is a 400', async () => {
-    const res = await load({ measures: ['Downloads.count'], timezone: 'Mars/Olympus_Mons', timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }] });
+    const res = await load({
+      measures: ['Downloads.count'],
+      timezone: 'Mars/Olympus_Mons',
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }],
+    });
     expect(res.status).toBe(400);
   });
 });
@@ -623,23 +633,28 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
     expect(res.body.data).toEqual(await expectedShorthand());
   });
 
-  it.each(['second', 'minute', 'hour', 'day', 'week', 'month', 'year'])('Downloads.ts.%s answers as timeDimensions with that granularity', async (granularity) => {
-    const dateRange = [`${D(6)}T06:00:00.000`, `${D(6)}T07:59:59.999`];
-    const [short, long] = await Promise.all([
-      load({ measures: ['Downloads.count'], dimensions: [`Downloads.ts.${granularity}`], timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(200),
-      load({
-        measures: ['Downloads.count'],
-        timeDimensions: [
-          { dimension: 'Downloads.ts', dateRange },
-          { dimension: 'Downloads.ts', granularity },
-        ],
-      }).expect(200),
-    ]);
-    expect(short.body.data.length).toBeGreaterThan(0);
-    expect(short.body.data).toEqual(long.body.data);
-    expect(Object.keys(short.body.data[0]).sort()).toEqual(['Downloads.count', 'Downloads.ts', `Downloads.ts.${granularity}`]);
-    expect(short.body.query.timeDimensions).toEqual(long.body.query.timeDimensions);
-  });
+  it.each(['second', 'minute', 'hour', 'day', 'week', 'month', 'year'])(
+    'Downloads.ts.%s answers as timeDimensions with that granularity',
+    async (granularity) => {
+      const dateRange = [`${D(6)}T06:00:00.000`, `${D(6)}T07:59:59.999`];
+      const [short, long] = await Promise.all([
+        load({ measures: ['Downloads.count'], dimensions: [`Downloads.ts.${granularity}`], timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(
+          200,
+        ),
+        load({
+          measures: ['Downloads.count'],
+          timeDimensions: [
+            { dimension: 'Downloads.ts', dateRange },
+            { dimension: 'Downloads.ts', granularity },
+          ],
+        }).expect(200),
+      ]);
+      expect(short.body.data.length).toBeGreaterThan(0);
+      expect(short.body.data).toEqual(long.body.data);
+      expect(Object.keys(short.body.data[0]).sort()).toEqual(['Downloads.count', 'Downloads.ts', `Downloads.ts.${granularity}`]);
+      expect(short.body.query.timeDimensions).toEqual(long.body.query.timeDimensions);
+    },
+  );
 
   // Cube 0.33's query schema accepts the shorthand with second … year but not
   // quarter (api-gateway/dist/src/query.js, `dimensionWithTime`), although
@@ -786,14 +801,19 @@ describe('compareDateRange (queryType multi)', () => {
     ]);
     expect(get.body.queryType).toBe('compareDateRangeQuery');
     expect(get.body.results.map((r: { data: Row[] }) => r.data)).toEqual(post.body.results.map((r: { data: Row[] }) => r.data));
-    expect(get.body.results.map((r: { query: Query }) => r.query.timeDimensions)).toEqual(post.body.results.map((r: { query: Query }) => r.query.timeDimensions));
+    expect(get.body.results.map((r: { query: Query }) => r.query.timeDimensions)).toEqual(
+      post.body.results.map((r: { query: Query }) => r.query.timeDimensions),
+    );
   });
 
   it('without queryType multi, a compareDateRange query is a 400 (POST and GET)', async () => {
     const post = await load(query());
     expect(post.status).toBe(400);
     expect(post.body.code).toBe('invalid_query');
-    const get = await request(service.app).get('/v1/data/load').query({ query: JSON.stringify(query()) }).set('x-api-key', API_KEY);
+    const get = await request(service.app)
+      .get('/v1/data/load')
+      .query({ query: JSON.stringify(query()) })
+      .set('x-api-key', API_KEY);
     expect(get.status).toBe(400);
     expect(get.body.code).toBe('invalid_query');
   });

@@ -23,9 +23,22 @@ afterAll(async () => {
   await service.close();
 });
 
-const byCountry = (paging: Record<string, unknown> = {}) => ({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], order: { 'Downloads.country': 'asc' }, ...paging });
-const v1 = (body: unknown) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send(body as object);
-const cubejs = (body: unknown) => request(service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send(body as object);
+const byCountry = (paging: Record<string, unknown> = {}) => ({
+  measures: ['Downloads.count'],
+  dimensions: ['Downloads.country'],
+  order: { 'Downloads.country': 'asc' },
+  ...paging,
+});
+const v1 = (body: unknown) =>
+  request(service.app)
+    .post('/v1/data/load/')
+    .set('x-api-key', API_KEY)
+    .send(body as object);
+const cubejs = (body: unknown) =>
+  request(service.app)
+    .post('/cubejs-api/v1/load')
+    .set('x-api-key', API_KEY)
+    .send(body as object);
 const SPEC_KEYS = ['annotation', 'data', 'lastRefreshTime', 'query', 'slowQuery', 'total'];
 
 describe('/v1/data/load/', () => {
@@ -60,7 +73,9 @@ describe('/v1/data/load/', () => {
     expect(before.body.data).toHaveLength(3);
     // The rows themselves are the oracle's, in its order: the extra row never shows.
     const names = await oracle.rows<{ country: string }>(`SELECT DISTINCT country FROM ${DATABASE}.downloads ORDER BY country`);
-    expect(before.body.data.map((r: Record<string, string>) => r['Downloads.country'])).toEqual(names.slice(countries - 4, countries - 1).map((r) => r.country));
+    expect(before.body.data.map((r: Record<string, string>) => r['Downloads.country'])).toEqual(
+      names.slice(countries - 4, countries - 1).map((r) => r.country),
+    );
   });
 
   it('an answer from the result cache keeps its flag', async () => {

@@ -24,8 +24,16 @@ const APIS = [
 ];
 
 describe.each(APIS)('$name', ({ path }) => {
-  const post = (query: unknown, multi = false) => request(service.app).post(path).set('x-api-key', API_KEY).send({ query, ...(multi ? { queryType: 'multi' } : {}) });
-  const get = (query: unknown) => request(service.app).get(path).set('x-api-key', API_KEY).query({ query: JSON.stringify(query) });
+  const post = (query: unknown, multi = false) =>
+    request(service.app)
+      .post(path)
+      .set('x-api-key', API_KEY)
+      .send({ query, ...(multi ? { queryType: 'multi' } : {}) });
+  const get = (query: unknown) =>
+    request(service.app)
+      .get(path)
+      .set('x-api-key', API_KEY)
+      .query({ query: JSON.stringify(query) });
   const compare: Query = {
     measures: ['Downloads.count'],
     timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', compareDateRange: ['last 7 days', 'last 14 days'] }],
@@ -40,7 +48,10 @@ describe.each(APIS)('$name', ({ path }) => {
   });
 
   it('an array of queries without queryType multi: says to add queryType "multi"', async () => {
-    const blended = [0, 1].map(() => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: 'last 7 days' }] }));
+    const blended = [0, 1].map(() => ({
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: 'last 7 days' }],
+    }));
     const res = await post(blended);
     // /v1 without multi takes one query object only.
     if (path.startsWith('/v1')) expectEnvelope(res, 'invalid_request', /JSON object/);
@@ -50,7 +61,11 @@ describe.each(APIS)('$name', ({ path }) => {
 
   it('a limit over the maximum: names the maximum and QUERY_MAX_LIMIT, as a number, a digit string, and in an array', async () => {
     for (const limit of [1001, '5000']) {
-      expectEnvelope(await post({ measures: ['Downloads.count'], dimensions: ['Downloads.city'], limit }), 'invalid_query', /"limit" is \d+; the maximum is 1000 \(QUERY_MAX_LIMIT\)/);
+      expectEnvelope(
+        await post({ measures: ['Downloads.count'], dimensions: ['Downloads.city'], limit }),
+        'invalid_query',
+        /"limit" is \d+; the maximum is 1000 \(QUERY_MAX_LIMIT\)/,
+      );
     }
     const both = [1000, 1001].map((limit) => ({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }], limit }));
     expectEnvelope(await post(both, true), 'invalid_query', /^query\[1\]: "limit" is 1001; the maximum is 1000 \(QUERY_MAX_LIMIT\)/);
@@ -59,8 +74,22 @@ describe.each(APIS)('$name', ({ path }) => {
 
   it('an unknown operator, at any depth: names it and lists the operators there are', async () => {
     const res = await post({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'between', values: ['a', 'b'] }] });
-    expectEnvelope(res, 'invalid_query', /^filters\[0\]\.operator: "between" is not a filter operator; use one of equals, notEquals, .*inDateRange.*measureFilter\.$/);
-    const nested = await post({ measures: ['Downloads.count'], filters: [{ or: [{ member: 'Downloads.country', operator: 'set' }, { member: 'Downloads.country', operator: 'like', values: ['x'] }] }] });
+    expectEnvelope(
+      res,
+      'invalid_query',
+      /^filters\[0\]\.operator: "between" is not a filter operator; use one of equals, notEquals, .*inDateRange.*measureFilter\.$/,
+    );
+    const nested = await post({
+      measures: ['Downloads.count'],
+      filters: [
+        {
+          or: [
+            { member: 'Downloads.country', operator: 'set' },
+            { member: 'Downloads.country', operator: 'like', values: ['x'] },
+          ],
+        },
+      ],
+    });
     expectEnvelope(nested, 'invalid_query', /^filters\[0\]\.or\[1\]\.operator: "like" is not a filter operator/);
   });
 

@@ -24,8 +24,22 @@ afterAll(async () => {
 
 type Query = Record<string, unknown>;
 const APIS: { name: string; send: (query: Query, multi?: boolean) => request.Test }[] = [
-  { name: '/v1/data/load/', send: (query, multi) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query, ...(multi ? { queryType: 'multi' } : {}) }) },
-  { name: '/cubejs-api/v1/load', send: (query, multi) => request(service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send({ query, ...(multi ? { queryType: 'multi' } : {}) }) },
+  {
+    name: '/v1/data/load/',
+    send: (query, multi) =>
+      request(service.app)
+        .post('/v1/data/load/')
+        .set('x-api-key', API_KEY)
+        .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
+  },
+  {
+    name: '/cubejs-api/v1/load',
+    send: (query, multi) =>
+      request(service.app)
+        .post('/cubejs-api/v1/load')
+        .set('x-api-key', API_KEY)
+        .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
+  },
 ];
 
 const NOT_DATES = ['2026-13-01', '2026-02-30', '2026-11-07T25:00:00', 'next tuesday-ish', '', '11/07/2026'];
@@ -52,7 +66,11 @@ describe.each(APIS)('$name', ({ send }) => {
     });
 
     it('in a filter nested in or/and: 400 naming where', async () => {
-      const res = await send(count({ filters: [{ or: [{ member: 'Downloads.country', operator: 'set' }, { and: [{ member: 'Downloads.ts', operator: 'afterDate', values: [bad] }] }] }] }));
+      const res = await send(
+        count({
+          filters: [{ or: [{ member: 'Downloads.country', operator: 'set' }, { and: [{ member: 'Downloads.ts', operator: 'afterDate', values: [bad] }] }] }],
+        }),
+      );
       expectEnvelope(res, 'invalid_query', named);
       expect(res.body.error).toMatch(/^filters\[0\]\.or\[1\]\.and\[0\]: /);
     });
@@ -66,7 +84,21 @@ describe.each(APIS)('$name', ({ send }) => {
     });
 
     it('in a range of a compareDateRange: 400 naming the member and the value', async () => {
-      const res = await send(count({ timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', compareDateRange: [['2026-11-01', '2026-11-02'], [bad, '2026-11-07']] }] }), true);
+      const res = await send(
+        count({
+          timeDimensions: [
+            {
+              dimension: 'Downloads.ts',
+              granularity: 'day',
+              compareDateRange: [
+                ['2026-11-01', '2026-11-02'],
+                [bad, '2026-11-07'],
+              ],
+            },
+          ],
+        }),
+        true,
+      );
       expectEnvelope(res, 'invalid_query', named);
       expect(res.body.error).toMatch(/^timeDimensions\[0\]\.compareDateRange\[1\]: /);
     });
@@ -93,7 +125,11 @@ describe.each(APIS)('$name', ({ send }) => {
   });
 
   it('a bound operator with two dates, a range operator with three: 400 saying how many it takes', async () => {
-    expectEnvelope(await send(count({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-11-01', '2026-11-02'] }] })), 'invalid_query', /afterDate filter on Downloads\.ts takes 1 date; got 2/);
+    expectEnvelope(
+      await send(count({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-11-01', '2026-11-02'] }] })),
+      'invalid_query',
+      /afterDate filter on Downloads\.ts takes 1 date; got 2/,
+    );
     expectEnvelope(
       await send(count({ filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: ['2026-11-01', '2026-11-02', '2026-11-03'] }] })),
       'invalid_query',
@@ -115,7 +151,11 @@ describe.each(APIS)('$name', ({ send }) => {
 
     it.each([
       ['a date', (d: string) => [d, d], (d: string) => `toDate(ts) = '${d}'`],
-      ['local times with milliseconds', (d: string) => [`${d}T06:00:00.000`, `${d}T17:59:59.999`], (d: string) => `ts BETWEEN '${d} 06:00:00' AND '${d} 17:59:59'`],
+      [
+        'local times with milliseconds',
+        (d: string) => [`${d}T06:00:00.000`, `${d}T17:59:59.999`],
+        (d: string) => `ts BETWEEN '${d} 06:00:00' AND '${d} 17:59:59'`,
+      ],
       ['local times with a space, to the minute', (d: string) => [`${d} 06:00`, `${d} 18:00`], (d: string) => `ts BETWEEN '${d} 06:00:00' AND '${d} 18:00:00'`],
       ['times in UTC with Z', (d: string) => [`${d}T06:00:00Z`, `${d}T18:00:00Z`], (d: string) => `ts BETWEEN '${d} 06:00:00' AND '${d} 18:00:00'`],
     ])('%s, in an inDateRange filter and as a dateRange', async (_name, values, where) => {

@@ -18,7 +18,11 @@ describe('the driver', () => {
   it('drops the oldest entries past its cap, once they are out of the grace period', async () => {
     const clock = { now: 1_000_000 };
     const sizes: number[] = [];
-    const driver = new BoundedCacheDriver(300, (bytes) => sizes.push(bytes), () => clock.now);
+    const driver = new BoundedCacheDriver(
+      300,
+      (bytes) => sizes.push(bytes),
+      () => clock.now,
+    );
     for (const key of ['a', 'b', 'c']) await driver.set(key, value(100), 3600);
     expect(driver.size).toBe(300);
     await driver.set('d', value(100), 3600);
@@ -36,7 +40,11 @@ describe('the driver', () => {
 
   it('counts a rewritten key once and forgets removed and expired ones', async () => {
     const clock = { now: 1_000_000 };
-    const driver = new BoundedCacheDriver(10_000, () => {}, () => clock.now);
+    const driver = new BoundedCacheDriver(
+      10_000,
+      () => {},
+      () => clock.now,
+    );
     await driver.set('a', value(100), 3600);
     await driver.set('a', value(50), 3600);
     expect(driver.size).toBe(50);

@@ -34,8 +34,7 @@ async function loadCubeApi(service: TestService, key: string, query: Record<stri
   return res.body as { data: Record<string, string>[] };
 }
 
-const countsOf = (data: Record<string, string>[]) =>
-  Object.fromEntries(data.map((row) => [row['Downloads.country'], Number(row['Downloads.count'])]));
+const countsOf = (data: Record<string, string>[]) => Object.fromEntries(data.map((row) => [row['Downloads.country'], Number(row['Downloads.count'])]));
 
 async function expectedCounts(accountId: string | null): Promise<Record<string, number>> {
   const where = accountId === null ? '' : `WHERE account_id = '${accountId}'`;

@@ -38,7 +38,12 @@ const DAY_MS = 86_400_000;
 const D = (n: number) => new Date(Date.parse(`${END}T00:00:00Z`) - n * DAY_MS).toISOString().slice(0, 10);
 const at = (instant: string) => `toDateTime64('${instant}', 3, 'UTC')`;
 type Steps = Record<string, number>;
-const withoutZeros = (steps: Steps): Steps => Object.fromEntries(Object.entries(steps).filter(([, n]) => n > 0).sort(([a], [b]) => (a < b ? -1 : 1)));
+const withoutZeros = (steps: Steps): Steps =>
+  Object.fromEntries(
+    Object.entries(steps)
+      .filter(([, n]) => n > 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 
 async function hours(where: string, from: string, to: string): Promise<Steps> {
   const rows = await oracle.rows<{ k: string; v: string }>(
@@ -75,21 +80,35 @@ describe.each(RANGES)('over $name', ({ from, to }) => {
 
 describe('rows added to one account', () => {
   it('remake that account’s hours only, and the operator’s rollup is built from the hours', async () => {
-    const builtBefore = await oracle.rows<{ a: string; n: string }>(`SELECT account_id AS a, toString(count()) AS n FROM ${SOURCES}.funnel_built GROUP BY a ORDER BY a`);
+    const builtBefore = await oracle.rows<{ a: string; n: string }>(
+      `SELECT account_id AS a, toString(count()) AS n FROM ${SOURCES}.funnel_built GROUP BY a ORDER BY a`,
+    );
     const day = D(1);
-    await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`);
+    await oracle.command(
+      `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`,
+    );
     await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${day} 10:00:00', '')`);
     await service.cube.dataChanged([PROBE]);
 
     expect(await hours(`account_id = '${PROBE}'`, `${day} 00:00:00`, `${D(0)} 00:00:00`)).toEqual({ 'Podcast Download': 2, 'Website Visit': 1 });
-    const builtAfter = await oracle.rows<{ a: string; n: string }>(`SELECT account_id AS a, toString(count()) AS n FROM ${SOURCES}.funnel_built WHERE account_id != '${PROBE}' GROUP BY a ORDER BY a`);
+    const builtAfter = await oracle.rows<{ a: string; n: string }>(
+      `SELECT account_id AS a, toString(count()) AS n FROM ${SOURCES}.funnel_built WHERE account_id != '${PROBE}' GROUP BY a ORDER BY a`,
+    );
     expect(builtAfter).toEqual(builtBefore.filter((b) => b.a !== PROBE));
 
     // The operator's rollup is built from the hours, not from every account's rows (the steps' branch is for
     // accounts without hours, and reads nothing once every account has them).
-    const res = await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({
-      query: { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'], timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }] },
-    }).expect(200);
+    const res = await request(service.app)
+      .post('/cubejs-api/v1/sql')
+      .set('x-api-key', API_KEY)
+      .send({
+        query: {
+          measures: ['WebEventsFromPodcastFunnel.conversions'],
+          dimensions: ['WebEventsFromPodcastFunnel.step'],
+          timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }],
+        },
+      })
+      .expect(200);
     const [load] = res.body.sql.preAggregations[0].loadSql as [string];
     expect(load).toContain(`FROM ${SOURCES}.funnel_hourly`);
     expect(load).toContain(`(SELECT argMax(complete, at) FROM ${SOURCES}.funnel_complete) = 0`);

@@ -56,7 +56,8 @@ const whereOf = (account: string | null) => (account === null ? '1 = 1' : `accou
 async function answer(account: string | null, query: Record<string, unknown>): Promise<Steps> {
   const res = await request(service.app).post('/v1/data/load/').set('x-api-key', keyOf(account)).send({ query }).expect(200);
   const steps: Steps = {};
-  for (const row of res.body.data as Record<string, string>[]) steps[row['WebEventsFromPodcastFunnel.step']] = Number(row['WebEventsFromPodcastFunnel.conversions']);
+  for (const row of res.body.data as Record<string, string>[])
+    steps[row['WebEventsFromPodcastFunnel.step']] = Number(row['WebEventsFromPodcastFunnel.conversions']);
   return withoutZeros(steps);
 }
 
@@ -113,7 +114,9 @@ describe('accounts', () => {
     const keep = `${at(`${D(20)} 00:00:00`)} <= h AND h < ${at(`${D(13)} 00:00:00`)}`;
     const contexts = [null, ...ACCOUNTS];
     for (const account of contexts) await answer(account, query);
-    const tables = await oracle.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`);
+    const tables = await oracle.rows<{ name: string }>(
+      `SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`,
+    );
     const contents = await Promise.all(
       tables.map(async ({ name }) => {
         const rows = await oracle.rows<{ k: string; v: string }>(
@@ -173,7 +176,9 @@ describe('freshness', () => {
     expect(await rollupsFor(PROBE, query)).not.toEqual([]);
     expect(await answer(PROBE, query)).toEqual({});
 
-    await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${DAY()} 08:00:00'), ('${PROBE}', 167772162, '${DAY()} 09:00:00')`);
+    await oracle.command(
+      `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${DAY()} 08:00:00'), ('${PROBE}', 167772162, '${DAY()} 09:00:00')`,
+    );
     await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${DAY()} 10:00:00', '')`);
     const want = { 'Podcast Download': 2, 'Website Visit': 1 };
     expect(await expected(PROBE, `t >= ${at(`${T(7)} 00:00:00`)} AND t < ${at(`${T(0)} 00:00:00`)}`)).toEqual(want);

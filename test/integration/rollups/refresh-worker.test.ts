@@ -14,7 +14,11 @@ let oracle: Oracle;
 let service: TestService | undefined;
 
 const funnelTables = async () =>
-  (await oracle.rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%' ORDER BY name`)).map((t) => t.name);
+  (
+    await oracle.rows<{ name: string }>(
+      `SELECT name FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%' ORDER BY name`,
+    )
+  ).map((t) => t.name);
 
 beforeAll(async () => {
   oracle = openOracle();
@@ -52,7 +56,11 @@ it('builds a rollup per account and one for the operator, in the background, the
   );
   const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
   const rows = await oracle.rows<{ k: string; v: string }>(
-    funnelStepsSql(DATABASE, `account_id = '${ACCOUNT}'`, `t >= toDateTime64('${day(7)} 00:00:00', 3, 'UTC') AND t < toDateTime64('${day(0)} 00:00:00', 3, 'UTC')`),
+    funnelStepsSql(
+      DATABASE,
+      `account_id = '${ACCOUNT}'`,
+      `t >= toDateTime64('${day(7)} 00:00:00', 3, 'UTC') AND t < toDateTime64('${day(0)} 00:00:00', 3, 'UTC')`,
+    ),
   );
   expect(got).toEqual(Object.fromEntries(rows.map((r): [string, number] => [r.k, Number(r.v)]).filter(([, n]) => n > 0)));
   // The query found its table built: it built nothing.

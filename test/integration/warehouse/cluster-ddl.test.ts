@@ -35,7 +35,12 @@ function elementsOf(formatted: string): string[] {
 function projectionsOf(formatted: string): string[] {
   const elements = elementsOf(formatted);
   const start = elements.findIndex((line) => /^\s+PROJECTION /.test(line));
-  return start < 0 ? [] : elements.slice(start).join('\n').split(/\n(?=\s{4}PROJECTION )/);
+  return start < 0
+    ? []
+    : elements
+        .slice(start)
+        .join('\n')
+        .split(/\n(?=\s{4}PROJECTION )/);
 }
 
 /** `name type` of each column of a formatted CREATE TABLE, as ClickHouse's parser read them. */
@@ -85,7 +90,9 @@ describe('cluster DDL', () => {
     for (const { table, projections } of projectionsByTable()) {
       for (const projection of projections) {
         const [add, materialize] = await Promise.all(addProjectionStatements(DATABASE, localTableName(table), projection, CLUSTER).map(format));
-        expect(add).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\s+\\(ADD PROJECTION IF NOT EXISTS ${projection.name}`));
+        expect(add).toMatch(
+          new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\s+\\(ADD PROJECTION IF NOT EXISTS ${projection.name}`),
+        );
         expect(materialize).toContain(`MATERIALIZE PROJECTION ${projection.name}`);
       }
     }
@@ -93,7 +100,9 @@ describe('cluster DDL', () => {
 
   it('the parsed single-node columns (with their defaults) are those of the tables built from it', async () => {
     for (const table of TABLES) {
-      const built = await oracle.rows<{ c: string }>(`SELECT concat(name, ' ', type, if(default_kind = '', '', concat(' ', default_kind, ' ', default_expression))) AS c FROM system.columns WHERE database = '${DATABASE}' AND table = '${table}' ORDER BY position`);
+      const built = await oracle.rows<{ c: string }>(
+        `SELECT concat(name, ' ', type, if(default_kind = '', '', concat(' ', default_kind, ' ', default_expression))) AS c FROM system.columns WHERE database = '${DATABASE}' AND table = '${table}' ORDER BY position`,
+      );
       expect(columnsOf(await format(createOf(single, table)))).toEqual(built.map((row) => row.c));
     }
   });

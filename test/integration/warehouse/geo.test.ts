@@ -30,7 +30,11 @@ async function placesOf(addresses: string[], type: 'IPv4' | 'IPv6' | 'String'): 
   const p = placeExpressions(DATABASE, 'ip', type);
   const list = addresses.map((a) => `'${a}'`).join(', ');
   const cast = type === 'String' ? 'a' : `to${type}(a)`;
-  return rows<Places>(`SELECT ${Object.entries(p).map(([k, v]) => `${v} AS ${k}`).join(', ')} FROM (SELECT ${cast} AS ip FROM (SELECT arrayJoin([${list}]) AS a))`);
+  return rows<Places>(
+    `SELECT ${Object.entries(p)
+      .map(([k, v]) => `${v} AS ${k}`)
+      .join(', ')} FROM (SELECT ${cast} AS ip FROM (SELECT arrayJoin([${list}]) AS a))`,
+  );
 }
 
 // Addresses inside blocks whose country has not changed in decades: national
@@ -51,7 +55,19 @@ const STABLE: { address: string; country: string; code: string; continent: strin
 ];
 
 // Private, loopback, link-local and documentation addresses (RFC 1918, 5737, 3849, 4291) and a string that is no address.
-const UNKNOWN = ['10.0.0.1', '192.168.1.1', '172.16.5.4', '127.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '2001:db8::1', 'fe80::1', '::1', 'not an address'];
+const UNKNOWN = [
+  '10.0.0.1',
+  '192.168.1.1',
+  '172.16.5.4',
+  '127.0.0.1',
+  '192.0.2.1',
+  '198.51.100.7',
+  '203.0.113.9',
+  '2001:db8::1',
+  'fe80::1',
+  '::1',
+  'not an address',
+];
 
 const EMPTY: Places = { country: '', countryCode: '', city: '', continent: '', timezone: '', org: '' };
 
@@ -60,7 +76,12 @@ describe('places from the IP database', () => {
     expect(firstLoad.cityNetworks).toBeGreaterThan(1_000_000);
     expect(firstLoad.asnNetworks).toBeGreaterThan(100_000);
     const again = await ensureGeo(warehouse, undefined);
-    expect(again).toMatchObject({ loaded: false, fingerprint: firstLoad.fingerprint, cityNetworks: firstLoad.cityNetworks, asnNetworks: firstLoad.asnNetworks });
+    expect(again).toMatchObject({
+      loaded: false,
+      fingerprint: firstLoad.fingerprint,
+      cityNetworks: firstLoad.cityNetworks,
+      asnNetworks: firstLoad.asnNetworks,
+    });
   });
 
   it.each(STABLE)('$address is in $country', async ({ address, country, code, continent, timezone }) => {
@@ -73,7 +94,12 @@ describe('places from the IP database', () => {
   it('gives the same places whether the IP is an IPv4, an IPv4-mapped IPv6 or a string', async () => {
     const v4 = STABLE.filter((s) => !s.address.includes(':')).map((s) => s.address);
     const asV4 = await placesOf(v4, 'IPv4');
-    expect(await placesOf(v4.map((a) => `::ffff:${a}`), 'IPv6')).toEqual(asV4);
+    expect(
+      await placesOf(
+        v4.map((a) => `::ffff:${a}`),
+        'IPv6',
+      ),
+    ).toEqual(asV4);
     expect(await placesOf(v4, 'String')).toEqual(asV4);
     expect(asV4.map((p) => p.country)).toEqual(STABLE.filter((s) => !s.address.includes(':')).map((s) => s.country));
   });
@@ -122,7 +148,11 @@ describe('places from the IP database', () => {
         query: `INSERT INTO ${scratch}.podcast_events (account_id, ts, ip4, city, country) SELECT 'a', now(), toIPv4('129.132.10.20'), 'Atlantis', 'Nowhere'`,
       });
       const done = await refreshPlaces(warehouse, undefined, scratch);
-      expect(done.map((d) => [d.table, d.rows])).toEqual([['downloads', 3], ['podcast_events', 1], ['web_events', 0]]);
+      expect(done.map((d) => [d.table, d.rows])).toEqual([
+        ['downloads', 3],
+        ['podcast_events', 1],
+        ['web_events', 0],
+      ]);
       expect(await rows(`SELECT country, continent, timezone FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([
         { country: '', continent: '', timezone: '' },
         { country: 'United Kingdom', continent: 'Europe', timezone: 'Europe/London' },
@@ -159,7 +189,12 @@ describe('ranges cut into prefixes by ClickHouse', () => {
     const got = await rows<{ id: number; p: string }>(
       `SELECT id, concat(toString(toUInt128(toIPv6(splitByChar('/', prefix)[1]))), '/', splitByChar('/', prefix)[2]) AS p FROM (${sql})`,
     );
-    return ranges.map((_, i) => got.filter((g) => g.id === i).map((g) => g.p).sort());
+    return ranges.map((_, i) =>
+      got
+        .filter((g) => g.id === i)
+        .map((g) => g.p)
+        .sort(),
+    );
   };
 
   it('gives exactly the fewest prefixes, at the ends of both address spaces too', async () => {
@@ -179,7 +214,9 @@ describe('ranges cut into prefixes by ClickHouse', () => {
   });
 
   it('agrees with the oracle on random IPv4 and IPv6 ranges', async () => {
-    const v4 = fc.tuple(fc.bigInt(0n, 0xffff_ffffn), fc.bigInt(0n, 0xffff_ffffn)).map(([a, b]) => ({ first: MAPPED + (a < b ? a : b), last: MAPPED + (a < b ? b : a), bits: 32 }));
+    const v4 = fc
+      .tuple(fc.bigInt(0n, 0xffff_ffffn), fc.bigInt(0n, 0xffff_ffffn))
+      .map(([a, b]) => ({ first: MAPPED + (a < b ? a : b), last: MAPPED + (a < b ? b : a), bits: 32 }));
     const v6 = fc.tuple(fc.bigInt(0n, (1n << 128n) - 1n), fc.bigInt(0n, 1n << 70n)).map(([a, len]) => {
       const first = a - (a % (1n << 16n));
       const last = first + len > (1n << 128n) - 1n ? (1n << 128n) - 1n : first + len;

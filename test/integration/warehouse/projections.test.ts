@@ -24,7 +24,11 @@ const SHAPES: Record<string, { query: Record<string, unknown>; projection: strin
     projection: 'hourly',
   },
   'PodcastEvents.count by parsedUa, last 30 days': {
-    query: { measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.parsedUa'], timeDimensions: [{ dimension: 'PodcastEvents.ts', dateRange: 'last 30 days' }] },
+    query: {
+      measures: ['PodcastEvents.count'],
+      dimensions: ['PodcastEvents.parsedUa'],
+      timeDimensions: [{ dimension: 'PodcastEvents.ts', dateRange: 'last 30 days' }],
+    },
     projection: 'hourly',
   },
   'LinksDashboard views and unique views by utmSource, last 30 days': {
@@ -91,7 +95,9 @@ describe.each(KEYS)('dashboard shapes with %s', (_label, key) => {
 
     const fromProjection = await asService(sql);
     const fromRows = await oracle.rows(`${sql} SETTINGS optimize_use_projections = 0`);
-    const rawPlan = (await oracle.rows<{ explain: string }>(`EXPLAIN projections = 1 ${sql} SETTINGS optimize_use_projections = 0`)).map((row) => row.explain).join('\n');
+    const rawPlan = (await oracle.rows<{ explain: string }>(`EXPLAIN projections = 1 ${sql} SETTINGS optimize_use_projections = 0`))
+      .map((row) => row.explain)
+      .join('\n');
     expect(rawPlan).not.toContain(`ReadFromMergeTree (${projection})`);
     expect(fromRows.length).toBeGreaterThan(0);
     // Rows tied in Cube's ORDER BY may come in either order.
@@ -105,7 +111,12 @@ describe('a query the projections cannot answer exactly', () => {
     ['a range that does not start on the hour', { dateRange: ['2026-01-01T10:30:00', '2030-01-01T00:00:00'] }, 'UTC'],
     ['day buckets in a half-hour time zone', { granularity: 'day', dateRange: 'last 30 days' }, 'Asia/Kolkata'],
   ] as const)('reads the raw rows: %s', async (_name, timeDimension, timezone) => {
-    const query = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], timeDimensions: [{ dimension: 'Downloads.ts', ...timeDimension }], timezone };
+    const query = {
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.country'],
+      timeDimensions: [{ dimension: 'Downloads.ts', ...timeDimension }],
+      timezone,
+    };
     const plan = await explain(await generatedSql(query, API_KEY));
     expect(plan).not.toContain('ReadFromMergeTree (hourly)');
     expect(plan).toContain(`ReadFromMergeTree (${DATABASE}.downloads)`);

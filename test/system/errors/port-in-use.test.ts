@@ -101,10 +101,14 @@ describe('a key file that does not read: one line naming API_KEYS_FILE and the p
     ['not JSON', (file) => writeFileSync(file, '{"version": 1, "keys": ['), /is not valid JSON/],
     ['another version', (file) => writeFileSync(file, '{"version": 2, "keys": []}'), /unknown version 2/],
   ];
-  it.each(cases)('%s', async (name, make, problem) => {
-    const file = path.join(dataDir, `${name.replace(/\W/g, '-')}-keys.json`);
-    make(file);
-    const run = await start(await freePort(), `keys-${name.replace(/\W/g, '-')}`, undefined, { API_KEYS_FILE: file });
-    expectRefusedBeforeListening(run, new RegExp(`^Failed to start: API_KEYS_FILE ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${problem.source}`));
-  }, 120_000);
+  it.each(cases)(
+    '%s',
+    async (name, make, problem) => {
+      const file = path.join(dataDir, `${name.replace(/\W/g, '-')}-keys.json`);
+      make(file);
+      const run = await start(await freePort(), `keys-${name.replace(/\W/g, '-')}`, undefined, { API_KEYS_FILE: file });
+      expectRefusedBeforeListening(run, new RegExp(`^Failed to start: API_KEYS_FILE ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${problem.source}`));
+    },
+    120_000,
+  );
 });

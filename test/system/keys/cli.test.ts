@@ -27,14 +27,21 @@ async function create(file: string, args: string[], dir = dataDir): Promise<{ co
 }
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, ['dist/warehouse/cli.js', 'demo'], { cwd: ROOT, env: childEnv({ CHDB_DATA_DIR: dataDir, DEMO_SCALE: '0.005', DEMO_DAYS: '7' }) });
+  await promisify(execFile)(process.execPath, ['dist/warehouse/cli.js', 'demo'], {
+    cwd: ROOT,
+    env: childEnv({ CHDB_DATA_DIR: dataDir, DEMO_SCALE: '0.005', DEMO_DAYS: '7' }),
+  });
 }, 300_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('npm run keys create on the embedded engine', () => {
   it('refuses when a running service holds CHDB_DATA_DIR, saying it could not check; --force creates the key', async () => {
-    const holder: ChildProcess = spawn(process.execPath, ['-e', "require('chdb/connection').createChdbConnection({ path: process.argv[1] }); console.log('open'); setInterval(() => {}, 1000)", dataDir], { cwd: ROOT });
+    const holder: ChildProcess = spawn(
+      process.execPath,
+      ['-e', "require('chdb/connection').createChdbConnection({ path: process.argv[1] }); console.log('open'); setInterval(() => {}, 1000)", dataDir],
+      { cwd: ROOT },
+    );
     try {
       await new Promise<void>((resolve, reject) => {
         holder.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('open') && resolve());

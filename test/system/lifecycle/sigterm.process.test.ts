@@ -46,7 +46,12 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
-    const ready = await request(url).get('/readyz').then((res) => res.status === 200, () => false);
+    const ready = await request(url)
+      .get('/readyz')
+      .then(
+        (res) => res.status === 200,
+        () => false,
+      );
     if (ready) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -59,7 +64,15 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-starting-'));
     const child = spawn(process.execPath, ['dist/index.js'], {
       cwd: ROOT,
-      env: childEnv({ PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), API_KEYS: KEY, DEMO_SCALE: '0.005', DEMO_DAYS: '7' }),
+      env: childEnv({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        CHDB_DATA_DIR: path.join(dir, 'chdb'),
+        API_KEYS_FILE: path.join(dir, 'api-keys.json'),
+        API_KEYS: KEY,
+        DEMO_SCALE: '0.005',
+        DEMO_DAYS: '7',
+      }),
       stdio: 'ignore',
     });
     try {
@@ -67,11 +80,16 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
       // The first answer comes while the service still builds the demo data or checks the models.
       let first: request.Response | undefined;
       while (!first) {
-        first = await request(url).get('/readyz').catch(() => undefined);
+        first = await request(url)
+          .get('/readyz')
+          .catch(() => undefined);
         if (!first) await new Promise((r) => setTimeout(r, 20));
       }
       expect(first.status).toBe(503);
-      expect(first.body).toMatchObject({ code: 'not_ready', error: expect.stringMatching(/^Not ready: the (tables are being checked|demo data is being built|models are being compiled and checked)\.$/) });
+      expect(first.body).toMatchObject({
+        code: 'not_ready',
+        error: expect.stringMatching(/^Not ready: the (tables are being checked|demo data is being built|models are being compiled and checked)\.$/),
+      });
       await request(url).get('/healthz').expect(200);
       let ready = first;
       while (ready.status !== 200) {

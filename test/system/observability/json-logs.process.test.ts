@@ -12,7 +12,6 @@ import path from 'node:path';
 import request from 'supertest';
 import { childEnv, freePort, ROOT } from '../support/child';
 
-
 const notJson = (lines: string[]) =>
   lines.filter((line) => {
     try {
@@ -32,7 +31,15 @@ describe('`node dist/index.js` from start to ready, with the demo key and Cube i
       cwd: ROOT,
       // No API_KEYS (the demo key and its banner), no NODE_ENV (development: Cube prints its dev-mode advice), and
       // a threshold every start-up exceeds, so a delay logged before ready is certain to show.
-      env: childEnv({ PORT: String(port), HOST: '127.0.0.1', CHDB_DATA_DIR: path.join(dir, 'chdb'), API_KEYS_FILE: path.join(dir, 'api-keys.json'), DEMO_SCALE: '0.005', DEMO_DAYS: '7', EVENT_LOOP_WARN_MS: '10' }),
+      env: childEnv({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        CHDB_DATA_DIR: path.join(dir, 'chdb'),
+        API_KEYS_FILE: path.join(dir, 'api-keys.json'),
+        DEMO_SCALE: '0.005',
+        DEMO_DAYS: '7',
+        EVENT_LOOP_WARN_MS: '10',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -42,7 +49,12 @@ describe('`node dist/index.js` from start to ready, with the demo key and Cube i
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     try {
       for (;;) {
-        const ready = await request(`http://127.0.0.1:${port}`).get('/readyz').then((res) => res.status === 200, () => false);
+        const ready = await request(`http://127.0.0.1:${port}`)
+          .get('/readyz')
+          .then(
+            (res) => res.status === 200,
+            () => false,
+          );
         if (ready) break;
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -88,7 +100,11 @@ describe('`npm run models -- validate`', () => {
       '# access: public\ncubes:\n  - name: Numbers\n    sql: SELECT number FROM system.numbers LIMIT 10\n    measures:\n      - name: count\n        description: Numbers counted.\n        type: count\n',
     );
     const data = mkdtempSync(path.join(os.tmpdir(), 'analytics-json-logs-chdb-'));
-    const run = spawnSync(process.execPath, ['dist/cube/models/cli.js', 'validate', '--dir', dir], { cwd: ROOT, env: childEnv({ CHDB_DATA_DIR: data, DEMO_DATA: 'false' }), encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['dist/cube/models/cli.js', 'validate', '--dir', dir], {
+      cwd: ROOT,
+      env: childEnv({ CHDB_DATA_DIR: data, DEMO_DATA: 'false' }),
+      encoding: 'utf8',
+    });
     expect(run.stdout).toBe(`${dir}: the models compile and pass every check.\n`);
     expect(notJson(run.stderr.split('\n').filter((line) => line !== ''))).toEqual([]);
     expect(run.status).toBe(0);

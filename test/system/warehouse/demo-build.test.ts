@@ -49,10 +49,12 @@ async function startService(dataDir: string): Promise<Run> {
   let out = '';
   let err = '';
   const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (e: Error) => void }[] = [];
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    for (const w of waiters.splice(0)) w.reject(new Error(`exited (${code}) before ${w.pattern}; stderr: ${err}`));
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      for (const w of waiters.splice(0)) w.reject(new Error(`exited (${code}) before ${w.pattern}; stderr: ${err}`));
+      resolve(code);
+    }),
+  );
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     for (const w of [...waiters]) {
@@ -160,18 +162,24 @@ describe('the demo build is all or nothing', () => {
   it.each([
     ['without the marker (a half build in place, as before the staging build)', ['DROP TABLE analytics.demo_build SYNC']],
     ['with the marker', []],
-  ])('four of six tables empty, %s: the filled ones are moved aside and all built again', async (_, dropMarker) => {
-    const dataDir = dir(`partial-${dropMarker.length}`);
-    cpSync(dir('clean'), dataDir, { recursive: true });
-    await runSql(dataDir, [...dropMarker, ...TABLES.slice(2).map((t) => `TRUNCATE TABLE analytics.${t}`)]);
+  ])(
+    'four of six tables empty, %s: the filled ones are moved aside and all built again',
+    async (_, dropMarker) => {
+      const dataDir = dir(`partial-${dropMarker.length}`);
+      cpSync(dir('clean'), dataDir, { recursive: true });
+      await runSql(dataDir, [...dropMarker, ...TABLES.slice(2).map((t) => `TRUNCATE TABLE analytics.${t}`)]);
 
-    const log = await startAndStop(dataDir);
-    expect(log).toMatch(/"level":"warn","msg":"incomplete demo data found; building it again".*tables with rows: channel_ranks, episode_ranks; empty or missing: podcast_events, downloads, link_views, web_events/);
-    const after = await fingerprint(dataDir);
-    expect(after.tables).toEqual(clean.tables);
-    expect(after.marker).toBe(true);
-    expect(after.movedAside.sort()).toEqual([expect.stringMatching(/^channel_ranks_before_\d+$/), expect.stringMatching(/^episode_ranks_before_\d+$/)]);
-  }, 180_000);
+      const log = await startAndStop(dataDir);
+      expect(log).toMatch(
+        /"level":"warn","msg":"incomplete demo data found; building it again".*tables with rows: channel_ranks, episode_ranks; empty or missing: podcast_events, downloads, link_views, web_events/,
+      );
+      const after = await fingerprint(dataDir);
+      expect(after.tables).toEqual(clean.tables);
+      expect(after.marker).toBe(true);
+      expect(after.movedAside.sort()).toEqual([expect.stringMatching(/^channel_ranks_before_\d+$/), expect.stringMatching(/^episode_ranks_before_\d+$/)]);
+    },
+    180_000,
+  );
 
   it('a finished build is served as it is on the next start', async () => {
     const log = await startAndStop(dir('clean'));
@@ -224,14 +232,20 @@ describe('an unusable data directory is one line naming it', () => {
 
   it('a data directory another process holds', async () => {
     const held = dir('held');
-    const holder = spawn(process.execPath, ['-e', "require('chdb/connection').createChdbConnection({ path: process.argv[1] }); console.log('open'); setInterval(() => {}, 1000)", held], { cwd: ROOT });
+    const holder = spawn(
+      process.execPath,
+      ['-e', "require('chdb/connection').createChdbConnection({ path: process.argv[1] }); console.log('open'); setInterval(() => {}, 1000)", held],
+      { cwd: ROOT },
+    );
     try {
       await new Promise((resolve) => holder.stdout.once('data', resolve));
       const run = await startService(held);
       expect(await run.exited).toBe(1);
       // libchdb writes its own line about the lock before ours; nothing else follows.
       const lines = run.stderr().trimEnd().split('\n');
-      expect(lines[lines.length - 1]).toMatch(new RegExp(`^Failed to start: CHDB_DATA_DIR ${held} could not be opened by chDB \\(is another process using it\\?\\)`));
+      expect(lines[lines.length - 1]).toMatch(
+        new RegExp(`^Failed to start: CHDB_DATA_DIR ${held} could not be opened by chDB \\(is another process using it\\?\\)`),
+      );
       expect(run.stderr()).not.toMatch(/\n\s+at /);
     } finally {
       holder.kill('SIGKILL');
@@ -239,34 +253,42 @@ describe('an unusable data directory is one line naming it', () => {
   }, 60_000);
 
   // Root writes through permission bits; a read-only file system stops it too.
-  itWhen(!asRoot || tmpfsAvailable, 'a read-only data directory: running as root without permission to mount a read-only tmpfs')('a read-only data directory', async () => {
-    const readOnly = asRoot ? tmpfs('read-only', 'size=1m,ro') : dir('read-only');
-    if (!readOnly) throw new Error('could not mount a read-only tmpfs, although a tmpfs mounted before the tests');
-    if (!asRoot) {
-      execFileSync('mkdir', ['-p', readOnly]);
-      execFileSync('chmod', ['0555', readOnly]);
-    }
-    try {
-      await expectOneLineFailure(readOnly, new RegExp(`^Failed to start: CHDB_DATA_DIR ${readOnly} is not writable: E(ROFS|ACCES)`));
-    } finally {
-      if (asRoot) unmount(readOnly);
-    }
-  }, 60_000);
+  itWhen(!asRoot || tmpfsAvailable, 'a read-only data directory: running as root without permission to mount a read-only tmpfs')(
+    'a read-only data directory',
+    async () => {
+      const readOnly = asRoot ? tmpfs('read-only', 'size=1m,ro') : dir('read-only');
+      if (!readOnly) throw new Error('could not mount a read-only tmpfs, although a tmpfs mounted before the tests');
+      if (!asRoot) {
+        execFileSync('mkdir', ['-p', readOnly]);
+        execFileSync('chmod', ['0555', readOnly]);
+      }
+      try {
+        await expectOneLineFailure(readOnly, new RegExp(`^Failed to start: CHDB_DATA_DIR ${readOnly} is not writable: E(ROFS|ACCES)`));
+      } finally {
+        if (asRoot) unmount(readOnly);
+      }
+    },
+    60_000,
+  );
 
-  itWhen(tmpfsAvailable, 'a disk that fills up: no permission to mount a 1 MB tmpfs')('a disk that fills up during the build, then a start with room builds it all', async () => {
-    const small = tmpfs('full-disk', 'size=1m');
-    if (!small) throw new Error('could not mount a 1 MB tmpfs, although one mounted before the tests');
-    const dataDir = path.join(small, 'chdb');
-    try {
-      await expectOneLineFailure(dataDir, new RegExp(`^Failed to start: CHDB_DATA_DIR ${dataDir} has no space left for the demo data .*not enough space`));
-      cpSync(dataDir, dir('was-full'), { recursive: true });
-    } finally {
-      unmount(small);
-    }
-    const log = await startAndStop(dir('was-full'));
-    expect(log).toContain('"msg":"incomplete demo data found; building it again"');
-    const after = await fingerprint(dir('was-full'));
-    expect(after.tables).toEqual(clean.tables);
-    expect(after.marker).toBe(true);
-  }, 180_000);
+  itWhen(tmpfsAvailable, 'a disk that fills up: no permission to mount a 1 MB tmpfs')(
+    'a disk that fills up during the build, then a start with room builds it all',
+    async () => {
+      const small = tmpfs('full-disk', 'size=1m');
+      if (!small) throw new Error('could not mount a 1 MB tmpfs, although one mounted before the tests');
+      const dataDir = path.join(small, 'chdb');
+      try {
+        await expectOneLineFailure(dataDir, new RegExp(`^Failed to start: CHDB_DATA_DIR ${dataDir} has no space left for the demo data .*not enough space`));
+        cpSync(dataDir, dir('was-full'), { recursive: true });
+      } finally {
+        unmount(small);
+      }
+      const log = await startAndStop(dir('was-full'));
+      expect(log).toContain('"msg":"incomplete demo data found; building it again"');
+      const after = await fingerprint(dir('was-full'));
+      expect(after.tables).toEqual(clean.tables);
+      expect(after.marker).toBe(true);
+    },
+    180_000,
+  );
 });

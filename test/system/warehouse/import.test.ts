@@ -38,17 +38,24 @@ function serviceEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS
 
 /** Requests over three days, many listeners, a few user agents: every row valid. */
 function writeRequests(): void {
-  const agents = ['Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0', 'Spotify/8.9.36 Android/34 (SM-S918B)', 'Overcast/794 CFNetwork/1494.0.7 Darwin/23.4.0', 'curl/8.4.0'];
+  const agents = [
+    'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
+    'Spotify/8.9.36 Android/34 (SM-S918B)',
+    'Overcast/794 CFNetwork/1494.0.7 Darwin/23.4.0',
+    'curl/8.4.0',
+  ];
   const lines: string[] = [];
   for (let i = 0; i < ROWS; i++) {
-    lines.push(JSON.stringify({
-      time: new Date(Date.UTC(2026, 0, 5) + ((i * 7919) % (3 * 86_400)) * 1000).toISOString(),
-      ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i % 97}`,
-      method: 'GET',
-      url: `https://pfx.example-analytics.net/e/show${i % 13}/media.example.com/ep-${i % 29}.mp3`,
-      userAgent: agents[i % agents.length],
-      range: i % 5 === 0 ? 'bytes=0-1' : '',
-    }));
+    lines.push(
+      JSON.stringify({
+        time: new Date(Date.UTC(2026, 0, 5) + ((i * 7919) % (3 * 86_400)) * 1000).toISOString(),
+        ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i % 97}`,
+        method: 'GET',
+        url: `https://pfx.example-analytics.net/e/show${i % 13}/media.example.com/ep-${i % 29}.mp3`,
+        userAgent: agents[i % agents.length],
+        range: i % 5 === 0 ? 'bytes=0-1' : '',
+      }),
+    );
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
@@ -182,7 +189,12 @@ describe('an import killed with SIGKILL half way', () => {
   it('a start of the service removes them too, and the file can then be imported', async () => {
     const log = await startUntil(dir('killed-then-started'), /removed the rows of interrupted import/);
     expect(log).toMatch(/removing the rows of interrupted import .*requests\.ndjson/);
-    expect(await fingerprint(dir('killed-then-started'))).toEqual({ events: 0, eventsOfUnfinished: 0, downloads: { n: '0', h: '0' }, imports: { done: '0', unfinished: '0' } });
+    expect(await fingerprint(dir('killed-then-started'))).toEqual({
+      events: 0,
+      eventsOfUnfinished: 0,
+      downloads: { n: '0', h: '0' },
+      imports: { done: '0', unfinished: '0' },
+    });
 
     const next = await runImport(dir('killed-then-started'));
     expect(summary(next)).toMatchObject({ outcome: 'imported', imported: ROWS });

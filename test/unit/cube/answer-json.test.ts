@@ -12,7 +12,13 @@ const leaf = fc.oneof(
 );
 const row = fc.dictionary(fc.string({ maxLength: 4 }), leaf, { maxKeys: 4 });
 const rows = fc.array(fc.oneof(row, leaf), { maxLength: 25 });
-const answer = fc.record({ query: fc.jsonValue({ maxDepth: 2 }), data: rows, total: fc.oneof(fc.constant(null), fc.integer()), slowQuery: fc.boolean(), gone: fc.constant(undefined) });
+const answer = fc.record({
+  query: fc.jsonValue({ maxDepth: 2 }),
+  data: rows,
+  total: fc.oneof(fc.constant(null), fc.integer()),
+  slowQuery: fc.boolean(),
+  gone: fc.constant(undefined),
+});
 const multi = fc.record({ queryType: fc.string(), results: fc.array(answer, { maxLength: 4 }), pivotQuery: fc.jsonValue({ maxDepth: 2 }) });
 const anything = fc.oneof(answer, multi, rows, fc.array(rows, { maxLength: 3 }), leaf);
 

@@ -108,7 +108,16 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery',
     load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery'),
     exportName: 'ClickHouseQuery',
-    methods: ['parametrizedContextSymbols', 'newPreAggregations', 'newFilter', 'newTimeDimension', 'getFieldAlias', 'timeStampCast', 'dateTimeCast', 'preAggregationSchema'],
+    methods: [
+      'parametrizedContextSymbols',
+      'newPreAggregations',
+      'newFilter',
+      'newTimeDimension',
+      'getFieldAlias',
+      'timeStampCast',
+      'dateTimeCast',
+      'preAggregationSchema',
+    ],
   },
   {
     usedBy: 'src/cube/engine/dialect.ts (RollupsInOneTimeZone)',
@@ -186,10 +195,12 @@ const CASES: [string, () => void][] = EXPECTED.flatMap((expected) => {
 
 it.each(CASES)('%s is still there', (_label, check) => check());
 
-it("names every @cubejs-backend module the engine folder imports, so none goes unchecked", () => {
+it('names every @cubejs-backend module the engine folder imports, so none goes unchecked', () => {
   const checked = new Set(EXPECTED.map(({ module }) => module.replace(/ \(.*$/, '')));
   const dir = `${__dirname}/../../../src/cube/engine`;
-  const files = readdirSync(dir).filter((name) => name.endsWith('.ts')).map((name) => readFileSync(`${dir}/${name}`, 'utf8'));
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => readFileSync(`${dir}/${name}`, 'utf8'));
   const imported = files.flatMap((text) => [...text.matchAll(/from '(@cubejs-backend\/[^']+)'/g)].map((match) => match[1]));
   // @cubejs-backend/shared's formatMySql is a public export.
   const unchecked = imported.filter((name) => !checked.has(name) && name !== '@cubejs-backend/shared');

@@ -11,7 +11,10 @@ const queueError = (error: string) => classifyGatewayError(400, { error });
 
 describe('classifyGatewayError', () => {
   it("Cube's own verdicts on the query are invalid_query, with Cube's sentence", () => {
-    const withType = classifyGatewayError(400, { error: 'Query should contain either measures, dimensions or timeDimensions with granularities in order to be valid', type: 'UserError' });
+    const withType = classifyGatewayError(400, {
+      error: 'Query should contain either measures, dimensions or timeDimensions with granularities in order to be valid',
+      type: 'UserError',
+    });
     expect(withType).toMatchObject({ kind: 'invalid_query', message: expect.stringMatching(/^Query should contain/) });
     expect(classifyGatewayError(400, { error: '"order" must be an object', stack: 'UserError: …' }).kind).toBe('invalid_query');
   });
@@ -19,16 +22,26 @@ describe('classifyGatewayError', () => {
   it.each([
     ['max_query_size', 'Code: 62. DB::Exception: Max query size exceeded: (at row 1). (SYNTAX_ERROR)', 'query_too_large'],
     ['max_execution_time', 'Code: 159. DB::Exception: Timeout exceeded: elapsed 61.2 seconds, maximum: 60. (TIMEOUT_EXCEEDED)', 'query_timeout'],
-    ['max_result_rows', 'Code: 396. DB::Exception: Limit for result exceeded, max rows: 1.00 million, current rows: 1.05 million. (TOO_MANY_ROWS_OR_BYTES)', 'result_too_large'],
-    ['max_memory_usage', 'Code: 241. DB::Exception: Memory limit (for query) exceeded: would use 4.00 GiB, maximum: 4.00 GiB. (MEMORY_LIMIT_EXCEEDED)', 'query_too_expensive'],
-  ])('the query limit ClickHouse enforces (%s) is the client\'s', (_limit, message, kind) => {
+    [
+      'max_result_rows',
+      'Code: 396. DB::Exception: Limit for result exceeded, max rows: 1.00 million, current rows: 1.05 million. (TOO_MANY_ROWS_OR_BYTES)',
+      'result_too_large',
+    ],
+    [
+      'max_memory_usage',
+      'Code: 241. DB::Exception: Memory limit (for query) exceeded: would use 4.00 GiB, maximum: 4.00 GiB. (MEMORY_LIMIT_EXCEEDED)',
+      'query_too_expensive',
+    ],
+  ])("the query limit ClickHouse enforces (%s) is the client's", (_limit, message, kind) => {
     const failure = queueError(message);
     expect(failure.kind).toBe(kind);
     expect(failure.message).not.toMatch(/Code:|DB::Exception/);
   });
 
   it("the server's own memory limit (total) is the service's failure, not the query's", () => {
-    expect(queueError('Code: 241. DB::Exception: Memory limit (total) exceeded: would use 20.1 GiB, maximum: 20.0 GiB. (MEMORY_LIMIT_EXCEEDED)').kind).toBe('internal');
+    expect(queueError('Code: 241. DB::Exception: Memory limit (total) exceeded: would use 20.1 GiB, maximum: 20.0 GiB. (MEMORY_LIMIT_EXCEEDED)').kind).toBe(
+      'internal',
+    );
   });
 
   it("a value of the query the column cannot take is invalid_query with ClickHouse's first sentence, without the SQL", () => {
@@ -40,7 +53,9 @@ describe('classifyGatewayError', () => {
   });
 
   it('any other ClickHouse error (a table or column the model names that is gone) is internal, with a generic sentence', () => {
-    const failure = queueError('Code: 60. DB::Exception: Unknown table expression identifier \'vanishing_table\' in scope SELECT count(*) FROM vanishing_table. (UNKNOWN_TABLE)');
+    const failure = queueError(
+      "Code: 60. DB::Exception: Unknown table expression identifier 'vanishing_table' in scope SELECT count(*) FROM vanishing_table. (UNKNOWN_TABLE)",
+    );
     expect(failure).toMatchObject({ kind: 'internal', message: 'Internal error' });
     expect(JSON.stringify(failure.detail)).toMatch(/vanishing_table/);
   });
@@ -53,7 +68,10 @@ describe('classifyGatewayError', () => {
 
   it("Cube's row-limit message is invalid_query; any other 500 is internal", () => {
     expect(classifyGatewayError(500, { error: 'Error: The query limit has been exceeded' }).kind).toBe('invalid_query');
-    expect(classifyGatewayError(500, { error: 'TypeError: Cannot read properties of undefined' })).toMatchObject({ kind: 'internal', message: 'Internal error' });
+    expect(classifyGatewayError(500, { error: 'TypeError: Cannot read properties of undefined' })).toMatchObject({
+      kind: 'internal',
+      message: 'Internal error',
+    });
   });
 });
 

@@ -51,7 +51,7 @@ describe('Tickets', () => {
     expect(tickets.ticketOf('same-id')).toBeUndefined();
   });
 
-  it("aborts what is left of a load when it ends, so a statement still waiting has nobody to answer and leaves the queue", () => {
+  it('aborts what is left of a load when it ends, so a statement still waiting has nobody to answer and leaves the queue', () => {
     const tickets = new Tickets();
     const issued = tickets.issue('req-1', 'key_a', 60_000);
     issued.end();

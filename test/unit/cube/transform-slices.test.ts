@@ -13,9 +13,24 @@ import { transformResultsInSlices } from '../../../src/cube/engine/request-path'
 
 type Row = Record<string, unknown>;
 type Annotation = Record<'measures' | 'dimensions' | 'timeDimensions', Record<string, unknown>>;
-const cubes = (_context: unknown, queryType: unknown, normalizedQuery: unknown, sqlQuery: { aliasNameToMember: Record<string, string> }, annotation: Annotation, response: { data: unknown[] }, responseType: unknown) => ({
+const cubes = (
+  _context: unknown,
+  queryType: unknown,
+  normalizedQuery: unknown,
+  sqlQuery: { aliasNameToMember: Record<string, string> },
+  annotation: Annotation,
+  response: { data: unknown[] },
+  responseType: unknown,
+) => ({
   query: normalizedQuery,
-  data: transformData(sqlQuery.aliasNameToMember, { ...annotation.measures, ...annotation.dimensions, ...annotation.timeDimensions } as never, response.data as never, normalizedQuery as never, queryType as never, responseType as never),
+  data: transformData(
+    sqlQuery.aliasNameToMember,
+    { ...annotation.measures, ...annotation.dimensions, ...annotation.timeDimensions } as never,
+    response.data as never,
+    normalizedQuery as never,
+    queryType as never,
+    responseType as never,
+  ),
   annotation,
 });
 
@@ -41,14 +56,26 @@ const query = {
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 /** Time values as drivers give them, and some moment reads oddly or not at all. */
 const time = fc.oneof(
-  fc.tuple(fc.integer({ min: 1970, max: 2100 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 999 })).map(
-    ([y, m, d, h, ms]) => `${y}-${pad(m)}-${pad(d)} ${pad(h)}:00:00.${pad(ms, 3)}`,
-  ),
+  fc
+    .tuple(
+      fc.integer({ min: 1970, max: 2100 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.integer({ min: 1, max: 31 }),
+      fc.integer({ min: 0, max: 23 }),
+      fc.integer({ min: 0, max: 999 }),
+    )
+    .map(([y, m, d, h, ms]) => `${y}-${pad(m)}-${pad(d)} ${pad(h)}:00:00.${pad(ms, 3)}`),
   fc.constantFrom('2026-11-24T00:00:00.000', '2026-11-24T00:00:00Z', '2026-02-30 00:00:00', '2026-11-24', '', '1970-01-01 00:00:00'),
   fc.constant(null),
 );
 const value = fc.oneof(fc.string({ maxLength: 6 }), fc.constant(null), fc.integer().map(String));
-const row = fc.record({ downloads__city: value, downloads__ts_day: time, downloads__ts_hour: time, downloads__count: value, downloads__avg: fc.oneof(fc.double(), value) });
+const row = fc.record({
+  downloads__city: value,
+  downloads__ts_day: time,
+  downloads__ts_hour: time,
+  downloads__count: value,
+  downloads__avg: fc.oneof(fc.double(), value),
+});
 
 describe('transformResultsInSlices', () => {
   it.each(['default', 'compact'])('answers as Cube does in one pass (%s format)', async (responseType) => {
@@ -77,7 +104,15 @@ describe('transformResultsInSlices', () => {
       const gateway = { getResultInternal: cubes };
       transformResultsInSlices(gateway, 2);
       const days = ['2026-11-24 00:00:00', '2026-11-25 00:00:00', '2026-11-24 00:00:00', '2026-11-25 00:00:00', '2026-11-24 00:00:00'];
-      const result = (await (gateway.getResultInternal as typeof cubes)({}, 'regularQuery', query, { aliasNameToMember }, annotation, { data: days.map((d) => ({ downloads__ts_day: d })) }, 'default')) as { data: Row[] };
+      const result = (await (gateway.getResultInternal as typeof cubes)(
+        {},
+        'regularQuery',
+        query,
+        { aliasNameToMember },
+        annotation,
+        { data: days.map((d) => ({ downloads__ts_day: d })) },
+        'default',
+      )) as { data: Row[] };
       expect(result.data.map((row) => row['Downloads.ts.day'])).toEqual(days.map((d) => `${d.replace(' ', 'T')}.000`));
       expect(formatted.sort()).toEqual(['2026-11-24 00:00:00', '2026-11-25 00:00:00']);
     } finally {
@@ -89,7 +124,15 @@ describe('transformResultsInSlices', () => {
     const before = cubeValues.transformValue;
     const gateway = { getResultInternal: cubes };
     transformResultsInSlices(gateway, 2);
-    await (gateway.getResultInternal as typeof cubes)({}, 'regularQuery', query, { aliasNameToMember }, annotation, { data: [{ downloads__ts_day: '2026-11-24 00:00:00' }, { downloads__ts_day: '2026-11-25 00:00:00' }, { downloads__ts_day: null }] }, 'default');
+    await (gateway.getResultInternal as typeof cubes)(
+      {},
+      'regularQuery',
+      query,
+      { aliasNameToMember },
+      annotation,
+      { data: [{ downloads__ts_day: '2026-11-24 00:00:00' }, { downloads__ts_day: '2026-11-25 00:00:00' }, { downloads__ts_day: null }] },
+      'default',
+    );
     expect(cubeValues.transformValue).toBe(before);
   });
 });

@@ -18,7 +18,10 @@ function endsWhenSplit(kind: 'csv' | 'lines', text: string, records: number, byt
     const offsets: number[] = [];
     let left = records;
     let room = bytes;
-    for (const [start, chunk] of [[0, all.subarray(0, at)], [at, all.subarray(at)]] as const) {
+    for (const [start, chunk] of [
+      [0, all.subarray(0, at)],
+      [at, all.subarray(at)],
+    ] as const) {
       const { ended, end } = ends.scan(chunk, left, room);
       left -= ended;
       if (ended > 0) offsets.push(start + end);

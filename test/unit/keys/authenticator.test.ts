@@ -32,7 +32,7 @@ describe('createAuthenticator', () => {
     expect(auth.authenticate(OPERATOR_KEYS[1], NOW)).toEqual({ keyId: 'operator-2', accountId: null, scopes: ['data:meta', 'data:load'] });
   });
 
-  it("gives a stored key its id, its account and its scopes, and never the key", async () => {
+  it('gives a stored key its id, its account and its scopes, and never the key', async () => {
     const file = tempKeyFile();
     const { key, id } = await createThroughCli(file, ['--account', 'northwind-audio', '--name', 'dashboard', '--scope', 'data:meta']);
     const principal = (await authenticatorOver(file)).authenticate(key, NOW);

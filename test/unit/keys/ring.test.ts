@@ -99,9 +99,7 @@ describe('openKeyRing', () => {
     const file = tempKeyFile();
     await createKey(file, { account: 'acme', name: 'n' });
     writeFileSync(file, '{"version": 2, "keys": []}');
-    await expect(openKeyRing({ file, reloadIntervalMs: INTERVAL_MS, logger: recordingLogger() })).rejects.toThrow(
-      `${file}: unknown version 2`,
-    );
+    await expect(openKeyRing({ file, reloadIntervalMs: INTERVAL_MS, logger: recordingLogger() })).rejects.toThrow(`${file}: unknown version 2`);
   });
 
   it('reports no reload while the file stays missing', async () => {

@@ -31,12 +31,7 @@ export async function eventually(what: string, check: () => boolean, timeoutMs =
 }
 
 /** Runs the CLI in-process on `file`, collecting what it prints; `accounts` answers whether an account has rows. */
-export async function cliWith(
-  accounts: AccountCheck,
-  file: string,
-  argv: string[],
-  now?: Date,
-): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cliWith(accounts: AccountCheck, file: string, argv: string[], now?: Date): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const code = await runKeysCli(argv, {

@@ -52,16 +52,40 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
   ['a GET query parameter that is not JSON', () => readQueryRequest(asRequest('GET', { query: '{measures' })), 'json', 'invalid_json'],
   ['queryType "single"', () => readQueryRequest(asRequest('POST', { query: {}, queryType: 'single' })), 'queryType', 'invalid_request'],
   ['an array of queries without multi', () => refuseMultiOnly([{ measures: [count] }]), 'multi', 'invalid_query'],
-  ['a compareDateRange without multi', () => refuseMultiOnly({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week'] }] }), 'multi', 'invalid_query'],
-  ['a compareDateRange in an export', () => refuseInExport({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week', 'this week'] }] }), 'exportOne', 'invalid_query'],
+  [
+    'a compareDateRange without multi',
+    () => refuseMultiOnly({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week'] }] }),
+    'multi',
+    'invalid_query',
+  ],
+  [
+    'a compareDateRange in an export',
+    () => refuseInExport({ timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last week', 'this week'] }] }),
+    'exportOne',
+    'invalid_query',
+  ],
   ['four queries in an array', () => checkQuerySize([{}, {}, {}, {}], LIMITS), 'queries', 'query_too_large'],
-  ['two ranges of a compareDateRange in each of two queries', () => checkQuerySize([byDay(undefined), byDay(undefined)].map((q) => ({ ...q, timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['today', 'yesterday'] }] })), LIMITS), 'queries', 'query_too_large'],
+  [
+    'two ranges of a compareDateRange in each of two queries',
+    () =>
+      checkQuerySize(
+        [byDay(undefined), byDay(undefined)].map((q) => ({ ...q, timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['today', 'yesterday'] }] })),
+        LIMITS,
+      ),
+    'queries',
+    'query_too_large',
+  ],
   ['a limit above the maximum', () => checkQuerySize([{ limit: 101 }], LIMITS), 'limit', 'invalid_query'],
   ['a limit above the maximum, written as digits', () => checkQuerySize([{ limit: '101' }], LIMITS), 'limit', 'invalid_query'],
   ['six members', () => checkQuerySize([{ measures: [count, count, count], dimensions: ['a', 'b', 'c'] }], LIMITS), 'members', 'query_too_large'],
   ['six order entries', () => checkQuerySize([{ order: { a: 'asc', b: 'asc', c: 'asc', d: 'asc', e: 'asc', f: 'asc' } }], LIMITS), 'order', 'query_too_large'],
   ['five filters, two of them inside an "or"', () => checkQuerySize([{ filters: [{}, {}, { or: [{}, {}] }] }], LIMITS), 'filters', 'query_too_large'],
-  ['seven filter values over two filters', () => checkQuerySize([{ filters: [{ values: ['1', '2', '3'] }, { values: ['1', '2', '3', '4'] }] }], LIMITS), 'filterValues', 'query_too_large'],
+  [
+    'seven filter values over two filters',
+    () => checkQuerySize([{ filters: [{ values: ['1', '2', '3'] }, { values: ['1', '2', '3', '4'] }] }], LIMITS),
+    'filterValues',
+    'query_too_large',
+  ],
   ['a filter value of 21 characters', () => checkQuerySize([{ filters: [{ values: ['x'.repeat(21)] }] }], LIMITS), 'valueLength', 'query_too_large'],
   ['a date range string of 21 characters', () => checkQuerySize([byDay('x'.repeat(21))], LIMITS), 'valueLength', 'query_too_large'],
   ['a day granularity over 40 days (41 buckets and more)', () => checkQuerySize([byDay(['2026-01-01', '2026-02-09'])], LIMITS), 'buckets', 'query_too_large'],
@@ -71,24 +95,83 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
   ['a measure the model lacks', () => admitQueries({ measures: ['Downloads.nope'] }, MODEL), 'knownMembers', 'invalid_query'],
   ['an inherited property as a member', () => admitQueries({ dimensions: ['Downloads.__proto__'] }, MODEL), 'knownMembers', 'invalid_query'],
   ['an order key that is no member', () => admitQueries({ measures: [count], order: { 'Downloads.nope': 'asc' } }, MODEL), 'knownMembers', 'invalid_query'],
-  ['a nested filter on an unknown member', () => admitQueries({ filters: [{ or: [{ member: 'Nope.x', operator: 'set' }] }] }, MODEL), 'knownMembers', 'invalid_query'],
+  [
+    'a nested filter on an unknown member',
+    () => admitQueries({ filters: [{ or: [{ member: 'Nope.x', operator: 'set' }] }] }, MODEL),
+    'knownMembers',
+    'invalid_query',
+  ],
   ['an unknown segment', () => admitQueries({ segments: ['Downloads.desktop'] }, MODEL), 'knownMembers', 'invalid_query'],
-  ['an unknown filter operator', () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, MODEL), 'operators', 'invalid_query'],
-  ['contains on a number', () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'contains', values: ['1'] }] }, MODEL), 'memberKinds', 'invalid_query'],
-  ['a date operator on a text dimension', () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'afterDate', values: ['2026-01-01'] }] }, MODEL), 'memberKinds', 'invalid_query'],
-  ['measureFilter on a dimension', () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, MODEL), 'memberKinds', 'invalid_query'],
+  [
+    'an unknown filter operator',
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, MODEL),
+    'operators',
+    'invalid_query',
+  ],
+  [
+    'contains on a number',
+    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'contains', values: ['1'] }] }, MODEL),
+    'memberKinds',
+    'invalid_query',
+  ],
+  [
+    'a date operator on a text dimension',
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'afterDate', values: ['2026-01-01'] }] }, MODEL),
+    'memberKinds',
+    'invalid_query',
+  ],
+  [
+    'measureFilter on a dimension',
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, MODEL),
+    'memberKinds',
+    'invalid_query',
+  ],
   ['gt with null', () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: [null] }] }, MODEL), 'nullValues', 'invalid_query'],
-  ['startsWith with null', () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'startsWith', values: [null] }] }, MODEL), 'nullValues', 'invalid_query'],
+  [
+    'startsWith with null',
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'startsWith', values: [null] }] }, MODEL),
+    'nullValues',
+    'invalid_query',
+  ],
   ['an unknown time zone', () => admitQueries({ measures: [count], timezone: 'Mars/Olympus' }, MODEL), 'timezone', 'invalid_query'],
   ['a time zone in the wrong case', () => admitQueries({ measures: [count], timezone: 'utc' }, MODEL), 'timezone', 'invalid_query'],
-  ['timeDimensions as an object', () => admitQueries({ measures: [count], timeDimensions: { dimension: 'Downloads.ts' } }, MODEL), 'timeDimensions', 'invalid_query'],
+  [
+    'timeDimensions as an object',
+    () => admitQueries({ measures: [count], timeDimensions: { dimension: 'Downloads.ts' } }, MODEL),
+    'timeDimensions',
+    'invalid_query',
+  ],
   ['a time dimension that is a string', () => admitQueries({ measures: [count], timeDimensions: ['Downloads.ts'] }, MODEL), 'timeDimensions', 'invalid_query'],
-  ['an empty compareDateRange', () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [] }] }, MODEL), 'compareDateRange', 'invalid_query'],
-  ['a date filter value that is not on the calendar', () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-02-30'] }] }, MODEL), 'dateFilters', 'invalid_query'],
-  ['beforeDate with two dates', () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'beforeDate', values: ['2026-01-01', '2026-01-02'] }] }, MODEL), 'dateFilters', 'invalid_query'],
+  [
+    'an empty compareDateRange',
+    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [] }] }, MODEL),
+    'compareDateRange',
+    'invalid_query',
+  ],
+  [
+    'a date filter value that is not on the calendar',
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-02-30'] }] }, MODEL),
+    'dateFilters',
+    'invalid_query',
+  ],
+  [
+    'beforeDate with two dates',
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'beforeDate', values: ['2026-01-01', '2026-01-02'] }] }, MODEL),
+    'dateFilters',
+    'invalid_query',
+  ],
   ['a date range of month 13', () => admitQueries(byDay(['2026-13-01', '2026-13-02']), MODEL), 'dateRanges', 'invalid_query'],
   ['a phrase with a date that does not exist', () => admitQueries(byDay('from 2026-13-01 to now'), MODEL), 'dateRanges', 'invalid_query'],
-  ['a compareDateRange range of three dates', () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-01-01', '2026-01-02', '2026-01-03']] }] }, MODEL), 'dateRanges', 'invalid_query'],
+  [
+    'a compareDateRange range of three dates',
+    () =>
+      admitQueries(
+        { measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-01-01', '2026-01-02', '2026-01-03']] }] },
+        MODEL,
+      ),
+    'dateRanges',
+    'invalid_query',
+  ],
   ['an array whose second query has no granularity', () => admitQueries([byDay('last week'), { measures: [count] }], MODEL), 'blending', 'invalid_query'],
   ['ungrouped on a cube without a key', () => admitQueries({ dimensions: ['Downloads.country'], ungrouped: true }, MODEL), 'ungrouped', 'invalid_query'],
 ];
@@ -121,13 +204,18 @@ describe('query admission: one error type, one table of rules', () => {
     }
   });
 
-  it('answers every refusal 400: the query is the client\'s mistake', () => {
+  it("answers every refusal 400: the query is the client's mistake", () => {
     for (const { code } of Object.values(ADMISSION_RULES)) expect(STATUS_BY_CODE[code]).toBe(400);
   });
 
   it("refuses an export's limit below 1 by the paging rule, before Cube is asked", async () => {
     const notAsked = () => Promise.reject(new Error('asked'));
-    const exporter = createExporter({ cube: { exportSql: notAsked }, warehouse: { stream: notAsked, readsLocalFiles: false, client: notAsked as never }, limits: { timeoutMs: 1000, maxMemoryBytes: 1 }, caps: { maxRows: 10, maxBytes: 10 } });
+    const exporter = createExporter({
+      cube: { exportSql: notAsked },
+      warehouse: { stream: notAsked, readsLocalFiles: false, client: notAsked as never },
+      limits: { timeoutMs: 1000, maxMemoryBytes: 1 },
+      caps: { maxRows: 10, maxBytes: 10 },
+    });
     const opened = exporter.open({ measures: [count], limit: 0 }, formatNamed('csv')!, { requestId: 'r', accountId: null }, new AbortController().signal);
     await expect(opened).rejects.toMatchObject({ name: 'QueryRefusal', rule: 'paging', code: 'invalid_query' });
   });
@@ -138,7 +226,14 @@ describe('query admission: one error type, one table of rules', () => {
       dimensions: ['Downloads.country'],
       segments: ['Downloads.mobile'],
       timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: ['2026-01-01', '2026-01-30'] }],
-      filters: [{ or: [{ member: 'Downloads.country', operator: 'contains', values: ['U'] }, { member: 'Downloads.ts', operator: 'afterDate', values: ['2026-01-02'] }] }],
+      filters: [
+        {
+          or: [
+            { member: 'Downloads.country', operator: 'contains', values: ['U'] },
+            { member: 'Downloads.ts', operator: 'afterDate', values: ['2026-01-02'] },
+          ],
+        },
+      ],
       order: { 'Downloads.count': 'desc' },
       timezone: 'America/New_York',
       limit: '100',
