@@ -1,4 +1,5 @@
 import * as fc from 'fast-check';
+import { FILTER_OPERATORS } from '../../src/query/members';
 
 /**
  * Arbitraries for hostile HTTP requests against the API: malformed bodies,
@@ -103,32 +104,6 @@ const CUBE_MEMBERS: CubeMembers[] = [
   { measures: ['WebEventsFromPodcastFunnel.conversions', 'WebEventsFromPodcastFunnel.conversionsPercent'], dimensions: ['WebEventsFromPodcastFunnel.step'] },
 ];
 
-const OPERATORS = [
-  'equals',
-  'notEquals',
-  'contains',
-  'notContains',
-  'startsWith',
-  'notStartsWith',
-  'endsWith',
-  'notEndsWith',
-  'in',
-  'notIn',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'set',
-  'notSet',
-  'inDateRange',
-  'notInDateRange',
-  'onTheDate',
-  'beforeDate',
-  'beforeOrOnDate',
-  'afterDate',
-  'afterOrOnDate',
-  'measureFilter',
-];
 const GRANULARITIES = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
 const DATE_RANGES = ['today', 'yesterday', 'last 7 days', 'this month', 'last quarter', 'from 7 days ago to now', 'last 10000 years', 'next 3 days'];
 const DATES = [
@@ -293,7 +268,7 @@ const filterValue = fc.oneof(
 
 const filterValues = fc.oneof({ weight: 5, arbitrary: fc.array(filterValue, { maxLength: 4 }) }, { weight: 1, arbitrary: anyJson });
 
-const operator = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...OPERATORS) }, { weight: 1, arbitrary: anyText }, { weight: 1, arbitrary: anyJson });
+const operator = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...FILTER_OPERATORS) }, { weight: 1, arbitrary: anyText }, { weight: 1, arbitrary: anyJson });
 
 const leafFilter = fc.record({ member: memberName, dimension: memberName, operator, values: filterValues, extra: anyJson }, { requiredKeys: ['operator'] });
 
@@ -389,7 +364,7 @@ const nearlyValidQuery = fc.constantFrom(...CUBE_MEMBERS).chain((cube) => {
       // String operators most: they carry text into the SQL.
       operator: fc.oneof(
         { weight: 3, arbitrary: fc.constantFrom('equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'endsWith', 'in', 'notIn') },
-        { weight: 1, arbitrary: fc.constantFrom(...OPERATORS) },
+        { weight: 1, arbitrary: fc.constantFrom(...FILTER_OPERATORS) },
       ),
       values: fc.array(filterValue, { minLength: 1, maxLength: 3 }),
     });

@@ -25,6 +25,21 @@ async function listening(env: Record<string, string>): Promise<{ service: TestSe
   return { service, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
 }
 
+/** What index.ts does on SIGTERM, with the test's service and server. */
+const sigterm = (service: TestService, server: Server) =>
+  shutDown(
+    {
+      server,
+      http: service.config.http,
+      readiness: service.readiness,
+      gate: service.gate,
+      cube: service.cube,
+      logger: service.logger,
+      release: async () => {},
+    },
+    'SIGTERM',
+  );
+
 const slowQuery = (n: number) => ({
   query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] },
 });
@@ -50,18 +65,7 @@ describe('SIGTERM with a query running and 31 queued', () => {
     const queued = Array.from({ length: 31 }, (_, i) => load(i + 1));
     await until(() => service.warehouse.queueDepth() === 31);
 
-    const exit = shutDown(
-      {
-        server,
-        http: service.config.http,
-        readiness: service.readiness,
-        gate: service.gate,
-        cube: service.cube,
-        logger: service.logger,
-        release: async () => {},
-      },
-      'SIGTERM',
-    );
+    const exit = sigterm(service, server);
     // Readiness turns at once; a request arriving during the drain is answered.
     expectEnvelope(await request(url).get('/readyz'), 'not_ready', /shutting down/);
     const duringDrain = await request(url).get('/v1/data/meta').set('x-api-key', API_KEY);
@@ -107,18 +111,7 @@ describe('a request still open at SHUTDOWN_TIMEOUT_SECONDS', () => {
     await until(() => service.gate.inFlight().length === 1);
     const [open] = service.gate.inFlight();
 
-    const code = await shutDown(
-      {
-        server,
-        http: service.config.http,
-        readiness: service.readiness,
-        gate: service.gate,
-        cube: service.cube,
-        logger: service.logger,
-        release: async () => {},
-      },
-      'SIGTERM',
-    );
+    const code = await sigterm(service, server);
     expect(code).toBe(EXIT_REQUESTS_CUT_OFF);
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'request cut off at shutdown timeout', requestId: open.requestId }));
     socket.destroy();

@@ -17,22 +17,27 @@ interface Child {
   exited: Promise<number | null>;
 }
 
+/** A service on `port` with a tiny demo dataset of its own in `dir`. */
+function tinyService(port: number, dir: string, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return childEnv({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CHDB_DATA_DIR: path.join(dir, 'chdb'),
+    API_KEYS_FILE: path.join(dir, 'api-keys.json'),
+    API_KEYS: KEY,
+    DEMO_SCALE: '0.005',
+    DEMO_DAYS: '7',
+    ...env,
+  });
+}
+
 /** `node dist/index.js` on a tiny demo dataset of its own, once it answers /readyz. */
 async function startChild(env: Record<string, string>): Promise<Child> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-sigterm-'));
   const child = spawn(process.execPath, ['dist/index.js'], {
     cwd: ROOT,
-    env: childEnv({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      CHDB_DATA_DIR: path.join(dir, 'chdb'),
-      API_KEYS_FILE: path.join(dir, 'api-keys.json'),
-      API_KEYS: KEY,
-      DEMO_SCALE: '0.005',
-      DEMO_DAYS: '7',
-      ...env,
-    }),
+    env: tinyService(port, dir, env),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: Record<string, any>[] = [];
@@ -64,15 +69,7 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-starting-'));
     const child = spawn(process.execPath, ['dist/index.js'], {
       cwd: ROOT,
-      env: childEnv({
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        CHDB_DATA_DIR: path.join(dir, 'chdb'),
-        API_KEYS_FILE: path.join(dir, 'api-keys.json'),
-        API_KEYS: KEY,
-        DEMO_SCALE: '0.005',
-        DEMO_DAYS: '7',
-      }),
+      env: tinyService(port, dir),
       stdio: 'ignore',
     });
     try {
