@@ -59,7 +59,7 @@ async function main(): Promise<number> {
     { importInbox: true },
   );
   // The refresh after the import is what is measured, not the funnel hours' first making at start-up.
-  await service.cube.funnelHoursCaughtUp();
+  await service.cube.caughtUp();
   step('funnel hours caught up with the data');
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -4,8 +4,9 @@ import type { Warehouse } from './warehouse/connection';
 
 /**
  * Whether this instance should get traffic: the warehouse answers `SELECT 1`
- * within `warehouseTimeoutMs`, the models are compiled, and no shutdown has
- * begun. `check` lists the reasons it should not; none means ready.
+ * within `warehouseTimeoutMs`, the models are compiled, the start's catch-up
+ * with the data is done (CubeService.caughtUp), and no shutdown has begun.
+ * `check` lists the reasons it should not; none means ready.
  */
 export interface Readiness {
   check(): Promise<string[]>;
@@ -13,7 +14,7 @@ export interface Readiness {
   markShuttingDown(): void;
 }
 
-export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeService, 'models'>; warehouseTimeoutMs?: number }): Readiness {
+export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeService, 'models' | 'caughtUp'>; warehouseTimeoutMs?: number }): Readiness {
   const { warehouse, cube, warehouseTimeoutMs = 1000 } = deps;
   let shuttingDown = false;
   let models: 'compiling' | 'compiled' | 'failed' = 'compiling';
@@ -31,6 +32,10 @@ export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeSer
       },
     ));
   void settle();
+  let caughtUp = false;
+  void cube.caughtUp().then(() => {
+    caughtUp = true;
+  });
 
   return {
     check: async () => {
@@ -41,6 +46,7 @@ export function createReadiness(deps: { warehouse: Warehouse; cube: Pick<CubeSer
       // The answer is public: the compiler's and the warehouse's own words
       // (paths, SQL, hosts) stay out of it.
       if (models === 'failed') reasons.push('the models failed to compile');
+      else if (!caughtUp) reasons.push('the rollups are being brought up to the data the service started on');
       try {
         await warehouse.ping(warehouseTimeoutMs);
       } catch {

@@ -93,22 +93,50 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
       await models.ready();
-      const accounts = await validationDriver.query<{ account_id: string }>('SELECT DISTINCT account_id FROM downloads ORDER BY account_id', []);
-      // An empty id would mean every account, which the operator's context already is.
-      const ids = accounts.map((row) => row.account_id).filter((id) => id !== '');
-      return [{ securityContext: {} }, ...ids.map((accountId) => ({ securityContext: { accountId } }))];
+      return [{ securityContext: {} }, ...(await accountIds()).map((accountId) => ({ securityContext: { accountId } }))];
     },
     log: (message, params) => {
       observeCache(message, params);
       logger.debug(`cube: ${message}`, params);
     },
   });
+  const accountIds = async () => {
+    const accounts = await validationDriver.query<{ account_id: string }>('SELECT DISTINCT account_id FROM downloads ORDER BY account_id', []);
+    // An empty id would mean every account, which the operator's context already is.
+    return accounts.map((row) => row.account_id).filter((id) => id !== '');
+  };
   const cacheFront = createCacheFront(limits.resultCache, metrics, () => models.version());
   const throughCache = cacheFront.through;
   const forgetAnswers = () => {
     cacheFront.dataChanged();
     engine.forgetCachedResults();
   };
+
+  /**
+   * The start's catch-up. Cube 0.33 answers from a rollup's newest table
+   * while it builds the next one, so data changed while the service was down
+   * (a warehouse command between two starts) would be answered from before
+   * it, with no error, until that build. Once the funnel's hours are brought
+   * up to the data (their first look), every context's rollups whose refresh
+   * keys turned are rebuilt; loads and exports wait for it, within their own
+   * timeout. Models that fail to compile, or a warehouse that does not
+   * answer, end the wait: Cube then builds as refresh keys turn.
+   */
+  const caughtUp = funnelFollower.firstLook.then(async () => {
+    try {
+      await models.ready();
+    } catch {
+      return;
+    }
+    try {
+      await engine.refreshRollups(['', ...(await accountIds())]);
+      forgetAnswers();
+    } catch (err) {
+      logger.error('bringing the rollups up to the data at start failed; Cube rebuilds them as their refresh keys turn', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  });
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
   const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
@@ -134,7 +162,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const loadUntilDone = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
     const issued = tickets.issue(context.requestId, context.lane ?? 'unnamed', limits.timeoutMs);
     try {
-      return await Promise.race([askUntilAnswered(args, context, issued.signal), issued.aborted]);
+      return await Promise.race([caughtUp.then(() => askUntilAnswered(args, context, issued.signal)), issued.aborted]);
     } finally {
       issued.end();
     }
@@ -257,6 +285,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     exportSql: async (sent, limit, context) => {
       const query = withNumericPaging(sent);
       await check(query, context);
+      await caughtUp;
       return engine.exportSql(
         { ...query, limit },
         { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: await models.version() },
@@ -275,7 +304,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       forgetAnswers();
     },
 
-    funnelHoursCaughtUp: () => funnelFollower.firstLook,
+    caughtUp: () => caughtUp,
 
     models: {
       ready: () => models.ready(),

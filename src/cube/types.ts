@@ -49,12 +49,12 @@ export interface CubeService {
    */
   dataChanged(accounts: readonly string[]): Promise<void>;
   /**
-   * Settles once the funnel's hourly table (src/cube/funnel-hourly.ts) has
-   * been brought up to the data the service started on, its first look; the
-   * service answers meanwhile (the rollup reads the steps of accounts the
-   * table lacks). For tests and benchmarks that measure from a steady state.
+   * Settles once the service is caught up with the data it started on: the
+   * funnel's hourly table (src/cube/funnel-hourly.ts) made for it, then the
+   * rollups rebuilt whose refresh keys turned. Loads and exports wait for it;
+   * it never rejects (a failure is logged, and ends the wait).
    */
-  funnelHoursCaughtUp(): Promise<void>;
+  caughtUp(): Promise<void>;
   models: {
     /**
      * Settles once the models are compiled and validated (the service is

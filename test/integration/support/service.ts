@@ -74,8 +74,8 @@ export async function startService(env: Record<string, string> = {}, options: Te
     waitForModels,
     ...cubeOptions,
   });
-  // Tests start from a steady state: the funnel's hours made for the data (their first look), not being made behind the test's back.
-  await service.cube.funnelHoursCaughtUp();
+  // Tests start from a steady state: hours and rollups made for the data at start, not being made behind the test's back.
+  await service.cube.caughtUp();
   const { config, accountKeys } = service;
   const { cube, warehouse, readiness, gate, metrics } = service;
   return {
