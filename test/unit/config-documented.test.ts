@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { parseConfig } from '../../src/config';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -40,5 +41,25 @@ describe('configuration documented', () => {
     const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]));
     const missing = [...read].filter((name) => !listed.has(name));
     expect(missing).toEqual([]);
+  });
+
+  /**
+   * Defaults the docs state, each set explicitly, configure the service as leaving it unset does: the tables of
+   * Configuration (`VAR` | `default`, or `A` / `B` | `a` / `b`) and Limits (`VAR` (default)) are written by hand.
+   */
+  it('states each default as src/config.ts has it', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    const stated: [string, string][] = [];
+    for (const [, a, b, va, vb] of doc.matchAll(/^\| `([A-Z0-9_]+)`(?: \/ `([A-Z0-9_]+)`)? \| `([^`]*)`(?: \/ `([^`]*)`)? \|/gm)) {
+      stated.push([a, va]);
+      if (b !== undefined && vb !== undefined) stated.push([b, vb]);
+    }
+    for (const [, name, value] of doc.matchAll(/\| `([A-Z0-9_]+)` \(([0-9][0-9,.]*)\)/g)) stated.push([name, value.replace(/,/g, '')]);
+    // A default named by another variable or a placeholder (`CLICKHOUSE_USER`, `<CLICKHOUSE_DATABASE>_rollups`) is no literal value.
+    const literal = stated.filter(([, value]) => !/^[A-Z][A-Z0-9_]+$|</.test(value));
+    expect(literal.length).toBeGreaterThan(40);
+    const unset = parseConfig({});
+    const differing = literal.filter(([name, value]) => !isDeepStrictEqual(parseConfig({ [name]: value }), unset)).map(([name, value]) => `${name}=${value}`);
+    expect(differing).toEqual([]);
   });
 });
