@@ -92,6 +92,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     continueWaitSeconds: options.continueWaitSeconds ?? 5,
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
+      // The worker's first run waits for the start's catch-up: run beside it, both would build the same rollups.
+      await caughtUp;
       await models.ready();
       return [{ securityContext: {} }, ...(await accountIds()).map((accountId) => ({ securityContext: { accountId } }))];
     },
