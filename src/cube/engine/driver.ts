@@ -10,7 +10,7 @@ import { markDriverError } from '../errors';
 import { jsonLinesInSlices } from './row-reader';
 
 /** Column names, then their types, then one JSON array a row: the format of the driver's own stream(). */
-const ROW_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
+export const ROW_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
 
 /**
  * Cube's ClickHouse driver, with its clients made by our warehouse module:
