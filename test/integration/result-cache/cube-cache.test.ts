@@ -38,6 +38,22 @@ describe('the driver', () => {
     expect(sizes.at(-1)).toBe(300);
   });
 
+  it('measures a result of thousands of rows as the UTF-8 bytes of its JSON, a piece at a time', async () => {
+    const driver = new BoundedCacheDriver(100_000_000);
+    const result = { time: 1, result: Array.from({ length: 2500 }, (_, i) => ({ 'Cells.label': `é😀 ${i}`, 'Cells.count': String(i) })) };
+    // Queued before the set starts: it runs repeatedly only if the measuring gives way between pieces.
+    let otherWorkRan = 0;
+    const tick = () => {
+      otherWorkRan += 1;
+      if (otherWorkRan < 100) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect((await driver.set('large', result, 3600)).bytes).toBe(Buffer.byteLength(JSON.stringify(result)));
+    expect(driver.size).toBe(Buffer.byteLength(JSON.stringify(result)));
+    // The JSON's three slices of rows (1,000 each), then the counting of its pieces.
+    expect(otherWorkRan).toBeGreaterThan(4);
+  });
+
   it('counts a rewritten key once and forgets removed and expired ones', async () => {
     const clock = { now: 1_000_000 };
     const driver = new BoundedCacheDriver(

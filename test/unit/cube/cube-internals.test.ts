@@ -145,7 +145,14 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/clickhouse-driver',
     load: () => fromRoot('@cubejs-backend/clickhouse-driver'),
     exportName: 'ClickHouseDriver',
-    methods: ['query', 'command', 'release', 'createClient', 'queryResponse'],
+    methods: ['query', 'command', 'release', 'createClient', 'queryResponse', 'withCancel', 'normaliseResponse'],
+    fields: ['config'],
+  },
+  {
+    usedBy: 'src/cube/engine/driver.ts (WarehouseDriver words a failed statement as the driver does)',
+    module: '@cubejs-backend/clickhouse-driver/dist/src/utils.js',
+    load: () => fromRoot('@cubejs-backend/clickhouse-driver/dist/src/utils.js'),
+    exportName: 'formatError',
   },
 ];
 
