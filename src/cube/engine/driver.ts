@@ -57,6 +57,13 @@ export function createDriverFactory(
   class WarehouseDriver extends ClickHouseDriver {
     private writer?: RollupWriter;
 
+    constructor(...args: ConstructorParameters<typeof ClickHouseDriver>) {
+      super(...args);
+      // chDB writes 64-bit integers in JSON unquoted, and a JavaScript number past 2^53 is another number: a UInt64
+      // sum or key would come back rounded, with no error. Quoted, it stays the string of digits the API answers.
+      this.config.clickhouseSettings = { ...this.config.clickhouseSettings, output_format_json_quote_64bit_integers: 1 };
+    }
+
     private rollupWriter(): RollupWriter {
       this.writer ??= new RollupWriter({ database: warehouse.config.database, requestTimeout: rollupLimits.timeoutMs, maxPoolSize: 1 });
       return this.writer;
