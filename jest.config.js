@@ -10,6 +10,8 @@ const base = { preset: 'ts-jest', testEnvironment: 'node', transform };
 module.exports = {
   // Hooks start services and compile models; two workers share two cores, so the margin is wide.
   testTimeout: 120000,
+  // Longest first, a folder's file of suites weighed by its suites (a global option: every project).
+  testSequencer: '<rootDir>/test/sequencer.js',
   projects: [
     { ...base, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
     {

@@ -104,7 +104,7 @@ export function wasTruncated(answer: object): boolean | undefined {
 /**
  * Cube's own answer carries the flag as a field too, `truncated`: on each
  * result of the multi shape, and at its top (any result cut). Cube's clients
- * keep the fields they know and ignore the rest (test/cubejs-api/client.test.ts).
+ * keep the fields they know and ignore the rest (test/integration/cubejs-api/client.suite.ts).
  */
 export function withTruncatedField(body: Loose, truncated: boolean[]): Loose {
   if (Array.isArray(body.results)) {

@@ -16,7 +16,7 @@ export const ROLLUP_TIME_ZONE = 'UTC';
 
 /**
  * Cube 0.33's ClickHouse dialect with six of its mistakes corrected, each
- * proven by a case in test/integration/query-language/filters.test.ts or time.test.ts:
+ * proven by a case in test/integration/query-language/filters.suite.ts or time.suite.ts:
  * - a date-only value of `beforeOrOnDate` / `afterDate` is read as that
  *   day's first instant, which leaves the day out of the former and in the
  *   latter; the day's last instant is the bound both need;

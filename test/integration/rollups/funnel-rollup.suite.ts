@@ -40,7 +40,7 @@ const T = (n: number) => new Date(Date.now() - n * DAY_MS).toISOString().slice(0
 const at = (instant: string) => `toDateTime64('${instant}', 3, 'UTC')`;
 
 type Steps = Record<string, number>;
-/** Steps nobody reached are left out of both sides (see funnel.test.ts). */
+/** Steps nobody reached are left out of both sides (see query-language/funnel.suite.ts). */
 const withoutZeros = (steps: Steps): Steps => Object.fromEntries(Object.entries(steps).filter(([, n]) => n > 0));
 
 const shape = (dateRange: unknown, extra: Record<string, unknown> = {}) => ({

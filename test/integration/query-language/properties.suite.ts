@@ -54,7 +54,7 @@ const fractionalSeconds: { member: string; second: string }[] = [];
 
 beforeAll(async () => {
   // Random shapes include second buckets over a year; the bucket limit has tests of its own
-  // (test/limits/amplification.test.ts), and here every shape must be answered.
+  // (test/integration/limits/amplification.suite.ts), and here every shape must be answered.
   service = await startService({ QUERY_MAX_TIME_BUCKETS: '100000000' });
   oracle = openOracle();
   END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(snapshot_ts))) AS d FROM ${db}.channel_ranks`))[0].d;

@@ -9,7 +9,7 @@ import { startService, type TestService } from '../support/service';
  * Cube's REST API at /cubejs-api/v1 over raw HTTP: where the key may come
  * from, scopes, the GET and POST forms Cube's routes take, and errors in the
  * one envelope. What the answers hold is checked with Cube's own client in
- * client.test.ts.
+ * client.suite.ts.
  */
 const ACCOUNT = 'harbor-lane-media';
 const BASE = '/cubejs-api/v1';
