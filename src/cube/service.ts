@@ -124,6 +124,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
    * timeout. Models that fail to compile, or a warehouse that does not
    * answer, end the wait: Cube then builds as refresh keys turn.
    */
+  let closed = false;
   const caughtUp = funnelFollower.firstLook.then(async () => {
     try {
       await models.ready();
@@ -131,7 +132,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return;
     }
     try {
-      await engine.refreshRollups(['', ...(await accountIds())]);
+      // Models that only become valid later (a reload) can make this wait past close: a closed service builds nothing.
+      for (const account of ['', ...(await accountIds())]) {
+        if (closed) return;
+        await engine.refreshRollups([account]);
+      }
       forgetAnswers();
     } catch (err) {
       logger.error('bringing the rollups up to the data at start failed; Cube rebuilds them as their refresh keys turn', {
@@ -316,6 +321,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
+      closed = true;
       funnelFollower.stop();
       await engine.stopRefreshWorker();
       models.close();
