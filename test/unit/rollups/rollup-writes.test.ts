@@ -2,7 +2,7 @@
  * Which statements Cube's driver sends to the writing client
  * (src/cube/engine/driver.ts): a rollup build's, on the rollup database, and
  * nothing else. Every other statement stays on the read-only query client
- * (test/limits/warehouse.test.ts proves it refuses writes, the rollup
+ * (test/integration/limits/warehouse.suite.ts proves it refuses writes, the rollup
  * database's included).
  */
 import { isRollupWrite } from '../../../src/cube/engine/driver';
