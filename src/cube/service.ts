@@ -5,16 +5,16 @@ import { pagingOf, withNumericPaging } from '../query/paging';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { BoundedCacheDriver } from './engine/cache-driver';
+import { createFreshness } from './freshness';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
 import { rollupSourceDatabase } from './engine/dialect';
 import { createDriverFactory } from './engine/driver';
-import { classifyGatewayError, type CubeFailure, type GatewayError } from './errors';
+import { classifyGatewayError, type GatewayError } from './errors';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { loadTimer } from './query-metrics';
 import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
-import { createFunnelHourly } from './funnel-hourly';
 import { Tickets } from './tickets';
 import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
@@ -22,9 +22,6 @@ import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, w
 export type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
-
-/** How often the funnel's hourly table looks for rows added by other means than an import (the rollup's refresh key is as frequent). */
-const FUNNEL_LOOK_MS = 10_000;
 
 /**
  * Runs admitted queries through Cube (src/cube/engine/, the one folder that
@@ -50,20 +47,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
     options.rollupBuildLimits,
   );
-  const funnelHourly = createFunnelHourly({
-    client: warehouse.rollupClient({ ...limits, ...(options.rollupBuildLimits ?? {}) }),
-    database: warehouse.config.database,
-    sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
-    sqlOf: async (query, limit, accountId) => {
-      await models.ready();
-      return engine.exportSql(
-        { ...query, limit },
-        { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() },
-      );
-    },
-    logger,
-  });
-  const funnelFollower = funnelHourly.follow(FUNNEL_LOOK_MS);
   // Validation reads the catalog (system.columns, EXPLAIN), which clients'
   // row limit has nothing to do with: read-only still, but no row cap (0).
   const validationDriver = createDriverFactory(warehouse, { ...limits, maxResultRows: 0 }, () => undefined)();
@@ -76,7 +59,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
       query: async (sql, params) => {
         // The model's rollup reads the funnel's hourly tables: they exist before its checks (and any build) when the warehouse answers.
-        await funnelHourly.ensure().catch(() => undefined);
+        await freshness.ensureHours().catch(() => undefined);
         return validationDriver.query(sql, params);
       },
     }),
@@ -93,7 +76,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
       // The worker's first run waits for the start's catch-up: run beside it, both would build the same rollups.
-      await caughtUp;
+      await freshness.caughtUp;
       await models.ready();
       return [{ securityContext: {} }, ...(await accountIds()).map((accountId) => ({ securityContext: { accountId } }))];
     },
@@ -114,36 +97,19 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     engine.forgetCachedResults();
   };
 
-  /**
-   * The start's catch-up. Cube 0.33 answers from a rollup's newest table
-   * while it builds the next one, so data changed while the service was down
-   * (a warehouse command between two starts) would be answered from before
-   * it, with no error, until that build. Once the funnel's hours are brought
-   * up to the data (their first look), every context's rollups whose refresh
-   * keys turned are rebuilt; loads and exports wait for it, within their own
-   * timeout. Models that fail to compile, or a warehouse that does not
-   * answer, end the wait: Cube then builds as refresh keys turn.
-   */
-  let closed = false;
-  const caughtUp = funnelFollower.firstLook.then(async () => {
-    try {
-      await models.ready();
-    } catch {
-      return;
-    }
-    try {
-      // Models that only become valid later (a reload) can make this wait past close: a closed service builds nothing.
-      for (const account of ['', ...(await accountIds())]) {
-        if (closed) return;
-        await engine.refreshRollups([account]);
-      }
-      forgetAnswers();
-    } catch (err) {
-      logger.error('bringing the rollups up to the data at start failed; Cube rebuilds them as their refresh keys turn', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
+  const freshness = createFreshness({
+    client: warehouse.rollupClient({ ...limits, ...(options.rollupBuildLimits ?? {}) }),
+    database: warehouse.config.database,
+    sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
+    sqlOf: async (query, limit, accountId) =>
+      engine.exportSql({ ...query, limit }, { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() }),
+    modelsReady: () => models.ready(),
+    refreshRollups: (accounts) => engine.refreshRollups(accounts),
+    accountIds,
+    forgetAnswers,
+    logger,
   });
+  const { caughtUp } = freshness;
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
   const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
@@ -157,8 +123,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
-  const failed = (reply: GatewayReply): CubeFailure | undefined =>
-    reply.status === 200 && !reply.body?.error ? undefined : classifyGatewayError(reply.status, reply.body as GatewayError);
+  /** The reply's body, or Cube's error classified and thrown. */
+  const bodyOf = (reply: GatewayReply): any => {
+    if (reply.status === 200 && !reply.body?.error) return reply.body;
+    throw classifyGatewayError(reply.status, reply.body as GatewayError);
+  };
 
   /**
    * Cube answers "Continue wait" while a query is still running; the query
@@ -180,27 +149,19 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       if (signal.aborted) throw signal.reason;
       const reply = await call('load', args, context);
       if (reply.status === 200 && reply.body?.error === 'Continue wait') continue;
-      const failure = failed(reply);
-      if (failure) throw failure;
-      return reply.body;
+      return bodyOf(reply);
     }
   };
 
   const meta = async (context: RequestContext): Promise<Schema[]> => {
     const version = await models.version();
-    const reply = await call('meta', {}, context, version);
-    const failure = failed(reply);
-    if (failure) throw failure;
-    const cubes: Record<string, unknown>[] = reply.body.cubes;
+    const cubes: Record<string, unknown>[] = bodyOf(await call('meta', {}, context, version)).cubes;
     const out = models.unavailable(version);
     return cubes.map((cube) => offered(toSchema(cube), out)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
   const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
-    const reply = await call('sql', { query }, context, modelVersion);
-    const failure = failed(reply);
-    if (failure) throw failure;
-    const [sql, params] = reply.body.sql.sql as [string, unknown[]];
+    const [sql, params] = bodyOf(await call('sql', { query }, context, modelVersion)).sql.sql as [string, unknown[]];
     return { sql, params };
   };
 
@@ -230,10 +191,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const generate = async (method: 'sql' | 'dryRun', sent: Query | Query[], context: RequestContext): Promise<unknown> => {
     const query = pagingOf(sent);
     await check(query, context);
-    const reply = await call(method, { query }, context);
-    const failure = failed(reply);
-    if (failure) throw failure;
-    return reply.body;
+    return bodyOf(await call(method, { query }, context));
   };
 
   return {
@@ -264,11 +222,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     cubeMeta: async (context) => {
       const version = await models.version();
-      const reply = await call('meta', {}, context, version);
-      const failure = failed(reply);
-      if (failure) throw failure;
       const out = models.unavailable(version);
-      const { cubes } = cubeMetaWithoutDescriptions(reply.body);
+      const { cubes } = cubeMetaWithoutDescriptions(bodyOf(await call('meta', {}, context, version)));
       return { cubes: cubes.map((cube) => offered(cube, out)) };
     },
 
@@ -301,15 +256,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
-    dataChanged: async (accounts) => {
-      // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
-      // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
-      forgetAnswers();
-      await models.ready();
-      await funnelHourly.remake(accounts);
-      await engine.refreshRollups(['', ...accounts.filter((a) => a !== '')]);
-      forgetAnswers();
-    },
+    dataChanged: (accounts) => freshness.dataChanged(accounts),
 
     caughtUp: () => caughtUp,
 
@@ -321,8 +268,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
 
     close: async () => {
-      closed = true;
-      funnelFollower.stop();
+      freshness.stop();
       await engine.stopRefreshWorker();
       models.close();
       await validationDriver.release();

@@ -1,0 +1,95 @@
+import type { Logger } from '../log';
+import type { ExportSql } from './engine/export-sql';
+import { createFunnelHourly, type FunnelHourlyOptions } from './funnel-hourly';
+
+/** How often the funnel's hourly table looks for rows added by other means than an import (the rollup's refresh key is as frequent). */
+const FUNNEL_LOOK_MS = 10_000;
+
+export interface FreshnessOptions extends Omit<FunnelHourlyOptions, 'sqlOf'> {
+  /** Cube's SQL for a query in an account's context (the models must be ready). */
+  sqlOf(query: Record<string, unknown>, limit: number, accountId: string): Promise<ExportSql>;
+  modelsReady(): Promise<unknown>;
+  /** Rebuilds the rollups of these contexts ('' = the operator's) whose refresh keys turned. */
+  refreshRollups(accounts: readonly string[]): Promise<void>;
+  /** Every account with downloads. */
+  accountIds(): Promise<string[]>;
+  /** Forgets every cached answer (ours and Cube's). */
+  forgetAnswers(): void;
+  logger: Logger;
+}
+
+export interface Freshness {
+  /** The funnel's hourly tables exist (the model's checks and rollup builds read them). */
+  ensureHours(): Promise<void>;
+  /** Settles once the start's catch-up is done (or gave up). */
+  caughtUp: Promise<void>;
+  /** An import brought rows of these accounts. */
+  dataChanged(accounts: readonly string[]): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Answers that follow the data: the funnel's hourly tables, the start's
+ * catch-up, and what an import tells the service.
+ *
+ * The catch-up: Cube 0.33 answers from a rollup's newest table while it
+ * builds the next one, so data changed while the service was down (a
+ * warehouse command between two starts) would be answered from before it,
+ * with no error, until that build. Once the funnel's hours are brought up to
+ * the data (their first look), every context's rollups whose refresh keys
+ * turned are rebuilt; loads and exports wait for it, within their own
+ * timeout. Models that fail to compile, or a warehouse that does not answer,
+ * end the wait: Cube then builds as refresh keys turn.
+ */
+export function createFreshness(options: FreshnessOptions): Freshness {
+  const { client, database, sourceDatabase, modelsReady, refreshRollups, accountIds, forgetAnswers, logger } = options;
+  const funnelHourly = createFunnelHourly({
+    client,
+    database,
+    sourceDatabase,
+    logger,
+    sqlOf: async (query, limit, accountId) => {
+      await modelsReady();
+      return options.sqlOf(query, limit, accountId);
+    },
+  });
+  const follower = funnelHourly.follow(FUNNEL_LOOK_MS);
+  let stopped = false;
+  const caughtUp = follower.firstLook.then(async () => {
+    try {
+      await modelsReady();
+    } catch {
+      return;
+    }
+    try {
+      // Models that only become valid later (a reload) can make this wait past close: a stopped service builds nothing.
+      for (const account of ['', ...(await accountIds())]) {
+        if (stopped) return;
+        await refreshRollups([account]);
+      }
+      forgetAnswers();
+    } catch (err) {
+      logger.error('bringing the rollups up to the data at start failed; Cube rebuilds them as their refresh keys turn', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  });
+
+  return {
+    ensureHours: () => funnelHourly.ensure(),
+    caughtUp,
+    dataChanged: async (accounts) => {
+      // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
+      // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
+      forgetAnswers();
+      await modelsReady();
+      await funnelHourly.remake(accounts);
+      await refreshRollups(['', ...accounts.filter((a) => a !== '')]);
+      forgetAnswers();
+    },
+    stop: () => {
+      stopped = true;
+      follower.stop();
+    },
+  };
+}
