@@ -137,11 +137,12 @@ UNION ALL ${steps}`;
   // every account's: the operator's funnel is the sum of the accounts',
   // the user being the account and address together) instead of the steps,
   // except for accounts it does not hold yet. The refresh key is the
-  // context's row counts (the operator's: whole tables, which ClickHouse
-  // counts without reading) and the hourly table's state for the context:
-  // checked every 10 s, so a build follows new rows and the hourly table.
-  // The counts read the key's first column only (account_id leads the
-  // tables' order).
+  // hourly table's state for the context (how many times its accounts' hours
+  // were made, and when last), checked every 10 s: the service remakes an
+  // account's hours when its rows changed (an import at once, rows added by
+  // other means at its next look, 10 s), so a build follows new rows. It
+  // does not count the rows themselves: a key that turned on a row before
+  // the hours did would build a table from the hours before it, then again.
   preAggregations: {
     conversionsByStep: {
       type: 'rollup',
@@ -152,11 +153,8 @@ UNION ALL ${steps}`;
       granularity: 'hour',
       refreshKey: {
         every: '10 second',
-        sql: (
-          SECURITY_CONTEXT,
-          SQL_UTILS,
-        ) => `SELECT concat(toString((SELECT count() FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})), '/', toString((SELECT count() FROM web_events WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')})),
-          '/', (SELECT concat(toString(count()), '/', toString(max(built))) FROM ${SQL_UTILS.rollupSource(BUILT)} WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}))`,
+        sql: (SECURITY_CONTEXT, SQL_UTILS) =>
+          `SELECT concat(toString(count()), '/', toString(max(built))) FROM ${SQL_UTILS.rollupSource(BUILT)} WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')}`,
       },
       indexes: { byStep: { columns: (step) => [step] } },
     },
