@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
@@ -186,12 +186,26 @@ export interface LocalService extends AssembledService {
  * start it, through the same wiring as production.
  */
 export async function assembleLocalService({ env, accounts = [], watchModels = false, ...options }: LocalServiceOptions): Promise<LocalService> {
-  const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-')), 'api-keys.json');
-  const accountKeys: Record<string, string> = {};
-  for (const account of accounts) {
-    accountKeys[account] = (await createKey(keyFile, { account, name: `local ${account}` })).key;
+  const keyDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-keys-'));
+  const removeKeys = () => rmSync(keyDir, { recursive: true, force: true });
+  try {
+    const keyFile = path.join(keyDir, 'api-keys.json');
+    const accountKeys: Record<string, string> = {};
+    for (const account of accounts) {
+      accountKeys[account] = (await createKey(keyFile, { account, name: `local ${account}` })).key;
+    }
+    const config = parseConfig({ API_KEYS_FILE: keyFile, ...env });
+    const service = await assembleService({ ...options, config, watchModels });
+    const close = async () => {
+      try {
+        await service.close();
+      } finally {
+        removeKeys();
+      }
+    };
+    return { ...service, config, accountKeys, close };
+  } catch (error) {
+    removeKeys();
+    throw error;
   }
-  const config = parseConfig({ API_KEYS_FILE: keyFile, ...env });
-  const service = await assembleService({ ...options, config, watchModels });
-  return { ...service, config, accountKeys };
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
 import request from 'supertest';
@@ -115,5 +116,15 @@ describe('a request still open at SHUTDOWN_TIMEOUT_SECONDS', () => {
     expect(code).toBe(EXIT_REQUESTS_CUT_OFF);
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'request cut off at shutdown timeout', requestId: open.requestId }));
     socket.destroy();
+  });
+});
+
+describe('close', () => {
+  it('removes the key file a local service made for itself (one directory per test service was left in the temp folder)', async () => {
+    const service = await startService({}, { accounts: ['bright-signal'] });
+    const dir = path.dirname(service.config.keys.file);
+    expect(existsSync(path.join(dir, 'api-keys.json'))).toBe(true);
+    await service.close();
+    expect(existsSync(dir)).toBe(false);
   });
 });
