@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 
 // chdb types its connection against the older @clickhouse/client-common
@@ -162,20 +162,23 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
   }
   const queue = new StatementQueue(queueObserver);
   const shared = serialized(connection as unknown as Connection, queue);
+  // The client's own warnings are about HTTP (a long request_timeout without progress headers, which a load
+  // balancer would cut): chDB has no socket, yet every start logged one for the rollup builds' client.
+  const chdbClient = (options: ClickHouseClientConfigOptions) => createClient({ ...options, log: { level: ClickHouseLogLevel.ERROR } });
   // chDB ignores the client's `database` option; the session's current
   // database plays its part, so unqualified table names resolve as they do
   // on a server.
-  const setup = createClient({ connection: shared });
+  const setup = chdbClient({ connection: shared });
   await setup.command({ query: `CREATE DATABASE IF NOT EXISTS ${config.database}` });
   await setup.command({ query: `USE ${config.database}` });
   return {
     config,
-    client: (options = {}) => createClient({ ...options, connection: shared }),
-    queryClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
-    rollupClient: (limits, options = {}) => createClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
+    client: (options = {}) => chdbClient({ ...options, connection: shared }),
+    queryClient: (limits, options = {}) => chdbClient({ ...options, connection: withStatementSettings(shared, limitSettings(limits)) }),
+    rollupClient: (limits, options = {}) => chdbClient({ ...options, connection: withStatementSettings(shared, statementLimits(limits)) }),
     stream: (statement) => streamFromChdb(connection as unknown as ChdbStreaming, queue, statement),
     readsLocalFiles: true,
-    ping: prober(() => createClient({ connection: shared })),
+    ping: prober(() => chdbClient({ connection: shared })),
     queueDepth: () => queue.depth,
     close: () => connection.close(),
   };

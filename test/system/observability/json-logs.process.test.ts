@@ -82,6 +82,10 @@ describe('`node dist/index.js` from start to ready, with the demo key and Cube i
     expect(stderr).toContain('Analytics API on http://localhost:');
   });
 
+  it("prints no warning of the ClickHouse client's about HTTP settings, which chDB has none of", () => {
+    expect([...stdout, stderr].filter((text) => text.includes('send_progress_in_http_headers'))).toEqual([]);
+  });
+
   it('logs the models compile with its duration, and no event-loop delay before ready', () => {
     const lines = parsed();
     const ready = lines.findIndex((line) => line.msg === 'ready');
