@@ -232,7 +232,7 @@ describe('a query that outlives one "Continue wait" round', () => {
   afterAll(() => slow.close());
 
   it('is waited for by the service: the client gets the result, never "Continue wait"', async () => {
-    // Another query than test/integration/load.timeout.test.ts's, so no cached answer is served.
+    // Another query than test/integration/load.timeout.suite.ts's, so no cached answer is served.
     const query = { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] };
     const res = await request(slow.app)
       .get(`${BASE}/load`)

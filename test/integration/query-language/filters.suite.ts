@@ -23,7 +23,8 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
-import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { defaultService } from '../support/default-service';
+import { openOracle, type Oracle, type TestService } from '../support/service';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
@@ -44,7 +45,7 @@ interface Ctx {
 let ctx: Ctx;
 
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
   oracle = openOracle();
   const [days] = await oracle.rows<{ d10: string; d3: string }>(
     `SELECT toString(toDate(max(ts)) - 10) AS d10, toString(toDate(max(ts)) - 3) AS d3 FROM analytics.downloads`,
@@ -54,10 +55,7 @@ beforeAll(async () => {
     FROM analytics.web_events WHERE toMillisecond(track_ts) >= 100 ORDER BY track_ts, event_id LIMIT 1`);
   ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second };
 });
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+afterAll(() => oracle.close());
 
 const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 

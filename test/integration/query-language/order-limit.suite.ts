@@ -11,7 +11,8 @@
  */
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
-import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { defaultService } from '../support/default-service';
+import { openOracle, type Oracle, type TestService } from '../support/service';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
@@ -19,13 +20,10 @@ type Query = Record<string, unknown>;
 let service: TestService;
 let oracle: Oracle;
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
   oracle = openOracle();
 });
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+afterAll(() => oracle.close());
 
 const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 

@@ -18,7 +18,8 @@
 import request from 'supertest';
 import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
 import { API_KEY, DATABASE } from '../support/constants';
-import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { defaultService } from '../support/default-service';
+import { openOracle, type Oracle, type TestService } from '../support/service';
 
 const db = DATABASE;
 let service: TestService;
@@ -27,14 +28,11 @@ let oracle: Oracle;
 let END: string;
 
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
   oracle = openOracle();
   END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(snapshot_ts))) AS d FROM ${db}.channel_ranks`))[0].d;
 });
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+afterAll(() => oracle.close());
 
 type Query = Record<string, unknown>;
 type Row = Record<string, unknown>;

@@ -33,7 +33,7 @@ export function takeContractViolations(): string[] {
 export function contractBackend(): Promise<OpenAPIBackend> {
   // The document's paths end with a slash (spec 4); openapi-backend would
   // strip it from requests only, so requests get it added instead. Quick:
-  // the document is held to strict mode once, by openapi.test.ts, not
+  // the document is held to strict mode once, by openapi.suite.ts, not
   // validated and dereferenced again for each test file. Quick mode would
   // also compile validators inside the first request needing them, holding
   // the service's event loop (which the abuse tests measure), so they are

@@ -2,13 +2,13 @@ import request from 'supertest';
 import { looksLikeKey } from '../../src/keys/key';
 import { createKey, readKeyFile, revokeKey } from '../../src/keys/store';
 import { API_KEY } from './support/constants';
+import { defaultService } from './support/default-service';
 import { startService, type TestService } from './support/service';
 
 let service: TestService;
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
 });
-afterAll(() => service.close());
 
 const routes = [
   { method: 'get' as const, path: '/v1/data/meta/' },

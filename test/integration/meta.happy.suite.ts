@@ -1,13 +1,13 @@
 import request from 'supertest';
 import { EXPECTED_SCHEMAS } from './contract/spec-meta';
 import { API_KEY } from './support/constants';
-import { startService, type TestService } from './support/service';
+import { defaultService } from './support/default-service';
+import type { TestService } from './support/service';
 
 let service: TestService;
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
 });
-afterAll(() => service.close());
 
 describe('GET /v1/data/meta/', () => {
   it('answers the ten cubes of the spec, field by field, in the spec order', async () => {

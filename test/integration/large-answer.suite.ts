@@ -1,7 +1,8 @@
 import express from 'express';
 import request from 'supertest';
 import { API_KEY } from './support/constants';
-import { openOracle, startService, type Oracle, type TestService } from './support/service';
+import { defaultService } from './support/default-service';
+import { openOracle, type Oracle, type TestService } from './support/service';
 
 /**
  * An answer of thousands of rows, which Cube's transform and the JSON
@@ -14,13 +15,10 @@ import { openOracle, startService, type Oracle, type TestService } from './suppo
 let service: TestService;
 let oracle: Oracle;
 beforeAll(async () => {
-  service = await startService();
+  service = await defaultService();
   oracle = openOracle();
 });
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+afterAll(() => oracle.close());
 
 /** Every day of the data, by city and app. */
 let query: Record<string, unknown>;
