@@ -87,6 +87,24 @@ describe.each([
         expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
         expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
       });
+
+      it(`${settings.rules} ${settings.window}: in statements of at most 2 rows, the same requests and downloads as in one`, async () => {
+        const file = path.join(SAMPLES, 'requests.ndjson');
+        const whole = await freshDatabase();
+        const cut = await freshDatabase();
+        const one = await importFile(client, file, options(whole, settings));
+        const many = await importFile(client, file, options(cut, settings, { statementRows: 2 }));
+        expect(many).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
+        // Nine lines in runs of two: five validation statements where there was one; days of more than two requests cut by show and listener.
+        expect(many.statements).toBeGreaterThanOrEqual(one.statements + 4 + 2);
+        const rows = async (database: string, table: string, columns: string) =>
+          (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
+        const eventColumns = 'account_id, ts, ip, url, raw_ua, parsed_ua, token, byte_range, method, status';
+        expect(await rows(cut, 'podcast_events', eventColumns)).toEqual(await rows(whole, 'podcast_events', eventColumns));
+        const downloadColumns = 'account_id, ts, ip, token, url, referer, raw_ua, parsed_ua, os_name, device_type, tags';
+        expect(await rows(cut, 'downloads', downloadColumns)).toEqual(await rows(whole, 'downloads', downloadColumns));
+        expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${cut}_import'`)).toBe(0);
+      });
     }
   });
 
