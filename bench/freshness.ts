@@ -54,7 +54,15 @@ async function main(): Promise<number> {
 
   const service = await startBenchService(
     dataDir,
-    { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '600', CUBE_ROLLUP_REFRESH_SECONDS: '0' },
+    {
+      RATE_LIMIT_REQUESTS: '1000000',
+      RATE_LIMIT_CONCURRENT: '1000',
+      QUERY_TIMEOUT_SECONDS: '600',
+      CUBE_ROLLUP_REFRESH_SECONDS: '0',
+      // Compiled to build/, the service looks for the user-agent lists beside build/ rather than the repository.
+      USER_AGENTS_DIR: process.env.USER_AGENTS_DIR,
+      IMPORT_STATEMENT_ROWS: process.env.IMPORT_STATEMENT_ROWS,
+    },
     [NEW_ACCOUNT],
     { importInbox: true },
   );

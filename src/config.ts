@@ -332,7 +332,7 @@ export function parseConfig(env: Env): Config {
       buildMaxMemoryBytes: read.integer('CUBE_ROLLUP_BUILD_MAX_MEMORY_MB', 8192, 1, 1_048_576) * 1024 * 1024,
     },
     dataRefreshSeconds: read.integer('DATA_REFRESH_SECONDS', 10, 0, 3600),
-    importStatementRows: read.integer('IMPORT_STATEMENT_ROWS', 200_000, 1, 100_000_000),
+    importStatementRows: read.integer('IMPORT_STATEMENT_ROWS', 50_000, 1, 100_000_000),
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

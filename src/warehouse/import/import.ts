@@ -373,6 +373,7 @@ async function* lineRuns(source: string, lines: number, dir: string, csvHeader: 
   let headerSkipped = csvHeader === undefined;
   let run: { file: string; firstLine: number; lines: number; out: WriteStream } | undefined;
   let index = 0;
+  let partial = false;
   const close = async () => {
     const out = run?.out;
     if (out) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
@@ -407,6 +408,7 @@ async function* lineRuns(source: string, lines: number, dir: string, csvHeader: 
         read += 1;
       }
       if (!run.out.write(buffer.subarray(at, end))) await once(run.out, 'drain');
+      partial = buffer[end - 1] !== 10;
       at = end;
       if (run.lines === lines) {
         await close();
@@ -418,7 +420,7 @@ async function* lineRuns(source: string, lines: number, dir: string, csvHeader: 
   }
   if (run) {
     // A last line without a newline.
-    run.lines += 1;
+    if (partial) run.lines += 1;
     await close();
     yield run;
     rmSync(run.file, { force: true });
