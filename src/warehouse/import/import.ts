@@ -18,8 +18,9 @@ import { statementTicket } from '../statement-queue';
  * Imports request logs into podcast_events and derives their downloads.
  * ClickHouse reads everything: one statement reads the file's lines
  * (numbered, so a bad row can be reported by its line), validates and
- * converts them into a staging table, and only a file whose rejected rows
- * are within the limit is moved into podcast_events. chDB reads the file
+ * converts them into a staging table (in a running service, one statement
+ * per run of lines: ImportOptions.statementRows), and only a file whose
+ * rejected rows are within the limit is moved into podcast_events. chDB reads the file
  * itself (`file()`); a ClickHouse server, which cannot see the file, is
  * sent its lines first. A file is recognised by the SHA-256 of its bytes as
  * given (compressed or not), recorded in the imports table.
@@ -157,7 +158,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       ? fileLines(source, header, options.format, options.statementRows, cleanup)
       : await streamedLines(client, stage('lines'), source, options, cleanup);
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
-    // One pass over the file: its checked rows go through a Null table, whose views write the valid ones in
+    // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // podcast_events' own layout (so its parts are attached as they are) and the rejected ones apart.
     await client.command({ query: `CREATE TABLE ${events} AS ${db}.podcast_events` });
     await client.command({ query: `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line` });
@@ -368,7 +369,12 @@ function linesOfFile(file: string, gzip: boolean, first: number, header: string[
  * time while the last is read: each is removed when the next is asked for.
  * Node copies bytes and counts newlines, apart from the engine's statements.
  */
-async function* lineRuns(source: string, lines: number, dir: string, csvHeader: string[] | undefined): AsyncGenerator<{ file: string; firstLine: number; lines: number }> {
+async function* lineRuns(
+  source: string,
+  lines: number,
+  dir: string,
+  csvHeader: string[] | undefined,
+): AsyncGenerator<{ file: string; firstLine: number; lines: number }> {
   let read = 0;
   let headerSkipped = csvHeader === undefined;
   let run: { file: string; firstLine: number; lines: number; out: WriteStream } | undefined;

@@ -256,7 +256,12 @@ describe('an import while npm start runs', () => {
     const service = await start(dir('cut'), /"msg":"import finished"/, env);
     try {
       expect(service.log()).toMatch(/validated lines 56001–60000/);
-      const finished = JSON.parse(service.log().split('\n').find((l) => l.includes('"msg":"import finished"')) ?? '') as Record<string, unknown>;
+      const finished = JSON.parse(
+        service
+          .log()
+          .split('\n')
+          .find((l) => l.includes('"msg":"import finished"')) ?? '',
+      ) as Record<string, unknown>;
       expect(finished).toMatchObject({ outcome: 'imported', rowsRead: ROWS, imported: ROWS, rejected: 0, downloads: Number(clean.downloads.n) });
       // Nine runs of lines, three days of 20,000 requests each cut by show, and the statements around them.
       expect(finished.statements).toBeGreaterThan(9 + 3 * 2);
