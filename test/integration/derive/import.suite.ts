@@ -88,15 +88,17 @@ describe.each([
         expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
       });
 
-      it(`${settings.rules} ${settings.window}: in statements of at most 2 rows, the same requests and downloads as in one`, async () => {
+      it(`${settings.rules} ${settings.window}: in statements of at most 3 rows, the same requests and downloads as in one`, async () => {
         const file = path.join(SAMPLES, 'requests.ndjson');
         const whole = await freshDatabase();
         const cut = await freshDatabase();
         const one = await importFile(client, file, options(whole, settings));
-        const many = await importFile(client, file, options(cut, settings, { statementRows: 2 }));
+        const many = await importFile(client, file, options(cut, settings, { statementRows: 3 }));
         expect(many).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
-        // Nine lines in runs of two: five validation statements where there was one; days of more than two requests cut by show and listener.
-        expect(many.statements).toBeGreaterThanOrEqual(one.statements + 4 + 2);
+        // Nine lines in runs of three: three validation statements where there was one. The first day's eight requests, of
+        // one show, in three parts by listener: IAB's listener is the /64, and hashed by address its two IPv6 requests
+        // would fall in two parts and count twice.
+        expect(many.statements).toBeGreaterThanOrEqual(one.statements + 2 + 2);
         const rows = async (database: string, table: string, columns: string) =>
           (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
         const eventColumns = 'account_id, ts, ip, url, raw_ua, parsed_ua, token, byte_range, method, status';
