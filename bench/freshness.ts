@@ -54,7 +54,15 @@ async function main(): Promise<number> {
 
   const service = await startBenchService(
     dataDir,
-    { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '600', CUBE_ROLLUP_REFRESH_SECONDS: '0' },
+    {
+      RATE_LIMIT_REQUESTS: '1000000',
+      RATE_LIMIT_CONCURRENT: '1000',
+      QUERY_TIMEOUT_SECONDS: '600',
+      CUBE_ROLLUP_REFRESH_SECONDS: '0',
+      // Compiled to build/, the service looks for the user-agent lists beside build/ rather than the repository.
+      USER_AGENTS_DIR: process.env.USER_AGENTS_DIR,
+      IMPORT_STATEMENT_ROWS: process.env.IMPORT_STATEMENT_ROWS,
+    },
     [NEW_ACCOUNT],
     { importInbox: true },
   );
@@ -241,11 +249,11 @@ async function main(): Promise<number> {
       `Rows read (system.events SelectedRows, each probe's ${probeRows.toLocaleString('en')} taken out) against podcast_events + downloads + web_events (${tableRows.toLocaleString('en')} rows):`,
     );
     log(
-      '| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |',
+      '| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Import statements (longest s) | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |',
     );
-    log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     log(
-      `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
+      `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${summary.statements} (${summary.longestStatementSeconds.toFixed(2)}) | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
     );
     return 0;
   } finally {

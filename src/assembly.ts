@@ -131,6 +131,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           database: config.warehouse.database,
           trackingPrefix: config.downloads.trackingPrefix,
           derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
+          statementRows: config.importStatementRows,
         },
         logger,
         (summary) => cube.dataChanged(summary.accounts),

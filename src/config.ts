@@ -86,6 +86,12 @@ export interface Config {
    * them; 0: never. An import handed to the service itself is followed at once.
    */
   dataRefreshSeconds: number;
+  /**
+   * Rows one statement of an import the service runs (its inbox, on chDB)
+   * takes at most, so that queries go between them; the import command run
+   * alone takes the file in one statement.
+   */
+  importStatementRows: number;
   query: {
     /** How long a load request may take before it answers query_timeout. */
     timeoutMs: number;
@@ -326,6 +332,7 @@ export function parseConfig(env: Env): Config {
       buildMaxMemoryBytes: read.integer('CUBE_ROLLUP_BUILD_MAX_MEMORY_MB', 8192, 1, 1_048_576) * 1024 * 1024,
     },
     dataRefreshSeconds: read.integer('DATA_REFRESH_SECONDS', 10, 0, 3600),
+    importStatementRows: read.integer('IMPORT_STATEMENT_ROWS', 50_000, 1, 100_000_000),
     query: {
       timeoutMs: queryTimeoutSeconds * 1000,
       maxLimit,

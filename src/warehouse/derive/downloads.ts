@@ -40,6 +40,12 @@ export interface DeriveOptions {
   to: number;
   /** Only these accounts' (all when absent): a download's key holds its account, so accounts derive apart. */
   accounts?: readonly string[];
+  /**
+   * Only requests for which this SQL condition over podcast_events' columns
+   * holds: a part of a time range, derived in a statement of its own. It must
+   * hold for every request of a key or for none (a key lies in one part).
+   */
+  where?: string;
 }
 
 const DOWNLOAD_COLUMNS = 'account_id, ts, ip, ip4, token, url, referer, raw_ua, parsed_ua, os_name, device_type, city, country, continent, timezone, org, tags';
@@ -66,7 +72,8 @@ FROM (
 /** Requests that may become downloads, in [from, to), with their listener and classification. */
 function qualifyingSql(options: DeriveOptions, from: number, to: number): string {
   const events = table(options.database, 'podcast_events');
-  const range = `ts >= toDateTime(${from}, 'UTC') AND ts < toDateTime(${to}, 'UTC')${accountsSql(options.accounts)}`;
+  const part = options.where === undefined ? '' : ` AND (${options.where})`;
+  const range = `ts >= toDateTime(${from}, 'UTC') AND ts < toDateTime(${to}, 'UTC')${accountsSql(options.accounts)}${part}`;
   return `
     SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, city, country, range_first_two,
       ua_name AS parsed_ua, os_name, device_type, ${listenerIpSql(options.settings, 'ip')} AS listener

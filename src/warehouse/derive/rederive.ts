@@ -1,16 +1,16 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
 import { accountsSql, deriveDownloadsSql, type Places } from './downloads';
-import { WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { settingsSql } from './sql';
+import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
+import { settingsSql, sqlLiteral } from './sql';
 import type { UserAgentLists } from './user-agents';
 
 const DAY = 86_400;
 /**
- * Requests one derivation statement reads at most (whole days; one day may
- * exceed it). Its GROUP BY holds a key per download of the chunk: at 1M
- * requests that grew the process by 450 MB, at the 8M this was before by
- * gigabytes.
+ * Requests one derivation statement reads at most when the caller sets no
+ * budget (whole days; one day may exceed it). Its GROUP BY holds a key per
+ * download of the chunk: at 1M requests that grew the process by 450 MB, at
+ * the 8M this was before by gigabytes.
  */
 const CHUNK_REQUESTS = 500_000;
 
@@ -37,6 +37,7 @@ export async function rederive(
   from: number,
   to: number,
   accounts?: readonly string[],
+  requestsPerStatement?: number,
 ): Promise<number> {
   const { settings } = derivation;
   const events = `${quoteIdentifier(database)}.podcast_events`;
@@ -53,26 +54,87 @@ export async function rederive(
     end = Math.max(end, Number((await result.json<{ last: string }>())[0]?.last ?? end));
   }
   const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`;
-  await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}${settingsSql({ mutations_sync: 2 })}` });
-  // In time order, in runs of whole UTC days of at most CHUNK_REQUESTS requests: each statement's memory is its
-  // part of the requests, rolling windows read the parts before, and an empty stretch costs no statement.
-  const perDay = await client.query({
-    query: `SELECT toInt64(toStartOfDay(ts)) AS day, count() AS n FROM ${events} WHERE ${span} GROUP BY day ORDER BY day`,
-    format: 'JSONEachRow',
-  });
-  const bounds = [start];
+  const [{ n: derived }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${downloads} WHERE ${span}`);
+  // A mutation is a statement over every part of the span: days no download lies on (a new account's) skip it.
+  if (Number(derived) > 0) await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}${settingsSql({ mutations_sync: 2 })}` });
+  const perShow = await rows<{ day: string; token: string; n: string }>(
+    client,
+    `SELECT toInt64(toStartOfDay(ts)) AS day, token, count() AS n FROM ${events} WHERE ${span} GROUP BY day, token ORDER BY day, token`,
+  );
+  for (const slice of slices(perShow, settings, requestsPerStatement)) {
+    // First-touch's span starts inside a day, and ends at the last request.
+    const within = { from: Math.max(slice.from, start), to: Math.min(slice.to, end) };
+    await client.command({ query: deriveDownloadsSql({ ...derivation, database, ...slice, ...within, accounts }) });
+  }
+  const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${downloads} WHERE ${span}`);
+  return Number(n);
+}
+
+interface Slice {
+  from: number;
+  to: number;
+  where?: string;
+}
+
+/**
+ * The statements of a derivation, in time order: runs of whole UTC days of
+ * at most `budget` requests (each statement's memory is its part of the
+ * requests, rolling windows read the downloads before, and an empty stretch
+ * costs no statement). With a budget given (so that other statements go
+ * between, see ImportOptions.statementRows), a day of more is cut by show
+ * (`token`, which every key holds and podcast_events is sorted by, so a part
+ * reads only its shows' rows), shows packed up to the budget; one show of
+ * more is cut again by a hash of the listener, which every key also holds.
+ */
+function slices(perShow: { day: string; token: string; n: string }[], settings: DownloadRuleSettings, given: number | undefined): Slice[] {
+  const budget = given ?? CHUNK_REQUESTS;
+  const days = new Map<number, { token: string; n: number }[]>();
+  for (const { day, token, n } of perShow) {
+    const shows = days.get(Number(day)) ?? [];
+    shows.push({ token, n: Number(n) });
+    days.set(Number(day), shows);
+  }
+  const out: Slice[] = [];
+  let runFrom: number | undefined;
   let pending = 0;
-  for (const { day, n } of await perDay.json<{ day: string; n: string }>()) {
-    if (pending > 0 && pending + Number(n) > CHUNK_REQUESTS && Number(day) > bounds[bounds.length - 1]) {
-      bounds.push(Number(day));
-      pending = 0;
+  const closeRun = (to: number) => {
+    if (runFrom !== undefined) out.push({ from: runFrom, to });
+    runFrom = undefined;
+    pending = 0;
+  };
+  for (const [day, shows] of days) {
+    const total = shows.reduce((sum, s) => sum + s.n, 0);
+    if (pending + total > budget) closeRun(day);
+    if (total <= budget || given === undefined) {
+      runFrom ??= day;
+      pending += total;
+      continue;
     }
-    pending += Number(n);
+    let bin: string[] = [];
+    let binned = 0;
+    const closeBin = () => {
+      if (bin.length > 0) out.push({ from: day, to: day + DAY, where: `token IN (${bin.map((t) => sqlLiteral(t)).join(', ')})` });
+      bin = [];
+      binned = 0;
+    };
+    for (const { token, n } of shows) {
+      if (n > budget) {
+        const parts = Math.ceil(n / budget);
+        for (let i = 0; i < parts; i++) {
+          out.push({ from: day, to: day + DAY, where: `token = ${sqlLiteral(token)} AND cityHash64(${listenerIpSql(settings, 'ip')}) % ${parts} = ${i}` });
+        }
+        continue;
+      }
+      if (binned + n > budget) closeBin();
+      bin.push(token);
+      binned += n;
+    }
+    closeBin();
   }
-  bounds.push(end);
-  for (let i = 0; i + 1 < bounds.length; i++) {
-    await client.command({ query: deriveDownloadsSql({ ...derivation, database, from: bounds[i], to: bounds[i + 1], accounts }) });
-  }
-  const result = await client.query({ query: `SELECT count() AS n FROM ${downloads} WHERE ${span}`, format: 'JSONEachRow' });
-  return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
+  if (runFrom !== undefined) closeRun(Math.max(...days.keys()) + DAY);
+  return out;
+}
+
+async function rows<T>(client: ClickHouseClient, query: string): Promise<T[]> {
+  return (await client.query({ query, format: 'JSONEachRow' })).json<T>();
 }

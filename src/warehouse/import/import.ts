@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, symlinkSync, type WriteStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -11,13 +12,15 @@ import { REQUEST_PLACES } from '../derive/downloads';
 import { rederive, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral, withClause } from '../derive/sql';
 import { classifyColumns, userAgentConstants } from '../derive/user-agents';
+import { statementTicket } from '../statement-queue';
 
 /**
  * Imports request logs into podcast_events and derives their downloads.
  * ClickHouse reads everything: one statement reads the file's lines
  * (numbered, so a bad row can be reported by its line), validates and
- * converts them into a staging table, and only a file whose rejected rows
- * are within the limit is moved into podcast_events. chDB reads the file
+ * converts them into a staging table (in a running service, one statement
+ * per run of lines: ImportOptions.statementRows), and only a file whose
+ * rejected rows are within the limit is moved into podcast_events. chDB reads the file
  * itself (`file()`); a ClickHouse server, which cannot see the file, is
  * sent its lines first. A file is recognised by the SHA-256 of its bytes as
  * given (compressed or not), recorded in the imports table.
@@ -47,6 +50,14 @@ export interface ImportOptions {
    * `file()`; a server is sent the file's lines instead.
    */
   engineReadsFiles: boolean;
+  /**
+   * Rows one statement takes at most: the file is validated in runs of this
+   * many lines, and its downloads derived in parts of about this many
+   * requests, so that other statements (on chDB, which runs one at a time,
+   * the service's queries) go between. Absent: the file in one statement,
+   * derivation in runs of days (rederive's CHUNK_REQUESTS).
+   */
+  statementRows?: number;
   progress?: (message: string) => void;
 }
 
@@ -64,6 +75,9 @@ export interface ImportSummary {
   rejectFile?: string;
   /** The accounts whose rows were imported. */
   accounts: string[];
+  /** The statements the import ran, and how long the longest ran (not counting its wait in a queue). */
+  statements: number;
+  longestStatementSeconds: number;
 }
 
 /** `-` reads standard input (spooled to a temporary file, which is hashed and read like any other). */
@@ -76,14 +90,42 @@ export async function importFile(client: ClickHouseClient, file: string, options
     source = path.join(spool, 'stdin');
     await pipeline(process.stdin, createWriteStream(source));
   }
+  const times = { statements: 0, longestStatementSeconds: 0 };
   try {
-    return await importPath(client, options.name ?? file, source, options, started);
+    return { ...(await importPath(timed(client, times), options.name ?? file, source, options, started)), ...times };
   } finally {
     if (spool) rmSync(spool, { recursive: true, force: true });
   }
 }
 
-async function importPath(client: ClickHouseClient, name: string, source: string, options: ImportOptions, started: number): Promise<ImportSummary> {
+/**
+ * The client, its statements in a lane of their own in the service's queue
+ * (statement-queue.ts: a query waits for at most the one running, not for
+ * the import's next), each timed from when it leaves the queue.
+ */
+function timed(client: ClickHouseClient, times: { statements: number; longestStatementSeconds: number }): ClickHouseClient {
+  return new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'query' && property !== 'command' && property !== 'exec' && property !== 'insert') return value.bind(target);
+      return async (params: unknown) => {
+        let began = performance.now();
+        const ticket = { lane: IMPORT_LANE, onStart: () => (began = performance.now()) };
+        const result: unknown = await statementTicket.run(ticket, () => (value as (p: unknown) => Promise<unknown>).call(target, params));
+        times.statements += 1;
+        times.longestStatementSeconds = Math.max(times.longestStatementSeconds, Math.round(performance.now() - began) / 1000);
+        return result;
+      };
+    },
+  });
+}
+
+const IMPORT_LANE = 'import';
+
+type Summary = Omit<ImportSummary, 'statements' | 'longestStatementSeconds'>;
+
+async function importPath(client: ClickHouseClient, name: string, source: string, options: ImportOptions, started: number): Promise<Summary> {
   const db = quoteIdentifier(options.database);
   const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
@@ -112,11 +154,11 @@ async function importPath(client: ClickHouseClient, name: string, source: string
         `${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`,
       );
     }
-    const lines = options.engineReadsFiles
-      ? fileLines(source, header, options.format, cleanup)
+    const runs = options.engineReadsFiles
+      ? fileLines(source, header, options.format, options.statementRows, cleanup)
       : await streamedLines(client, stage('lines'), source, options, cleanup);
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
-    // One pass over the file: its checked rows go through a Null table, whose views write the valid ones in
+    // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // podcast_events' own layout (so its parts are attached as they are) and the rejected ones apart.
     await client.command({ query: `CREATE TABLE ${events} AS ${db}.podcast_events` });
     await client.command({ query: `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line` });
@@ -124,7 +166,11 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     await client.command({ query: `CREATE MATERIALIZED VIEW ${toEvents} TO ${events} AS ${eventsSql(checked, id, options)}` });
     await client.command({ query: `CREATE MATERIALIZED VIEW ${toRejects} TO ${rejects} AS SELECT line, reason, raw FROM ${checked} WHERE reason != ''` });
     options.progress?.(`${name}: reading and validating its lines`);
-    await client.command({ query: `INSERT INTO ${checked} ${validateSql(lines, accessors, options)}` });
+    for await (const lines of runs) {
+      const began = performance.now();
+      await client.command({ query: `INSERT INTO ${checked} ${validateSql(lines, accessors, options)}` });
+      options.progress?.(`${name}: validated ${lines.name} in ${((performance.now() - began) / 1000).toFixed(2)} s`);
+    }
     const [counts] = await rows<{ imported: string; from: string; to: string; accounts: string[] }>(
       client,
       `SELECT count() AS imported, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts FROM ${events}`,
@@ -150,7 +196,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       options.progress?.(`${name}: moving ${imported} valid rows into podcast_events`);
       await moveEvents(client, options.database, events);
       options.progress?.(`${name}: deriving downloads`);
-      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts);
+      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts, options.statementRows);
     }
     await record('done');
     return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile, accounts: [...counts.accounts].sort() };
@@ -206,7 +252,10 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
  * at a time (the service's inbox takes them in turn), so whatever is staged
  * or started when one begins belongs to an import that died.
  */
-export async function recoverInterrupted(client: ClickHouseClient, options: Pick<ImportOptions, 'database' | 'derivation' | 'progress'>): Promise<void> {
+export async function recoverInterrupted(
+  client: ClickHouseClient,
+  options: Pick<ImportOptions, 'database' | 'derivation' | 'progress' | 'statementRows'>,
+): Promise<void> {
   const db = quoteIdentifier(options.database);
   const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', {
     staging: stagingDatabase(options.database),
@@ -229,7 +278,7 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
       { id: p.id },
     );
     await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
-    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts);
+    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts, options.statementRows);
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
@@ -241,6 +290,8 @@ export async function recoverInterrupted(client: ClickHouseClient, options: Pick
  * CloudFront) or the canonical fields and `csv_extra` (CSV).
  */
 interface Lines {
+  /** Which lines, for progress messages. */
+  name: string;
   from: string;
   /**
    * The reader's settings, as the statement's SETTINGS clause: chDB's client
@@ -266,18 +317,36 @@ interface Lines {
  */
 const READ_SETTINGS = "storage_file_read_method = 'pread'";
 
-function fileLines(source: string, header: string[], format: ImportFormat, cleanup: (() => Promise<unknown>)[]): Lines {
+async function* fileLines(
+  source: string,
+  header: string[],
+  format: ImportFormat,
+  statementRows: number | undefined,
+  cleanup: (() => Promise<unknown>)[],
+): AsyncGenerator<Lines> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'import-link-'));
   cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const link = path.join(dir, 'source');
-  symlinkSync(path.resolve(source), link);
-  const compression = sqlLiteral(source.endsWith('.gz') ? 'gzip' : 'none');
+  if (statementRows === undefined) {
+    const link = path.join(dir, 'source');
+    symlinkSync(path.resolve(source), link);
+    yield linesOfFile(link, source.endsWith('.gz'), format === 'csv' ? 2 : 1, header, format, 'the file');
+    return;
+  }
+  for await (const run of lineRuns(source, statementRows, dir, format === 'csv' ? header : undefined)) {
+    yield linesOfFile(run.file, false, run.firstLine, header, format, `lines ${run.firstLine}–${run.firstLine + run.lines - 1}`);
+  }
+}
+
+/** `first`: the number in the source of the file's first line that holds a row (after a CSV's header). */
+function linesOfFile(file: string, gzip: boolean, first: number, header: string[], format: ImportFormat, name: string): Lines {
+  const compression = sqlLiteral(gzip ? 'gzip' : 'none');
   // _row_number counts from 0, and from the first line after a skipped one.
-  const line = (first: number) => `toUInt64(assumeNotNull(_row_number)) + ${first} AS line`;
+  const line = `toUInt64(assumeNotNull(_row_number)) + ${first} AS line`;
   if (format !== 'csv') {
     const comment = format === 'cloudfront' ? " AND NOT startsWith(raw, '#')" : '';
     return {
-      from: `(SELECT ${line(1)}, raw FROM file(${sqlLiteral(link)}, LineAsString, 'raw String', ${compression})
+      name,
+      from: `(SELECT ${line}, raw FROM file(${sqlLiteral(file)}, LineAsString, 'raw String', ${compression})
         WHERE NOT match(raw, ${sqlLiteral('^\\s*$')})${comment})`,
       settings: READ_SETTINGS,
     };
@@ -285,12 +354,83 @@ function fileLines(source: string, header: string[], format: ImportFormat, clean
   const cells = [...header.map((_, i) => `c${i + 1}`), 'csv_extra'];
   const named = FIELDS.map((f) => `${header.includes(f) ? `c${header.indexOf(f) + 1}` : "''"} AS ${quoteIdentifier(f)}`);
   return {
+    name,
     // A blank line reads as a record of empty fields.
-    from: `(SELECT ${line(2)}, ${named.join(', ')}, csv_extra
-      FROM file(${sqlLiteral(link)}, CSV, ${sqlLiteral(cells.map((c) => `${c} String`).join(', '))}, ${compression})
+    from: `(SELECT ${line}, ${named.join(', ')}, csv_extra
+      FROM file(${sqlLiteral(file)}, CSV, ${sqlLiteral(cells.map((c) => `${c} String`).join(', '))}, ${compression})
       WHERE NOT (${cells.map((c) => `${c} = ''`).join(' AND ')}))`,
     settings: `${READ_SETTINGS}, input_format_csv_skip_first_lines = 1, input_format_csv_detect_header = 0, input_format_csv_allow_variable_number_of_columns = 1, input_format_csv_empty_as_default = 1`,
   };
+}
+
+/**
+ * The source cut into files of `lines` lines each (uncompressed; a CSV's
+ * header, which the reader skips, heading each), in `dir`, written one at a
+ * time while the last is read: each is removed when the next is asked for.
+ * Node copies bytes and counts newlines, apart from the engine's statements.
+ */
+async function* lineRuns(
+  source: string,
+  lines: number,
+  dir: string,
+  csvHeader: string[] | undefined,
+): AsyncGenerator<{ file: string; firstLine: number; lines: number }> {
+  let read = 0;
+  let headerSkipped = csvHeader === undefined;
+  let run: { file: string; firstLine: number; lines: number; out: WriteStream } | undefined;
+  let index = 0;
+  let partial = false;
+  const close = async () => {
+    const out = run?.out;
+    if (out) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  };
+  for await (const chunk of openSource(source)) {
+    const buffer = chunk as Buffer;
+    let at = 0;
+    while (at < buffer.length) {
+      if (!headerSkipped) {
+        const newline = buffer.indexOf(10, at);
+        at = newline === -1 ? buffer.length : newline + 1;
+        if (newline !== -1) {
+          headerSkipped = true;
+          read = 1;
+        }
+        continue;
+      }
+      if (!run) {
+        const file = path.join(dir, `run-${(index += 1)}`);
+        run = { file, firstLine: read + 1, lines: 0, out: createWriteStream(file) };
+        if (csvHeader) run.out.write(`${csvHeader.join(',')}\n`);
+      }
+      let end = at;
+      while (run.lines < lines) {
+        const newline = buffer.indexOf(10, end);
+        if (newline === -1) {
+          end = buffer.length;
+          break;
+        }
+        end = newline + 1;
+        run.lines += 1;
+        read += 1;
+      }
+      if (!run.out.write(buffer.subarray(at, end))) await once(run.out, 'drain');
+      partial = buffer[end - 1] !== 10;
+      at = end;
+      if (run.lines === lines) {
+        await close();
+        yield run;
+        rmSync(run.file, { force: true });
+        run = undefined;
+      }
+    }
+  }
+  if (run) {
+    // A last line without a newline.
+    if (partial) run.lines += 1;
+    await close();
+    yield run;
+    rmSync(run.file, { force: true });
+  }
 }
 
 /** A server is sent the file's lines, numbered on their way, into a staging table. */
@@ -300,18 +440,26 @@ async function streamedLines(
   source: string,
   options: ImportOptions,
   cleanup: (() => Promise<unknown>)[],
-): Promise<Lines> {
+): Promise<Lines[]> {
   const csv = options.format === 'csv';
+  const counted = { lines: 0 };
   cleanup.push(() => client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` }));
   const columns = csv ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
   await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
   const result = await client.exec({
     query: `INSERT INTO ${table}${settingsSql({ input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 })} FORMAT ${csv ? 'CSVWithNames' : 'TabSeparated'}`,
-    values: numberedLines(source, options.format, options.progress),
+    values: numberedLines(source, options.format, counted, options.progress),
   });
   // A server's answer must be read to the end before its connection is reused.
   for await (const _ of result.stream) void _;
-  return { from: csv ? `(SELECT *, '' AS csv_extra FROM ${table})` : table };
+  const selected = csv ? `*, '' AS csv_extra` : '*';
+  const run = options.statementRows ?? Math.max(counted.lines, 1);
+  const runs: Lines[] = [];
+  for (let first = 1; first <= counted.lines; first += run) {
+    const last = first + run - 1;
+    runs.push({ name: `lines ${first}–${Math.min(last, counted.lines)}`, from: `(SELECT ${selected} FROM ${table} WHERE line BETWEEN ${first} AND ${last})` });
+  }
+  return runs;
 }
 
 /**
@@ -321,7 +469,7 @@ async function streamedLines(
  * number as a first column (a record per line: a quoted field spanning lines
  * is not supported). Empty lines are skipped.
  */
-function numberedLines(source: string, format: ImportFormat, progress?: (message: string) => void): Readable {
+function numberedLines(source: string, format: ImportFormat, counted: { lines: number }, progress?: (message: string) => void): Readable {
   let line = 0;
   let rest = '';
   let bytes = 0;
@@ -329,6 +477,7 @@ function numberedLines(source: string, format: ImportFormat, progress?: (message
   const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
   const emit = (text: string, out: string[]) => {
     line += 1;
+    counted.lines = line;
     if (text.trim() === '' || (format === 'cloudfront' && text.startsWith('#'))) return;
     if (format === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
     else out.push(`${line}\t${escape(text)}\n`);

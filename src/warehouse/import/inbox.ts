@@ -21,7 +21,10 @@ export const INBOX = 'import-inbox';
 const PID_FILE = 'service.pid';
 const POLL_MS = 500;
 
-export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'engineReadsFiles' | 'progress'> & { name: string; data: string };
+export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'engineReadsFiles' | 'progress' | 'statementRows'> & {
+  name: string;
+  data: string;
+};
 
 export function inboxDir(dataDir: string): string {
   const dir = path.join(dataDir, INBOX);
@@ -83,7 +86,7 @@ export async function handOff(
 export function watchInbox(
   dataDir: string,
   client: ClickHouseClient,
-  options: Pick<ImportOptions, 'database' | 'derivation' | 'trackingPrefix'>,
+  options: Pick<ImportOptions, 'database' | 'derivation' | 'trackingPrefix' | 'statementRows'>,
   logger: Logger,
   imported: (summary: ImportSummary) => Promise<void> = async () => {},
 ): { stop(): void } {

@@ -87,6 +87,26 @@ describe.each([
         expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
         expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(expected);
       });
+
+      it(`${settings.rules} ${settings.window}: in statements of at most 3 rows, the same requests and downloads as in one`, async () => {
+        const file = path.join(SAMPLES, 'requests.ndjson');
+        const whole = await freshDatabase();
+        const cut = await freshDatabase();
+        const one = await importFile(client, file, options(whole, settings));
+        const many = await importFile(client, file, options(cut, settings, { statementRows: 3 }));
+        expect(many).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
+        // Nine lines in runs of three: three validation statements where there was one. The first day's eight requests, of
+        // one show, in three parts by listener: IAB's listener is the /64, and hashed by address its two IPv6 requests
+        // would fall in two parts and count twice.
+        expect(many.statements).toBeGreaterThanOrEqual(one.statements + 2 + 2);
+        const rows = async (database: string, table: string, columns: string) =>
+          (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
+        const eventColumns = 'account_id, ts, ip, url, raw_ua, parsed_ua, token, byte_range, method, status';
+        expect(await rows(cut, 'podcast_events', eventColumns)).toEqual(await rows(whole, 'podcast_events', eventColumns));
+        const downloadColumns = 'account_id, ts, ip, token, url, referer, raw_ua, parsed_ua, os_name, device_type, tags';
+        expect(await rows(cut, 'downloads', downloadColumns)).toEqual(await rows(whole, 'downloads', downloadColumns));
+        expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${cut}_import'`)).toBe(0);
+      });
     }
   });
 

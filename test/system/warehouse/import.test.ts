@@ -116,6 +116,8 @@ interface Service {
   port: number;
   log: () => string;
   stop(): Promise<string>;
+  /** SIGKILL, once its log says `pattern`. */
+  killAt(pattern: RegExp): Promise<void>;
 }
 
 /** `node dist/index.js`, once its log says `pattern`. */
@@ -138,6 +140,11 @@ async function start(dataDir: string, pattern: RegExp, env: Record<string, strin
       child.kill('SIGTERM');
       await exited;
       return out;
+    },
+    killAt: async (pattern) => {
+      while (!pattern.test(out)) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }
@@ -230,4 +237,39 @@ describe('an import while npm start runs', () => {
     }
     expect(await fingerprint(dir('live'))).toEqual(clean);
   }, 180_000);
+
+  it('in statements of at most 7,000 rows: killed while reading or deriving, none of it stays; then it imports whole, as in one statement', async () => {
+    const env = { IMPORT_STATEMENT_ROWS: '7000' };
+    const none = { events: 0, eventsOfUnfinished: 0, downloads: { n: '0', h: '0' }, imports: { done: '0', unfinished: '0' } };
+    // Killed after the second run of lines (nothing in podcast_events yet), then after its rows went in (undone by the next start).
+    for (const [at, left] of [
+      [/validated lines 7001–14000/, none],
+      [/deriving downloads/, { ...none, events: ROWS, eventsOfUnfinished: ROWS, imports: { done: '0', unfinished: '1' } }],
+    ] as const) {
+      const service = await start(dir('cut'), /"msg":"ready"/, env);
+      const run = runImport(dir('cut'));
+      await service.killAt(at);
+      expect((await run).stderr).toMatch(/the service stopped before importing/);
+      expect(await fingerprint(dir('cut'))).toMatchObject(left);
+    }
+    // The jobs the killed services left in the inbox are imported at the next start; the command run again then adds nothing.
+    const service = await start(dir('cut'), /"msg":"import finished"/, env);
+    try {
+      expect(service.log()).toMatch(/validated lines 56001–60000/);
+      const finished = JSON.parse(
+        service
+          .log()
+          .split('\n')
+          .find((l) => l.includes('"msg":"import finished"')) ?? '',
+      ) as Record<string, unknown>;
+      expect(finished).toMatchObject({ outcome: 'imported', rowsRead: ROWS, imported: ROWS, rejected: 0, downloads: Number(clean.downloads.n) });
+      // Nine runs of lines, three days of 20,000 requests each cut by show, and the statements around them.
+      expect(finished.statements).toBeGreaterThan(9 + 3 * 2);
+      const run = await runImport(dir('cut'));
+      expect(summary(run)).toMatchObject({ outcome: 'already imported' });
+    } finally {
+      await service.stop();
+    }
+    expect(await fingerprint(dir('cut'))).toEqual(clean);
+  }, 300_000);
 });
