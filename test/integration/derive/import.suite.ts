@@ -140,6 +140,36 @@ describe.each([
     }
   });
 
+  describe('the app name of each imported request', () => {
+    it('is its user agent’s entry in the list, for every bot, app, library and browser example, each agent twice', async () => {
+      const database = await freshDatabase();
+      const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
+        USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
+      );
+      expect(expected.length).toBeGreaterThanOrEqual(1420);
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'import-agents-')), 'agents.ndjson');
+      const line = (ua: string, i: number) =>
+        JSON.stringify({
+          time: new Date(Date.UTC(2026, 0, 5) + i * 1000).toISOString(),
+          ip: '203.0.113.5',
+          method: 'GET',
+          url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+          userAgent: ua,
+        });
+      writeFileSync(file, [...expected, ...expected].map((e, i) => line(e.ua, i)).join('\n'));
+      const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }));
+      expect(summary).toMatchObject({ outcome: 'imported', imported: expected.length * 2, rejected: 0 });
+      const rows = await (
+        await client.query({
+          query: `SELECT raw_ua, groupUniqArray(parsed_ua) AS names FROM ${database}.podcast_events GROUP BY raw_ua`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ raw_ua: string; names: string[] }>();
+      const names = new Map(rows.map((r) => [r.raw_ua, r.names.join(' | ')]));
+      expect(expected.map((e) => `${e.ua} → ${names.get(e.ua)}`)).toEqual(expected.map((e) => `${e.ua} → ${e.name}`));
+    });
+  });
+
   describe('import of samples/requests-with-errors.ndjson', () => {
     const file = path.join(SAMPLES, 'requests-with-errors.ndjson');
 
