@@ -7,14 +7,15 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { openWarehouse } from '../src/warehouse/connection';
 import { ddlStatements, quoteIdentifier } from '../src/warehouse/ddl';
 import { readUserAgentLists } from '../src/warehouse/derive/user-agents';
-import { importFile } from '../src/warehouse/import/import';
+import { importFile, stagingDatabase } from '../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
 import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
- * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]`.
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]
+ * [--repeat N] [--baseline DIR]`.
  * `--keep-files` writes the generated files to DIR (outside the repository,
  * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
  * write. The same rows always give the same file (a seeded generator).
@@ -29,6 +30,13 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
  * before each (chDB runs in this process), and the import's own progress
  * lines with the seconds since it started, which say where its time goes.
+ * `--repeat N` runs the floor and the import alternately N times per format
+ * (a fresh table and database each time) and prints the median of each
+ * pair's ratio: on a shared machine the load moves between runs far more
+ * than between the two halves of a pair. `--baseline DIR` adds, to each
+ * pair, the import of another build of this repository (DIR holds its
+ * `build/`, from `tsc -p bench`; e.g. a `git archive` of the commit before
+ * a change), so a change is compared with the code before it in one run.
  * Figures only: it fails only when an import does.
  */
 
@@ -41,8 +49,14 @@ async function main(): Promise<number> {
       formats: { type: 'string', default: 'ndjson,csv' },
       'user-agents': { type: 'string' },
       'keep-files': { type: 'string' },
+      repeat: { type: 'string', default: '1' },
+      baseline: { type: 'string' },
     },
   });
+  const repeat = Number(values.repeat);
+  if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat ${values.repeat}: expected a positive whole number`);
+  const imports: { label: string; importFile: typeof importFile }[] = [{ label: 'import', importFile }];
+  if (values.baseline !== undefined) imports.push({ label: 'baseline', importFile: baselineImport(values.baseline) });
   const rows = Number(values.rows);
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
   const formats = values.formats.split(',') as RequestsFormat[];
@@ -53,6 +67,7 @@ async function main(): Promise<number> {
   const client = warehouse.client();
   try {
     const results: string[][] = [];
+    const medians: string[][] = [];
     const steps: string[] = [];
     for (const format of formats) {
       const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}.${format}`);
@@ -67,50 +82,82 @@ async function main(): Promise<number> {
         );
       }
 
-      const raw = await measured(() => rawInsert(client, file, format));
-      const database = `bench_import_${format}`;
-      for (const statement of ddlStatements(database)) await client.command({ query: statement });
-      const started = performance.now();
-      const cpu = process.cpuUsage();
-      const since = () => {
-        const used = process.cpuUsage(cpu);
-        return `${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s ${((used.user + used.system) / 1e6).toFixed(1).padStart(6)} s CPU`;
-      };
-      const progress = (message: string) => steps.push(`${format} ${since()}  ${message}`);
-      const statements: string[] = [];
-      const ours = await measured(() =>
-        importFile(profiled(client, format, statements), file, {
-          database,
-          format,
-          maxBadRows: 0,
-          ignoreUnknown: false,
-          trackingPrefix: TRACKING_PREFIX,
-          rejectsDir: scratch,
-          engineReadsFiles: true,
-          derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents },
-          progress,
-        }),
-      );
-      if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
-        throw new Error(`${format}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-      steps.push(`${format} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
-      results.push(
-        [
-          `${format}: raw insert (floor)`,
-          ours.value.imported === raw.value ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
+      const ratios: { wall: number; cpu: number }[][] = imports.map(() => []);
+      for (let round = 1; round <= repeat; round++) {
+        // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
+        const tag = repeat > 1 ? ` #${round}` : '';
+        const raw = await measured(() => rawInsert(client, file, format));
+        results.push([
+          `${format}: raw insert (floor)${tag}`,
+          raw.value === rows ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
           raw.seconds.toFixed(1),
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
-        ],
-        [
-          `${format}: import (hash, validate, insert, derive)`,
-          perSecond(rows / ours.seconds),
-          ours.seconds.toFixed(1),
-          ours.cpuSeconds.toFixed(1),
-          mb(ours.peakRss),
-        ],
-        [`${format}: ratio import ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
-      );
+        ]);
+        // The import and the baseline take turns going first, so neither always runs right after the floor.
+        const order = round % 2 === 1 ? [...imports.entries()] : [...imports.entries()].reverse();
+        for (const [i, { label, importFile: run }] of order) {
+          const name = `${format}${imports.length > 1 ? ` ${label}` : ''}${tag}`;
+          const database = `bench_import_${format}`;
+          await dropDatabases(client, database);
+          for (const statement of ddlStatements(database)) await client.command({ query: statement });
+          const started = performance.now();
+          const cpu = process.cpuUsage();
+          const since = () => {
+            const used = process.cpuUsage(cpu);
+            return `${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s ${((used.user + used.system) / 1e6).toFixed(1).padStart(6)} s CPU`;
+          };
+          const progress = (message: string) => steps.push(`${name} ${since()}  ${message}`);
+          const statements: string[] = [];
+          const ours = await measured(() =>
+            run(profiled(client, name, statements), file, {
+              database,
+              format,
+              maxBadRows: 0,
+              ignoreUnknown: false,
+              trackingPrefix: TRACKING_PREFIX,
+              rejectsDir: scratch,
+              engineReadsFiles: true,
+              derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents },
+              progress,
+            }),
+          );
+          if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
+            throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
+          steps.push(`${name} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
+          ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
+          results.push(
+            [
+              `${name}: ${label === 'import' ? 'import (hash, validate, insert, derive)' : `import of ${values.baseline}`}`,
+              perSecond(rows / ours.seconds),
+              ours.seconds.toFixed(1),
+              ours.cpuSeconds.toFixed(1),
+              mb(ours.peakRss),
+            ],
+            [`${name}: ratio ${label} ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
+          );
+        }
+      }
+      if (repeat > 1 || imports.length > 1) {
+        for (const [i, { label }] of imports.entries()) {
+          medians.push([
+            `${format}: ${label} ÷ floor`,
+            String(repeat),
+            median(ratios[i].map((r) => r.wall)).toFixed(2),
+            median(ratios[i].map((r) => r.cpu)).toFixed(2),
+          ]);
+        }
+        if (imports.length > 1) {
+          // Within a round, the floor divides out: this is the import's speed against the baseline's, pair by pair.
+          const against = ratios[0].map((r, round) => ({ wall: r.wall / ratios[1][round].wall, cpu: r.cpu / ratios[1][round].cpu }));
+          medians.push([
+            `${format}: import ÷ baseline (speed)`,
+            String(repeat),
+            median(against.map((r) => r.wall)).toFixed(2),
+            median(against.map((r) => r.cpu)).toFixed(2),
+          ]);
+        }
+      }
     }
     log(
       `\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os
@@ -119,6 +166,10 @@ async function main(): Promise<number> {
         .join(' ')}\n`,
     );
     log(table(['Run', 'Rows/s', 'Seconds', 'CPU seconds', 'Peak RSS above start, MB'], ['l', 'r', 'r', 'r', 'r'], results));
+    if (medians.length > 0) {
+      log(`\nMedians over the rounds of each round's own ratio (floor and imports side by side in a round):\n`);
+      log(table(['Ratio', 'Rounds', 'Median (wall)', 'Median (CPU)'], ['l', 'r', 'r', 'r'], medians));
+    }
     log(
       `\nThe import's steps (seconds and CPU seconds since it started), then each statement that took 0.1 s or more (wall, CPU, RSS growth while it ran):\n${steps.join('\n')}`,
     );
@@ -134,6 +185,7 @@ async function main(): Promise<number> {
 async function rawInsert(client: ClickHouseClient, file: string, format: RequestsFormat): Promise<number> {
   const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier(format)}`;
   await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({ query: `DROP TABLE IF EXISTS ${target} SYNC` });
   await client.command({
     query: `CREATE TABLE ${target} (ts DateTime('UTC'), ip IPv6, method LowCardinality(String), status UInt16, url String, raw_ua String,
       referer String, byte_range String, account_id LowCardinality(String)) ENGINE = MergeTree ORDER BY (account_id, ts)`,
@@ -146,6 +198,25 @@ async function rawInsert(client: ClickHouseClient, file: string, format: Request
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/** An earlier round's database and its import's staging database, so each import starts from nothing. */
+async function dropDatabases(client: ClickHouseClient, database: string): Promise<void> {
+  for (const name of [database, stagingDatabase(database)]) await client.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(name)} SYNC` });
+}
+
+/** importFile of another build of this repository (`DIR/build/src/warehouse/import/import.js`, from `tsc -p bench`). */
+function baselineImport(dir: string): typeof importFile {
+  const module = path.resolve(dir, 'build', 'src', 'warehouse', 'import', 'import.js');
+  if (!existsSync(module)) throw new Error(`--baseline ${dir}: no ${module}; build it there with tsc -p bench`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a build chosen at run time
+  return (require(module) as { importFile: typeof importFile }).importFile;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /**

