@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -235,6 +235,7 @@ describe('a file is recognised by the SHA-256 of all its bytes', () => {
   writeFileSync(first, `${' '.repeat(3 << 20)}\n${rows}`);
   // The same bytes and one more newline at the end, past the first chunks.
   writeFileSync(second, `${' '.repeat(3 << 20)}\n${rows}\n`);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('records the digest sha256sum gives, and takes a file that differs only in its last byte as a new one', async () => {
     const database = await freshDatabase();
