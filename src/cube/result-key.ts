@@ -1,5 +1,5 @@
 // Cube's own parser of relative date ranges, so a key means what Cube will compute.
-import { dateParser } from './engine/date-parser';
+import { resolveDateRange } from './engine/date-parser';
 import type { Query, RequestContext } from './service';
 
 /**
@@ -18,9 +18,9 @@ export function cacheKey(route: string, query: Query | Query[], { accountId }: R
     for (const q of queries) {
       const timezone = typeof q.timezone === 'string' ? q.timezone : 'UTC';
       for (const td of Array.isArray(q.timeDimensions) ? (q.timeDimensions as Record<string, unknown>[]) : []) {
-        if (typeof td?.dateRange === 'string') ranges.push(resolveRange(td.dateRange, timezone));
+        if (typeof td?.dateRange === 'string') ranges.push(resolveDateRange(td.dateRange, timezone));
         if (Array.isArray(td?.compareDateRange)) {
-          for (const range of td.compareDateRange) if (typeof range === 'string') ranges.push(resolveRange(range, timezone));
+          for (const range of td.compareDateRange) if (typeof range === 'string') ranges.push(resolveDateRange(range, timezone));
         }
       }
     }
@@ -29,31 +29,6 @@ export function cacheKey(route: string, query: Query | Query[], { accountId }: R
   }
   const withoutRenewal = queries.map((q) => ({ ...q, renewQuery: undefined }));
   return JSON.stringify([route, accountId, models, Array.isArray(query) ? withoutRenewal : withoutRenewal[0], ranges]);
-}
-
-/**
- * Cube's parser rounds every relative range to a second or coarser, so its
- * answer for a range and time zone cannot change within one second of the
- * clock: answers are kept for the current second only (which also bounds
- * how many are kept), since parsing costs more than the rest of a cached
- * request's key.
- */
-let resolvedSecond = -1;
-const resolved = new Map<string, string[]>();
-
-function resolveRange(range: string, timezone: string): string[] {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== resolvedSecond) {
-    resolved.clear();
-    resolvedSecond = second;
-  }
-  const key = `${timezone}\n${range}`;
-  let dates = resolved.get(key);
-  if (dates === undefined) {
-    dates = dateParser(range, timezone);
-    resolved.set(key, dates);
-  }
-  return dates;
 }
 
 export function asksRenewal(query: Query | Query[]): boolean {

@@ -1,4 +1,4 @@
-import { dateParser } from '../cube/engine/date-parser';
+import { resolveDateRange } from '../cube/engine/date-parser';
 
 const DAY_MS = 86_400_000;
 
@@ -27,10 +27,10 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
  * day. Undefined for anything Cube would refuse itself.
  */
 export function dateRangeSpanMs(dateRange: unknown, timezone: unknown): number | undefined {
-  let bounds: unknown[];
+  let bounds: readonly unknown[];
   if (typeof dateRange === 'string') {
     try {
-      bounds = dateParser(dateRange, knownTimezone(timezone));
+      bounds = resolveDateRange(dateRange, knownTimezone(timezone));
     } catch {
       return undefined;
     }

@@ -1,4 +1,4 @@
-import { dateParser } from '../cube/engine/date-parser';
+import { resolveDateRange } from '../cube/engine/date-parser';
 import { eachFilter } from './filters';
 import { refuse } from './rules';
 
@@ -50,7 +50,7 @@ const DATE_IN_TEXT = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+
 function isRangePhrase(text: string, timezone: string): boolean {
   for (const [written] of text.matchAll(DATE_IN_TEXT)) if (!isDateValue(written)) return false;
   try {
-    return dateParser(text, timezone).every((bound) => isDateValue(bound));
+    return resolveDateRange(text, timezone).every((bound) => isDateValue(bound));
   } catch {
     return false;
   }
