@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
-import { accountsSql, deriveDownloadsSql, type Places } from './downloads';
+import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { settingsSql, sqlLiteral } from './sql';
-import type { UserAgentLists } from './user-agents';
+import { settingsSql, sqlLiteral, withClause } from './sql';
+import { userAgentConstants, type UserAgentLists } from './user-agents';
 
 const DAY = 86_400;
 /**
@@ -61,13 +62,57 @@ export async function rederive(
     client,
     `SELECT toInt64(toStartOfDay(ts)) AS day, token, count() AS n FROM ${events} WHERE ${span} GROUP BY day, token ORDER BY day, token`,
   );
-  for (const slice of slices(perShow, settings, requestsPerStatement)) {
-    // First-touch's span starts inside a day, and ends at the last request.
-    const within = { from: Math.max(slice.from, start), to: Math.min(slice.to, end) };
-    await client.command({ query: deriveDownloadsSql({ ...derivation, database, ...slice, ...within, accounts }) });
+  const parts = slices(perShow, settings, requestsPerStatement);
+  if (parts.length > 0) {
+    // Last-touch's statements read one window before their span.
+    const readFrom = settings.rules === 'iab' && settings.window === 'last-touch' ? start - WINDOW_SECONDS : start;
+    const classified = await classify(
+      client,
+      database,
+      derivation.userAgents,
+      `ts >= toDateTime(${readFrom}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`,
+    );
+    try {
+      for (const slice of parts) {
+        // First-touch's span starts inside a day, and ends at the last request.
+        const within = { from: Math.max(slice.from, start), to: Math.min(slice.to, end) };
+        await client.command({ query: deriveDownloadsSql({ ...derivation, database, ...slice, ...within, accounts, classified }) });
+      }
+    } finally {
+      for (const table of Object.values(classified)) await client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` });
+    }
   }
   const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${downloads} WHERE ${span}`);
   return Number(n);
+}
+
+/**
+ * Classifies the user agents and referers of the requests where `where`
+ * holds once, into two tables of the staging database the derivation's
+ * statements join (DeriveOptions.classified): the lists are in these two
+ * statements only, not in every part of the derivation. The tables are
+ * Memory tables of distinct values (a day of 4M requests has thousands),
+ * dropped when the derivation ends; one left by a killed process is
+ * dropped by the next import (recoverInterrupted).
+ */
+async function classify(client: ClickHouseClient, database: string, lists: UserAgentLists, where: string): Promise<Classified> {
+  const staging = quoteIdentifier(derivationStagingDatabase(database));
+  const id = randomUUID();
+  const classified = {
+    agents: `${staging}.${quoteIdentifier(`classified_agents_${id}`)}`,
+    referers: `${staging}.${quoteIdentifier(`classified_referers_${id}`)}`,
+  };
+  const events = `${quoteIdentifier(database)}.podcast_events`;
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
+  const constants = withClause(userAgentConstants(lists));
+  await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where)}` });
+  await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where)}` });
+  return classified;
+}
+
+/** Where imports and derivations keep their scratch tables, apart from the tables anything reads. */
+export function derivationStagingDatabase(database: string): string {
+  return `${database}_import`;
 }
 
 interface Slice {

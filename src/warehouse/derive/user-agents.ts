@@ -182,7 +182,7 @@ export function botTypeSql(): string {
       '')`;
 }
 
-/** The referrer entry's name for browsers (the only type the list names referrers for), '' otherwise. */
-export function refererNameSql(referer: string): string {
-  return `if(ua_type = 'browser', arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, 'ua_referrer_patterns')}, length(ua_referrer_names) + 1)), '')`;
+/** The referrer entry's name for a referer, '' when none matches; it applies to browsers only (the only type the list names referrers for). */
+export function refererListNameSql(referer: string): string {
+  return `arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, 'ua_referrer_patterns')}, length(ua_referrer_names) + 1))`;
 }

@@ -9,7 +9,7 @@ import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
 import { REQUEST_PLACES } from '../derive/downloads';
-import { rederive, type Derivation } from '../derive/rederive';
+import { derivationStagingDatabase, rederive, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral, withClause } from '../derive/sql';
 import { classifyColumns, userAgentConstants } from '../derive/user-agents';
 import { statementTicket } from '../statement-queue';
@@ -242,10 +242,8 @@ async function moveEvents(client: ClickHouseClient, database: string, events: st
   }
 }
 
-/** Where an import stages a file's rows, apart from the tables anything reads. */
-export function stagingDatabase(database: string): string {
-  return `${database}_import`;
-}
+/** Where an import stages a file's rows (the derivation's database for scratch tables). */
+export const stagingDatabase = derivationStagingDatabase;
 
 export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
   await client.command({

@@ -168,6 +168,35 @@ describe.each([
       ).json<{ raw_ua: string; names: string[] }>();
       const names = new Map(rows.map((r) => [r.raw_ua, r.names.join(' | ')]));
       expect(expected.map((e) => `${e.ua} → ${names.get(e.ua)}`)).toEqual(expected.map((e) => `${e.ua} → ${e.name}`));
+      // The derivation classifies the agents again (once per derivation, not per statement): a download is named as its request.
+      const downloads = await (
+        await client.query({ query: `SELECT raw_ua, parsed_ua FROM ${database}.downloads`, format: 'JSONEachRow' })
+      ).json<{ raw_ua: string; parsed_ua: string }>();
+      const listed = new Map(expected.map((e) => [e.ua, e.name]));
+      expect(downloads.length).toBeGreaterThan(USER_AGENTS.apps.length);
+      expect(downloads.filter((d) => listed.get(d.raw_ua) !== d.parsed_ua)).toEqual([]);
+      const bots = new Set(USER_AGENTS.bots.flatMap((entry) => entry.examples ?? []));
+      expect(downloads.filter((d) => bots.has(d.raw_ua))).toEqual([]);
+    });
+
+    it('a browser request that Podverse’s web player referred is no download (OP3’s podverse-web-preload), the same request unreferred is', async () => {
+      const database = await freshDatabase();
+      const firefox = USER_AGENTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
+      expect(firefox).toBeDefined();
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'import-referer-')), 'referer.ndjson');
+      const request = (ip: string, referer: string | undefined) =>
+        JSON.stringify({
+          time: '2026-01-05T10:00:00Z',
+          ip,
+          method: 'GET',
+          url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+          userAgent: firefox,
+          referer,
+        });
+      writeFileSync(file, [request('203.0.113.6', 'https://podverse.fm/'), request('203.0.113.7', undefined)].join('\n'));
+      const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }));
+      expect(summary).toMatchObject({ outcome: 'imported', imported: 2, downloads: 1 });
+      expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE IPv6NumToString(ip) = '::ffff:203.0.113.7'`)).toBe(1);
     });
   });
 

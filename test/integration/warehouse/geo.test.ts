@@ -7,7 +7,7 @@ import { Reader } from 'mmdb-lib';
 import request from 'supertest';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
-import { ensureGeo, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
+import { ensureGeo, GEO_DICTIONARIES, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
 import { placeExpressions } from '../../../src/warehouse/geo/places';
 import { refreshPlaces } from '../../../src/warehouse/geo/refresh';
 import { geoFiles } from '../../../src/warehouse/geo/sources';
@@ -414,4 +414,42 @@ describe('places of imported requests', () => {
       ),
     ).toEqual(tally(places, (p) => `${p.country} | ${p.city}`));
   }, 180_000);
+});
+
+describe('the IP database after a start', () => {
+  /**
+   * ClickHouse builds a dictionary at its first use; building the city trie
+   * takes tens of seconds, which the first import after a start waited for
+   * while holding chDB's one statement lane. The service builds them before
+   * it says ready. The dictionaries are made anew first (dropped and made by
+   * ensureGeo again, which finds the files loaded), since this process's
+   * engine built them for the lookups above: made anew, none is built.
+   */
+  const statuses = async () =>
+    Object.fromEntries(
+      (
+        await rows<{ name: string; status: string }>(
+          `SELECT name, status FROM system.dictionaries WHERE database = '${DATABASE}' AND name IN (${Object.values(GEO_DICTIONARIES)
+            .map((d) => `'${d}'`)
+            .join(', ')})`,
+        )
+      ).map((d) => [d.name, d.status]),
+    );
+  const every = (status: string) => Object.fromEntries(Object.values(GEO_DICTIONARIES).map((d) => [d, status]));
+
+  it('has every dictionary of the IP database built once the service is ready', async () => {
+    for (const dictionary of Object.values(GEO_DICTIONARIES)) {
+      await warehouse.client().command({ query: `DROP DICTIONARY IF EXISTS ${DATABASE}.${dictionary}` });
+    }
+    await ensureGeo(warehouse, undefined);
+    expect(await statuses()).toEqual(every('NOT_LOADED'));
+
+    const started = await startService();
+    try {
+      expect(await started.readiness.check()).toEqual([]);
+      expect(await statuses()).toEqual(every('LOADED'));
+    } finally {
+      await started.close();
+    }
+  }, 600_000);
 });
