@@ -6,7 +6,7 @@ import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { BoundedCacheDriver } from './engine/cache-driver';
 import { createFreshness } from './freshness';
-import { warmGeo } from '../warehouse/geo/load';
+import { warmGeoAtStart } from '../warehouse/geo/load';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
 import { rollupSourceDatabase } from './engine/dialect';
 import { createDriverFactory } from './engine/driver';
@@ -111,17 +111,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     logger,
   });
   // The IP database's dictionaries are built before ready, not by the first import or query that reads places.
-  const warmed = warmGeo(warehouse.client(), warehouse.config.database).then(
-    (seconds) => {
-      if (seconds !== undefined) logger.info('IP database dictionaries built', { seconds });
-    },
-    (err: unknown) => {
-      logger.error('building the IP database dictionaries at start failed; the first statement that reads places builds them', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-    },
-  );
-  const caughtUp = Promise.all([freshness.caughtUp, warmed]).then(() => undefined);
+  const caughtUp = Promise.all([freshness.caughtUp, warmGeoAtStart(warehouse, logger)]).then(() => undefined);
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
   const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {

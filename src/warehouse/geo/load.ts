@@ -125,6 +125,21 @@ export async function warmGeo(client: ClickHouseClient, database: string): Promi
   return Math.round(performance.now() - started) / 1000;
 }
 
+/** warmGeo during a start, logged: a failure is only logged, and the first statement that reads places builds them then. */
+export async function warmGeoAtStart(warehouse: Warehouse, logger: Logger): Promise<void> {
+  const client = warehouse.client();
+  try {
+    const seconds = await warmGeo(client, warehouse.config.database);
+    if (seconds !== undefined) logger.info('IP database dictionaries built', { seconds });
+  } catch (err) {
+    logger.error('building the IP database dictionaries at start failed; the first statement that reads places builds them', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
 async function createGeoObjects(client: ClickHouseClient, database: string): Promise<void> {
   const db = quoteIdentifier(database);
   for (const [key, table] of Object.entries(GEO_TABLES) as [keyof typeof GEO_TABLES, string][]) {
