@@ -52,8 +52,10 @@ function expectPercentsAgree(rows: Row[], groupOf: (row: Row) => string): void {
     const base = first.get(groupOf(row)) ?? 0;
     const percent = row[`${F}.conversionsPercent`];
     if (base === 0) {
-      // A group without first-step addresses has nothing to divide by; nor can any later step have reached it.
-      expect({ conversions, percent }).toEqual({ conversions: 0, percent: null });
+      // Nothing to divide by. A later step can still count here: its time is the latest download before that step,
+      // which can fall in a range that the user's later downloads move the first step's time out of (the
+      // conversions themselves are compared with the hand-written funnel below).
+      expect(percent).toBeNull();
       continue;
     }
     expect(Number(percent)).toBeCloseTo((100 * conversions) / base, 6);
