@@ -3,8 +3,23 @@ import type { CompilerApi } from '@cubejs-backend/server-core';
 
 type Compilers = Awaited<ReturnType<CompilerApi['getCompilers']>>;
 
+/**
+ * The settings of a CompilerApi its compiled models depend on, or the SQL
+ * cached beside them (CompilerApi.getSql keys that by the query alone).
+ */
+const SETTINGS = [
+  'allowNodeRequire',
+  'allowJsDuplicatePropsInSchema',
+  'standalone',
+  'preAggregationsSchema',
+  'allowUngroupedWithoutPrimaryKey',
+  'convertTzForRawTimeDimension',
+  'sqlCache',
+] as const;
+export type CompileSettings = Record<(typeof SETTINGS)[number], unknown>;
+
 /** What of Cube's CompilerApi the sharing reads and sets (test/unit/cube/cube-internals.test.ts lists them). */
-interface CompilerApiInternals {
+interface CompilerApiInternals extends CompileSettings {
   repository: { localPath(): string; dataSchemaFiles(): Promise<{ fileName: string; content: string }[]> };
   options: { devServer?: boolean };
   schemaVersion: unknown;
@@ -13,24 +28,6 @@ interface CompilerApiInternals {
   createQueryFactory(compilers: Compilers): Promise<unknown>;
   compilers: Compilers;
   queryFactory: unknown;
-  allowNodeRequire: unknown;
-  allowJsDuplicatePropsInSchema: unknown;
-  standalone: unknown;
-  preAggregationsSchema: unknown;
-  allowUngroupedWithoutPrimaryKey: unknown;
-  convertTzForRawTimeDimension: unknown;
-  sqlCache: unknown;
-}
-
-/** The settings of a CompilerApi its compiled models depend on, or the SQL cached beside them (CompilerApi.getSql keys it by query alone). */
-export interface CompileSettings {
-  allowNodeRequire: unknown;
-  allowJsDuplicatePropsInSchema: unknown;
-  standalone: unknown;
-  preAggregationsSchema: unknown;
-  allowUngroupedWithoutPrimaryKey: unknown;
-  convertTzForRawTimeDimension: unknown;
-  sqlCache: unknown;
 }
 
 /**
@@ -81,15 +78,8 @@ export function shareCompiledModels(api: CompilerApi): CompilerApi {
   if (target.schemaVersion !== undefined || target.options.devServer) return api;
   const compile = target.getCompilers.bind(target);
   const adopt = async (options?: { requestId?: string }): Promise<Compilers> => {
-    const key = compiledModelsKey(target.repository.localPath(), await target.repository.dataSchemaFiles(), {
-      allowNodeRequire: target.allowNodeRequire,
-      allowJsDuplicatePropsInSchema: target.allowJsDuplicatePropsInSchema,
-      standalone: target.standalone,
-      preAggregationsSchema: target.preAggregationsSchema,
-      allowUngroupedWithoutPrimaryKey: target.allowUngroupedWithoutPrimaryKey,
-      convertTzForRawTimeDimension: target.convertTzForRawTimeDimension,
-      sqlCache: target.sqlCache,
-    });
+    const settings = Object.fromEntries(SETTINGS.map((name) => [name, target[name]])) as CompileSettings;
+    const key = compiledModelsKey(target.repository.localPath(), await target.repository.dataSchemaFiles(), settings);
     const known = compiled.get(key);
     if (known === undefined) {
       const compiling = compile(options);
