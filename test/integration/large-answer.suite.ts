@@ -1,8 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { API_KEY } from './support/constants';
-import { defaultService } from './support/default-service';
-import { openOracle, type Oracle, type TestService } from './support/service';
+import { withDefaultService } from './support/default-service';
 
 /**
  * An answer of thousands of rows, which Cube's transform and the JSON
@@ -12,13 +11,7 @@ import { openOracle, type Oracle, type TestService } from './support/service';
  * the headers Express's res.json gave it (ETag, 304 when unchanged).
  */
 
-let service: TestService;
-let oracle: Oracle;
-beforeAll(async () => {
-  service = await defaultService();
-  oracle = openOracle();
-});
-afterAll(() => oracle.close());
+const suite = withDefaultService();
 
 /** Every day of the data, by city and app. */
 let query: Record<string, unknown>;
@@ -29,7 +22,7 @@ const sorted = (rows: Row[]) => [...rows].sort((a, b) => (key(a) < key(b) ? -1 :
 
 let expected: Row[];
 beforeAll(async () => {
-  const [range] = await oracle.rows<{ first: string; last: string }>(
+  const [range] = await suite.oracle.rows<{ first: string; last: string }>(
     'SELECT toString(toDate(min(ts))) AS first, toString(toDate(max(ts))) AS last FROM analytics.downloads',
   );
   query = {
@@ -43,7 +36,7 @@ beforeAll(async () => {
     ],
     limit: 50000,
   };
-  const rows = await oracle.rows<{ city: string; ua: string; day: string; n: string }>(
+  const rows = await suite.oracle.rows<{ city: string; ua: string; day: string; n: string }>(
     "SELECT city, parsed_ua AS ua, formatDateTime(toStartOfDay(ts, 'UTC'), '%Y-%m-%dT%H:%i:%S.000') AS day, toString(count()) AS n FROM analytics.downloads GROUP BY city, ua, day",
   );
   expected = rows.map((r) => ({
@@ -63,10 +56,10 @@ describe.each([
   const ask = (headers: Record<string, string> = {}) => {
     const sent =
       method === 'GET'
-        ? request(service.app)
+        ? request(suite.service.app)
             .get(path)
             .query({ query: JSON.stringify(query) })
-        : request(service.app).post(path).send({ query });
+        : request(suite.service.app).post(path).send({ query });
     return sent.set({ 'x-api-key': API_KEY, ...headers });
   };
 

@@ -2,20 +2,11 @@ import request from 'supertest';
 import { EXPECTED_SCHEMAS } from './contract/spec-meta';
 import { funnelStepsSql } from './support/catalog';
 import { API_KEY } from './support/constants';
-import { openOracle, startService, type Oracle, type TestService } from './support/service';
+import { withOwnService } from './support/default-service';
 
-let service: TestService;
-let oracle: Oracle;
-beforeAll(async () => {
-  service = await startService();
-  oracle = openOracle();
-});
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+const suite = withOwnService();
 
-const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (query: Record<string, unknown>) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 const db = 'analytics';
 
@@ -55,7 +46,7 @@ describe('POST /v1/data/load/ with one count measure', () => {
     expect(Object.keys(res.body.data[0])).toEqual([measure]);
     const value = res.body.data[0][measure];
     expect(value).toMatch(/^\d+$/);
-    const expected = await oracle.value(COUNT_ORACLES[measure]);
+    const expected = await suite.oracle.value(COUNT_ORACLES[measure]);
     expect(expected).toBeGreaterThan(0);
     expect(Number(value)).toBe(expected);
   });
@@ -90,7 +81,7 @@ const GROUPINGS = [
 describe.each(GROUPINGS)('$measure by $dimension', ({ measure, dimension, sql }) => {
   let expected: Map<string, number>;
   beforeAll(async () => {
-    expected = new Map((await oracle.rows<{ k: string; v: string }>(sql)).map((r) => [r.k, Number(r.v)]));
+    expected = new Map((await suite.oracle.rows<{ k: string; v: string }>(sql)).map((r) => [r.k, Number(r.v)]));
   });
 
   it('groups exactly as direct SQL does, and the groups sum to the total', async () => {
@@ -152,7 +143,7 @@ describe('response shape (spec 2.5, 4.2)', () => {
 
   it('answers total as the row count when asked for it', async () => {
     const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], total: true, limit: 2 }).expect(200);
-    const countries = await oracle.value(`SELECT uniqExact(country) FROM ${db}.downloads`);
+    const countries = await suite.oracle.value(`SELECT uniqExact(country) FROM ${db}.downloads`);
     expect(res.body.total).toBe(countries);
     expect(res.body.data).toHaveLength(2);
   });
@@ -168,18 +159,18 @@ describe('measures that are ratios', () => {
     const res = await load({ measures: ['ChannelRanks.avgRank', 'ChannelRanks.count', 'ChannelRanks.rankSum'] }).expect(200);
     const row = res.body.data[0];
     expect(Number(row['ChannelRanks.avgRank']) * Number(row['ChannelRanks.count'])).toBeCloseTo(Number(row['ChannelRanks.rankSum']), 3);
-    expect(Number(row['ChannelRanks.rankSum'])).toBe(await oracle.value(`SELECT sum(rank) FROM ${db}.channel_ranks`));
+    expect(Number(row['ChannelRanks.rankSum'])).toBe(await suite.oracle.value(`SELECT sum(rank) FROM ${db}.channel_ranks`));
   });
 
   it('conversionRate = opens ÷ views × 100', async () => {
     const res = await load({ measures: ['LinksAdvancedAnalytics.conversionRate'] }).expect(200);
-    const expected = await oracle.value(`SELECT 100 * countIf(open_param != '') / count() FROM ${db}.link_views`);
+    const expected = await suite.oracle.value(`SELECT 100 * countIf(open_param != '') / count() FROM ${db}.link_views`);
     expect(Number(res.body.data[0]['LinksAdvancedAnalytics.conversionRate'])).toBeCloseTo(expected, 6);
   });
 
   it('se_value_sum adds the structured-event values', async () => {
     const res = await load({ measures: ['WebEvents.se_value_sum'] }).expect(200);
-    const expected = await oracle.value(`SELECT sum(se_value) FROM ${db}.web_events`);
+    const expected = await suite.oracle.value(`SELECT sum(se_value) FROM ${db}.web_events`);
     expect(Number(res.body.data[0]['WebEvents.se_value_sum'])).toBeCloseTo(expected, 2);
   });
 });

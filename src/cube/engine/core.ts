@@ -7,6 +7,7 @@ import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
+import { shareCompiledModels } from './shared-compile';
 import { unrefIntervals } from './unref-intervals';
 
 /** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
@@ -66,6 +67,10 @@ class Core extends CubejsServerCore {
 
   private orchestratorApis(): { getQueryOrchestrator(): { getQueryCache(): unknown } }[] {
     return [...(this as unknown as { orchestratorStorage: { storage: Map<string, never> } }).orchestratorStorage.storage.values()];
+  }
+
+  protected override createCompilerApi(...args: Parameters<CubejsServerCore['createCompilerApi']>) {
+    return shareCompiledModels(super.createCompilerApi(...args));
   }
 
   protected override createOrchestratorApi(...args: Parameters<CubejsServerCore['createOrchestratorApi']>) {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY } from '../support/constants';
-import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { withOwnService } from '../support/default-service';
 
 /**
  * Every member a query names must be a member of the model: names that are
@@ -12,18 +12,9 @@ import { openOracle, startService, type Oracle, type TestService } from '../supp
  * object literal would set the prototype instead of making a key.
  */
 
-let service: TestService;
-let oracle: Oracle;
-beforeAll(async () => {
-  service = await startService();
-  oracle = openOracle();
-});
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+const suite = withOwnService();
 
-const post = (body: string) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
+const post = (body: string) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
 const load = (query: string, queryType?: 'multi') => post(`{"query": ${query}${queryType ? `, "queryType": "${queryType}"` : ''}}`);
 
 function expectUnknown(res: request.Response, where: RegExp) {
@@ -94,7 +85,7 @@ describe('order on a member that does not exist', () => {
 describe('time dimension shorthand', () => {
   it('<Cube>.<time>.<granularity> still answers, per day as SQL counts', async () => {
     const res = await load('{"measures": ["Downloads.count"], "dimensions": ["Downloads.ts.day"], "order": {"Downloads.ts": "asc"}}').expect(200);
-    const expected = await oracle.rows<{ day: string; n: string }>(
+    const expected = await suite.oracle.rows<{ day: string; n: string }>(
       "SELECT formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000') AS day, toString(count()) AS n FROM analytics.downloads GROUP BY day ORDER BY day",
     );
     expect(res.body.data.map((row: Record<string, string>) => [row['Downloads.ts.day'], row['Downloads.count']])).toEqual(

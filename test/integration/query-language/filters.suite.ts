@@ -23,15 +23,13 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
-import { defaultService } from '../support/default-service';
-import { openOracle, type Oracle, type TestService } from '../support/service';
+import { withDefaultService } from '../support/default-service';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
 type Filter = Record<string, any>;
 
-let service: TestService;
-let oracle: Oracle;
+const suite = withDefaultService();
 
 /** Dates and instants of the dataset the cases need (it ends today, so they are read from the data). */
 interface Ctx {
@@ -45,19 +43,16 @@ interface Ctx {
 let ctx: Ctx;
 
 beforeAll(async () => {
-  service = await defaultService();
-  oracle = openOracle();
-  const [days] = await oracle.rows<{ d10: string; d3: string }>(
+  const [days] = await suite.oracle.rows<{ d10: string; d3: string }>(
     `SELECT toString(toDate(max(ts)) - 10) AS d10, toString(toDate(max(ts)) - 3) AS d3 FROM analytics.downloads`,
   );
-  const [event] = await oracle.rows<{ ts: string; second: string }>(`
+  const [event] = await suite.oracle.rows<{ ts: string; second: string }>(`
     SELECT replaceOne(toString(track_ts), ' ', 'T') AS ts, replaceOne(toString(toStartOfSecond(track_ts)), ' ', 'T') AS second
     FROM analytics.web_events WHERE toMillisecond(track_ts) >= 100 ORDER BY track_ts, event_id LIMIT 1`);
   ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second };
 });
-afterAll(() => oracle.close());
 
-const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 /** One cell as comparable: numbers (service strings or oracle numbers) as rounded numbers, booleans as 'true'/'false'. */
 function cell(value: unknown): unknown {
@@ -100,7 +95,7 @@ interface Case {
 
 async function runCase({ query, sql }: Case): Promise<void> {
   const q = query(ctx);
-  const [res, expected] = await Promise.all([load(q), oracle.rows<Row>(sql(ctx))]);
+  const [res, expected] = await Promise.all([load(q), suite.oracle.rows<Row>(sql(ctx))]);
   expect(res.status).toBe(200);
   // The oracle must find something, else the comparison proves little.
   expect(expected.length).toBeGreaterThan(0);

@@ -11,21 +11,14 @@
  */
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
-import { defaultService } from '../support/default-service';
-import { openOracle, type Oracle, type TestService } from '../support/service';
+import { withDefaultService } from '../support/default-service';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
 
-let service: TestService;
-let oracle: Oracle;
-beforeAll(async () => {
-  service = await defaultService();
-  oracle = openOracle();
-});
-afterAll(() => oracle.close());
+const suite = withDefaultService();
 
-const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 async function loadOk(query: Query) {
   const res = await load(query);
@@ -132,7 +125,7 @@ describe('order', () => {
       ],
     },
   ])('$name', async ({ query, sql, echo }) => {
-    const [body, expected] = await Promise.all([loadOk(query), oracle.rows<Row>(sql)]);
+    const [body, expected] = await Promise.all([loadOk(query), suite.oracle.rows<Row>(sql)]);
     expect(expected.length).toBeGreaterThan(1);
     expect(inOrder(body.data)).toEqual(inOrder(expected));
     expect(body.query.order).toEqual(echo);
@@ -142,7 +135,7 @@ describe('order', () => {
 describe('default order (no order in the query)', () => {
   it('measures and dimensions: the first measure descending, not the second', async () => {
     const body = await loadOk({ measures: ['ChannelRanks.avgRank', 'ChannelRanks.count'], dimensions: ['ChannelRanks.category'] });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT category AS "ChannelRanks.category", sum(rank) / count() AS "ChannelRanks.avgRank", count() AS "ChannelRanks.count"
       FROM analytics.channel_ranks GROUP BY category`);
     expect(asSet(body.data)).toEqual(asSet(expected));
@@ -155,7 +148,7 @@ describe('default order (no order in the query)', () => {
 
   it('dimensions only: the first dimension ascending', async () => {
     const body = await loadOk({ dimensions: ['Downloads.country', 'Downloads.parsed_ua'] });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT DISTINCT country AS "Downloads.country", parsed_ua AS "Downloads.parsed_ua" FROM analytics.downloads`);
     expect(asSet(body.data)).toEqual(asSet(expected));
     expectMonotonic(body.data, 'Downloads.country', 'asc');
@@ -168,7 +161,7 @@ describe('default order (no order in the query)', () => {
       dimensions: ['Downloads.country'],
       timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }],
     });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT country AS "Downloads.country", formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000') AS "Downloads.ts.day",
              "Downloads.ts.day" AS "Downloads.ts", count() AS "Downloads.count"
       FROM analytics.downloads GROUP BY country, "Downloads.ts.day"`);
@@ -182,7 +175,7 @@ describe('default order (no order in the query)', () => {
       loadOk({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], limit: 5 }),
       loadOk({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], order: {}, limit: 5 }),
     ]);
-    const top5 = await oracle.rows<Row>(`SELECT count() AS c FROM analytics.downloads GROUP BY country ORDER BY c DESC LIMIT 5`);
+    const top5 = await suite.oracle.rows<Row>(`SELECT count() AS c FROM analytics.downloads GROUP BY country ORDER BY c DESC LIMIT 5`);
     for (const body of [none, empty]) {
       expect(body.data.map((row) => Number(row['Downloads.count']))).toEqual(top5.map((row) => Number(row.c)));
       expect(body.query.order).toEqual([]);
@@ -196,7 +189,7 @@ describe('limit, offset and total', () => {
     GROUP BY city ORDER BY "Downloads.count" DESC, "Downloads.city" ASC`;
 
   it('pages of `limit` rows at growing `offset` concatenate to the full ordered result; each page reports the full total', async () => {
-    const expected = await oracle.rows<Row>(FULL_SQL);
+    const expected = await suite.oracle.rows<Row>(FULL_SQL);
     const size = 7;
     expect(expected.length).toBeGreaterThan(3 * size);
     const pages: Row[][] = [];
@@ -221,7 +214,7 @@ describe('limit, offset and total', () => {
       limit: 3,
       total: true,
     });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT city AS "Downloads.city", count() AS "Downloads.count" FROM analytics.downloads WHERE country = 'United States'
       GROUP BY city ORDER BY "Downloads.count" DESC, "Downloads.city" ASC`);
     expect(expected.length).toBeGreaterThan(3);
@@ -237,14 +230,14 @@ describe('limit, offset and total', () => {
       limit: 2,
       total: true,
     });
-    const groups = await oracle.value(`SELECT count() FROM (SELECT app_id FROM analytics.web_events GROUP BY app_id HAVING count() > 10)`);
+    const groups = await suite.oracle.value(`SELECT count() FROM (SELECT app_id FROM analytics.web_events GROUP BY app_id HAVING count() > 10)`);
     expect(groups).toBeGreaterThan(2);
     expect(body.total).toBe(groups);
     expect(body.data).toHaveLength(2);
   });
 
   it('an offset past the end gives no rows and still the total', async () => {
-    const countries = await oracle.value(`SELECT uniqExact(country) FROM analytics.downloads`);
+    const countries = await suite.oracle.value(`SELECT uniqExact(country) FROM analytics.downloads`);
     const body = await loadOk({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], offset: countries, limit: 10, total: true });
     expect(body.data).toEqual([]);
     expect(body.total).toBe(countries);
@@ -267,7 +260,7 @@ describe('limit, offset and total', () => {
 describe('ungrouped', () => {
   it('dimensions only (with the primary key Cube requires) return the raw rows, one per event', async () => {
     const body = await loadOk({ dimensions: ['WebEvents.eventId', 'WebEvents.appId', 'WebEvents.se_category'], ungrouped: true, limit: 50000 });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT toString(event_id) AS "WebEvents.eventId", app_id AS "WebEvents.appId", se_category AS "WebEvents.se_category"
       FROM analytics.web_events`);
     expect(body.data).toHaveLength(expected.length);
@@ -281,7 +274,7 @@ describe('ungrouped', () => {
       filters: [{ member: 'WebEvents.se_category', operator: 'equals', values: ['player'] }],
       ungrouped: true,
     });
-    const [counts] = await oracle.rows<{ rows: string; apps: string }>(
+    const [counts] = await suite.oracle.rows<{ rows: string; apps: string }>(
       `SELECT count() AS rows, uniqExact(app_id) AS apps FROM analytics.web_events WHERE se_category = 'player'`,
     );
     expect(Number(counts.rows)).toBeGreaterThan(Number(counts.apps));
@@ -291,7 +284,7 @@ describe('ungrouped', () => {
 
   it('lists records without naming the key: WebEvents by appId, one row per event', async () => {
     const body = await loadOk({ dimensions: ['WebEvents.appId'], ungrouped: true, limit: 50000 });
-    const [counts] = await oracle.rows<{ rows: string; apps: string }>(`SELECT count() AS rows, uniqExact(app_id) AS apps FROM analytics.web_events`);
+    const [counts] = await suite.oracle.rows<{ rows: string; apps: string }>(`SELECT count() AS rows, uniqExact(app_id) AS apps FROM analytics.web_events`);
     expect(Number(counts.rows)).toBeGreaterThan(Number(counts.apps));
     expect(body.data).toHaveLength(Number(counts.rows));
   });
@@ -299,7 +292,7 @@ describe('ungrouped', () => {
   it('lists PodcastEvents requests, whose key (the request id) is hidden, one row per request', async () => {
     const filters = [{ member: 'PodcastEvents.city', operator: 'equals', values: ['Berlin'] }];
     const body = await loadOk({ dimensions: ['PodcastEvents.city', 'PodcastEvents.ip4'], filters, ungrouped: true, limit: 50000 });
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT city AS "PodcastEvents.city", toString(ip4) AS "PodcastEvents.ip4" FROM analytics.podcast_events WHERE city = 'Berlin'`);
     expect(expected.length).toBeGreaterThan(1);
     expect(body.data).toHaveLength(expected.length);
@@ -322,7 +315,7 @@ describe('ungrouped', () => {
 
 describe('segments', () => {
   it('no cube has a segment', async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await request(suite.service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
     expect(res.body.schemas.length).toBe(10);
     for (const schema of res.body.schemas) expect(schema.segments).toEqual([]);
   });
@@ -382,7 +375,7 @@ describe('the normalized query in the response', () => {
       timezone: 'UTC',
     });
     // And the data is that query's: European countries, ordered, second to fifth.
-    const expected = await oracle.rows<Row>(`
+    const expected = await suite.oracle.rows<Row>(`
       SELECT country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads
       WHERE continent = 'Europe' AND (positionCaseInsensitive(parsed_ua, 'apple') > 0 OR parsed_ua IS NOT NULL)
       GROUP BY country HAVING count() >= 1

@@ -18,27 +18,22 @@
 import request from 'supertest';
 import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
 import { API_KEY, DATABASE } from '../support/constants';
-import { defaultService } from '../support/default-service';
-import { openOracle, type Oracle, type TestService } from '../support/service';
+import { withDefaultService } from '../support/default-service';
 
 const db = DATABASE;
-let service: TestService;
-let oracle: Oracle;
+const suite = withDefaultService();
 /** Last day of the demo window (UTC), read from the data: the daily chart snapshots run up to it. */
 let END: string;
 
 beforeAll(async () => {
-  service = await defaultService();
-  oracle = openOracle();
-  END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(snapshot_ts))) AS d FROM ${db}.channel_ranks`))[0].d;
+  END = (await suite.oracle.rows<{ d: string }>(`SELECT toString(max(toDate(snapshot_ts))) AS d FROM ${db}.channel_ranks`))[0].d;
 });
-afterAll(() => oracle.close());
 
 type Query = Record<string, unknown>;
 type Row = Record<string, unknown>;
 
-const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-const loadMulti = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query, queryType: 'multi' });
+const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+const loadMulti = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query, queryType: 'multi' });
 
 // ---------------------------------------------------------------------------
 // Dates, computed here without Cube or moment.
@@ -84,14 +79,14 @@ interface Bucket {
   v: number | string;
 }
 async function buckets(sql: string): Promise<Bucket[]> {
-  return oracle.rows<Bucket>(sql);
+  return suite.oracle.rows<Bucket>(sql);
 }
 /** The rows the service should answer for buckets of one time dimension and one measure. */
 function asTimeRows(member: string, granularity: string, measure: string, rows: Bucket[]): Row[] {
   return rows.map((r) => ({ [`${member}.${granularity}`]: r.b, [member]: r.b, [measure]: String(Number(r.v)) }));
 }
 async function count(sql: string): Promise<number> {
-  return oracle.value(sql);
+  return suite.oracle.value(sql);
 }
 const dataCount = (body: { data: Row[] }, measure: string) => {
   expect(body.data).toHaveLength(1);
@@ -275,7 +270,7 @@ describe('absolute date ranges (UTC)', () => {
   });
 
   it('one full timestamp is a range of that instant: the downloads of exactly that second', async () => {
-    const [{ t }] = await oracle.rows<{ t: string }>(
+    const [{ t }] = await suite.oracle.rows<{ t: string }>(
       `SELECT toString(ts) AS t FROM ${db}.downloads WHERE toDate(ts) = '${D(4)}' GROUP BY ts ORDER BY count() DESC, ts LIMIT 1`,
     );
     const instant = `${t.replace(' ', 'T')}.000`;
@@ -329,7 +324,7 @@ describe('absolute date ranges (UTC)', () => {
   // "…:59", and a DateTime64(3) column (web_events) lost every event in the
   // last fraction of the range's final second.
   it('a range ending at .999 includes DateTime64 events tracked in the last second (WebEvents.trackTs)', async () => {
-    const [{ t }] = await oracle.rows<{ t: string }>(
+    const [{ t }] = await suite.oracle.rows<{ t: string }>(
       `SELECT toString(track_ts) AS t FROM ${db}.web_events WHERE toSecond(track_ts) = 59 AND toMillisecond(track_ts) > 0 ORDER BY track_ts LIMIT 1`,
     );
     const minute = t.slice(0, 16); // "YYYY-MM-DD HH:MM"
@@ -530,7 +525,7 @@ describe('several time dimensions in one query', () => {
         ['WebEvents.ingestTs', 'desc'],
       ],
     }).expect(200);
-    const expected = await oracle.rows<{ d: string; h: string; v: number }>(
+    const expected = await suite.oracle.rows<{ d: string; h: string; v: number }>(
       `SELECT ${isoDay('toDate(track_ts)')} AS d, ${isoTime('toStartOfHour(ingest_ts)')} AS h, count() AS v FROM ${db}.web_events
        WHERE track_ts >= '${D(2)} 00:00:00' AND track_ts < '${D(1)} 00:00:00' GROUP BY d, h ORDER BY d ASC, h DESC`,
     );
@@ -601,7 +596,7 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
   });
   const expectedShorthand = async () =>
     (
-      await oracle.rows<{ b: string; c: string; v: number }>(
+      await suite.oracle.rows<{ b: string; c: string; v: number }>(
         `SELECT ${isoDay('toDate(ts)')} AS b, continent AS c, count() AS v FROM ${db}.downloads
          WHERE toDate(ts) BETWEEN '${D(4)}' AND '${D(2)}' GROUP BY b, c ORDER BY b, c`,
       )
@@ -791,7 +786,7 @@ describe('compareDateRange (queryType multi)', () => {
   it('GET /v1/data/load?query=<json>&queryType=multi answers as POST does', async () => {
     const [post, get] = await Promise.all([
       loadMulti(query()).expect(200),
-      request(service.app)
+      request(suite.service.app)
         .get('/v1/data/load')
         .query({ query: JSON.stringify(query()), queryType: 'multi' })
         .set('x-api-key', API_KEY)
@@ -808,7 +803,7 @@ describe('compareDateRange (queryType multi)', () => {
     const post = await load(query());
     expect(post.status).toBe(400);
     expect(post.body.code).toBe('invalid_query');
-    const get = await request(service.app)
+    const get = await request(suite.service.app)
       .get('/v1/data/load')
       .query({ query: JSON.stringify(query()) })
       .set('x-api-key', API_KEY);
@@ -828,10 +823,10 @@ describe('compareDateRange (queryType multi)', () => {
 
 describe('ranges and buckets on the hour, which the dialect writes on toStartOfHour(<column>) for the projections', () => {
   const sqlOf = async (query: Query) =>
-    (await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
+    (await request(suite.service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
 
   it('a range from an hour to the last millisecond of an hour counts the DateTime64 events late in its last hour, in hour buckets', async () => {
-    const [{ t }] = await oracle.rows<{ t: string }>(
+    const [{ t }] = await suite.oracle.rows<{ t: string }>(
       // The event latest in its hour: the range's last millisecond must still count it.
       `SELECT toString(track_ts) AS t FROM ${db}.web_events WHERE toMillisecond(track_ts) > 0 ORDER BY track_ts - toStartOfHour(track_ts) DESC, track_ts LIMIT 1`,
     );

@@ -9,25 +9,16 @@
 import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY, DATABASE } from '../support/constants';
-import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { withOwnService } from '../support/default-service';
 
-let service: TestService;
-let oracle: Oracle;
-beforeAll(async () => {
-  service = await startService();
-  oracle = openOracle();
-});
-afterAll(async () => {
-  await oracle.close();
-  await service.close();
-});
+const suite = withOwnService();
 
 type Query = Record<string, unknown>;
 const APIS: { name: string; send: (query: Query, multi?: boolean) => request.Test }[] = [
   {
     name: '/v1/data/load/',
     send: (query, multi) =>
-      request(service.app)
+      request(suite.service.app)
         .post('/v1/data/load/')
         .set('x-api-key', API_KEY)
         .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
@@ -35,7 +26,7 @@ const APIS: { name: string; send: (query: Query, multi?: boolean) => request.Tes
   {
     name: '/cubejs-api/v1/load',
     send: (query, multi) =>
-      request(service.app)
+      request(suite.service.app)
         .post('/cubejs-api/v1/load')
         .set('x-api-key', API_KEY)
         .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
@@ -140,9 +131,10 @@ describe.each(APIS)('$name', ({ send }) => {
   describe('dates in every form Cube reads still answer, as SQL over the same range counts', () => {
     let day: string;
     beforeAll(async () => {
-      [{ day }] = await oracle.rows<{ day: string }>(`SELECT toString(max(toDate(ts)) - 3) AS day FROM ${DATABASE}.downloads`);
+      [{ day }] = await suite.oracle.rows<{ day: string }>(`SELECT toString(max(toDate(ts)) - 3) AS day FROM ${DATABASE}.downloads`);
     });
-    const sqlCount = async (where: string) => Number((await oracle.rows<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.downloads WHERE ${where}`))[0].n);
+    const sqlCount = async (where: string) =>
+      Number((await suite.oracle.rows<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.downloads WHERE ${where}`))[0].n);
     const answered = (res: request.Response) => {
       expect(res.status).toBe(200);
       const data = (res.body.data ?? res.body.results?.[0]?.data) as Record<string, string>[];

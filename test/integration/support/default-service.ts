@@ -1,4 +1,4 @@
-import type { startService, TestService } from './service';
+import type { openOracle, Oracle, startService, TestService } from './service';
 
 /**
  * One service as `startService()` makes it (the suite's defaults, no
@@ -11,10 +11,12 @@ import type { startService, TestService } from './service';
  */
 let shared: Promise<TestService> | undefined;
 
+// Required on first use: a jest file that never asks does not load the service (and Cube) for it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const serviceModule = () => require('./service') as { startService: typeof startService; openOracle: typeof openOracle };
+
 export function defaultService(): Promise<TestService> {
-  // Required on first use: a jest file that never asks does not load the service (and Cube) for it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  shared ??= (require('./service') as { startService: typeof startService }).startService();
+  shared ??= serviceModule().startService();
   return shared;
 }
 
@@ -27,3 +29,35 @@ export async function closeDefaultService(): Promise<void> {
     () => undefined,
   );
 }
+
+/** A suite's service and the oracle over the same data, there from the suite's first test to its last. */
+export interface ServiceAndOracle {
+  readonly service: TestService;
+  readonly oracle: Oracle;
+}
+
+function serviceAndOracle(start: () => Promise<TestService>, own: boolean): ServiceAndOracle {
+  const held: { service?: TestService; oracle?: Oracle } = {};
+  beforeAll(async () => {
+    held.service = await start();
+    held.oracle = serviceModule().openOracle();
+  });
+  afterAll(async () => {
+    await held.oracle?.close();
+    if (own) await held.service?.close();
+  });
+  return {
+    get service() {
+      return held.service!;
+    },
+    get oracle() {
+      return held.oracle!;
+    },
+  };
+}
+
+/** The shared default service (closed after the file's last test) and an oracle, for the suite that calls it. */
+export const withDefaultService = (): ServiceAndOracle => serviceAndOracle(defaultService, false);
+
+/** A service of the suite's own as `startService()` makes it, and an oracle, for the suite that calls it. */
+export const withOwnService = (): ServiceAndOracle => serviceAndOracle(() => serviceModule().startService(), true);

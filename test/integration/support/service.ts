@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { assembleLocalService } from '../../../src/assembly';
-import type { Config } from '../../../src/config';
+import type { Config, LogLevel } from '../../../src/config';
 import type { CubeService, CubeServiceOptions } from '../../../src/cube/service';
 import type { ShutdownGate } from '../../../src/http/shutdown-gate';
 import { createLogger, type Logger } from '../../../src/log';
@@ -36,8 +36,9 @@ export interface TestService {
 export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'schemaPath' | 'watchModels'>> {
   /** Accounts to make a key for, in the service's own fresh key file. */
   accounts?: readonly string[];
-  /** Receives the service's log lines (info and up); silent otherwise. */
+  /** Receives the service's log lines (info and up, or from `logLevel`); silent otherwise. */
   log?: (line: string) => void;
+  logLevel?: LogLevel;
   /** Start only once the models compile and validate, as the service does (default); false to test broken models. */
   waitForModels?: boolean;
   /** Take files from the import command through the data directory's inbox, as `npm start` does. */
@@ -51,8 +52,8 @@ export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'co
  * (see contract.ts).
  */
 export async function startService(env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
-  const { accounts = [], log, waitForModels = true, watchModels = false, ...cubeOptions } = options;
-  const logger = log ? createLogger('info', log) : createLogger('error', () => {});
+  const { accounts = [], log, logLevel = 'info', waitForModels = true, watchModels = false, ...cubeOptions } = options;
+  const logger = log ? createLogger(logLevel, log) : createLogger('error', () => {});
   const service = await assembleLocalService({
     env: {
       NODE_ENV: 'test',
