@@ -99,8 +99,8 @@ async function main(): Promise<number> {
         RATE_LIMIT_UNAUTHENTICATED: '1000000',
         RATE_LIMIT_CONCURRENT: '1000',
         QUERY_TIMEOUT_SECONDS: '120',
-        // So the cost of the result cache can be measured: RESULT_CACHE_MB=0 npm run bench …
-        ...pick(process.env, ['RESULT_CACHE_MB', 'RESULT_CACHE_SECONDS', 'CUBE_CACHE_MB']),
+        // So the cost of the result cache and the SQL plans can be measured: RESULT_CACHE_MB=0 (or CUBE_SQL_PLANS=0) npm run bench …
+        ...pick(process.env, ['RESULT_CACHE_MB', 'RESULT_CACHE_SECONDS', 'CUBE_CACHE_MB', 'CUBE_SQL_PLANS']),
       },
       [account, otherAccount],
     );

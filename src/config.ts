@@ -129,6 +129,8 @@ export interface Config {
     };
     /** Bytes of results and refresh keys Cube's own cache keeps, beneath resultCache (see src/cube/engine/cache-driver.ts). */
     cubeCacheMaxBytes: number;
+    /** Query shapes per models version whose SQL is learnt from Cube's compile and reused with other filter values; 0: off (see src/cube/engine/sql-plans.ts). */
+    cubeSqlPlans: number;
   };
   /** POST /v1/data/export: its own caps, above a load's limit; reaching one is always said. */
   exports: {
@@ -352,6 +354,7 @@ export function parseConfig(env: Env): Config {
         windowMs: Math.round(read.number('RESULT_CACHE_SECONDS', 10, 0, 10) * 1000),
       },
       cubeCacheMaxBytes: read.integer('CUBE_CACHE_MB', 16, 1, 65_536) * 1024 * 1024,
+      cubeSqlPlans: read.integer('CUBE_SQL_PLANS', 1000, 0, 100_000),
     },
     exports: {
       maxRows: read.integer('EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),

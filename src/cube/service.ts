@@ -73,6 +73,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     models: { appIdOf: (context) => models.appIdOf(context as ModelContext), repositoryOf: (context) => models.repositoryOf(context as ModelContext) },
     // Cube is asked for one row more than a client may (truncation.ts), and the client's maximum is held there.
     rowLimits: { maxLimit: limits.maxLimit + 1, defaultLimit: limits.defaultLimit },
+    sqlPlans: limits.cubeSqlPlans,
     continueWaitSeconds: options.continueWaitSeconds ?? 5,
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {

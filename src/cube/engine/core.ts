@@ -8,6 +8,7 @@ import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
 import { shareCompiledModels } from './shared-compile';
+import { reuseSqlPlans, SqlPlans } from './sql-plans';
 import { unrefIntervals } from './unref-intervals';
 
 /** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
@@ -108,6 +109,8 @@ export interface EngineOptions {
   cacheDriver: BoundedCacheDriver;
   models: ModelApps;
   rowLimits: GatewayRowLimits;
+  /** Query shapes per models version whose compiled SQL is reused with other filter values (sql-plans.ts); 0: off. */
+  sqlPlans: number;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds: number;
   /** How often Cube's refresh worker builds the rollups, in seconds; 0 or absent: never. */
@@ -187,6 +190,7 @@ export function createEngine(options: EngineOptions): Engine {
   const gateway = core.gateway();
   reuseVisibleMeta(gateway);
   transformResultsInSlices(gateway);
+  reuseSqlPlans(gateway, new SqlPlans(options.sqlPlans));
   ownRowLimits(gateway, options.rowLimits);
   restoreNativeStackTraces();
 

@@ -78,17 +78,25 @@ const EXPECTED: Expectation[] = [
     methods: ['filterVisibleItemsInMeta', 'meta', 'load', 'sql', 'dryRun', 'release', 'getNormalizedQueries', 'getSqlQueriesInternal', 'getResultInternal'],
   },
   {
+    usedBy: 'src/cube/engine/sql-plans.ts (reuseSqlPlans compiles as getSqlQueriesInternal does)',
+    module: '@cubejs-backend/api-gateway',
+    load: () => fromServerCore('@cubejs-backend/api-gateway'),
+    exportName: 'ApiGateway',
+    methods: ['getCompilerApi', 'coerceForSqlQuery', 'log', 'duration'],
+    fields: ['securityContextExtractor'],
+  },
+  {
     usedBy: 'src/cube/engine/request-path.ts (transformResultsInSlices formats each time once)',
     module: '@cubejs-backend/api-gateway/dist/src/helpers/transformValue',
     load: () => fromServerCore('@cubejs-backend/api-gateway/dist/src/helpers/transformValue'),
     exportName: 'transformValue',
   },
   {
-    usedBy: 'src/cube/engine/core.ts (keyedCubes), src/cube/engine/shared-compile.ts and src/cube/models/engine.ts',
+    usedBy: 'src/cube/engine/core.ts (keyedCubes), src/cube/engine/shared-compile.ts, src/cube/models/engine.ts and src/cube/engine/sql-plans.ts (getSql, the models read from repository)',
     module: '@cubejs-backend/server-core/dist/src/core/CompilerApi',
     load: () => fromRoot('@cubejs-backend/server-core/dist/src/core/CompilerApi'),
     exportName: 'CompilerApi',
-    methods: ['getCompilers', 'createQueryFactory'],
+    methods: ['getCompilers', 'createQueryFactory', 'getSql'],
     fields: [
       'allowNodeRequire',
       'compileContext',
