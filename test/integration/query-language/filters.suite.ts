@@ -718,7 +718,7 @@ describe('filters: the same query with other values', () => {
     it(shape.name, async () => {
       const answers: string[][] = [];
       for (const values of shape.values) {
-        const [res, expected] = await Promise.all([load(shape.query(values)), oracle.rows<Row>(shape.sql(values))]);
+        const [res, expected] = await Promise.all([load(shape.query(values)), suite.oracle.rows<Row>(shape.sql(values))]);
         expect(res.status).toBe(200);
         expect(canonical(res.body.data)).toEqual(canonical(expected));
         answers.push(canonical(expected));

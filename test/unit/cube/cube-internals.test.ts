@@ -92,7 +92,8 @@ const EXPECTED: Expectation[] = [
     exportName: 'transformValue',
   },
   {
-    usedBy: 'src/cube/engine/core.ts (keyedCubes), src/cube/engine/shared-compile.ts, src/cube/models/engine.ts and src/cube/engine/sql-plans.ts (getSql, the models read from repository)',
+    usedBy:
+      'src/cube/engine/core.ts (keyedCubes), src/cube/engine/shared-compile.ts, src/cube/models/engine.ts and src/cube/engine/sql-plans.ts (getSql, the models read from repository)',
     module: '@cubejs-backend/server-core/dist/src/core/CompilerApi',
     load: () => fromRoot('@cubejs-backend/server-core/dist/src/core/CompilerApi'),
     exportName: 'CompilerApi',
