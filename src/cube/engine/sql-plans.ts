@@ -148,13 +148,19 @@ export function learnBindings(
   return used.size === own.values.length ? bindings : undefined;
 }
 
+/** A shape asked once: learnt when it is asked again (see SqlPlans). */
+const SEEN = Symbol('seen once');
+
 /**
  * Learnt shapes, per compiled models (one CompilerApi per models version,
  * forgotten with it) and per security context, the least recently used
- * dropped past `maxPlans` per models version; 0 turns reuse off.
+ * dropped past `maxPlans` per models version; 0 turns reuse off. A shape is
+ * learnt the second time it is asked, not the first: learning costs two more
+ * of Cube's compiles, and some shapes never come again (a range ending "now"
+ * is in the shape as the second it resolved to).
  */
 export class SqlPlans {
-  private readonly byCompiler = new WeakMap<object, Map<string, Plan | null>>();
+  private readonly byCompiler = new WeakMap<object, Map<string, Plan | null | typeof SEEN>>();
 
   constructor(private readonly maxPlans: number) {}
 
@@ -168,7 +174,7 @@ export class SqlPlans {
     }
     const key = `${contextKey}\n${shaped.shape}`;
     const plan = plans.get(key);
-    if (plan !== undefined) {
+    if (plan !== undefined && plan !== SEEN) {
       plans.delete(key);
       plans.set(key, plan);
       if (plan === null) return compile(query);
@@ -176,9 +182,15 @@ export class SqlPlans {
       return { ...plan.template, sql: [plan.template.sql[0], params] };
     }
     const own = await compile(query);
-    if (!plans.has(key)) {
-      plans.set(key, await this.learn(query, shaped.values, own, compile));
-      if (plans.size > this.maxPlans) plans.delete(plans.keys().next().value!);
+    const before = plans.get(key);
+    if (before === undefined || before === SEEN) {
+      const next = before === undefined ? SEEN : await this.learn(query, shaped.values, own, compile);
+      // Unless a request of the same shape got there first while this one compiled.
+      if (plans.get(key) === before) {
+        plans.delete(key);
+        plans.set(key, next);
+        if (plans.size > this.maxPlans) plans.delete(plans.keys().next().value!);
+      }
     }
     return own;
   }

@@ -206,7 +206,7 @@ const context = fc.constantFrom<Context['securityContext']>({}, { accountId: 'no
 const contexts = fc.oneof({ weight: 3, arbitrary: context.map((c) => [c, c] as const) }, fc.tuple(context, context));
 
 /**
- * Compiles the first query through the plans, then the second, each in its
+ * Compiles the first query through the plans twice, then the second, each in its
  * context, and compares both with Cube's compile; counts the second queries
  * answered from a plan (no compile of Cube's at all).
  */
@@ -223,7 +223,9 @@ async function checkPair(
   reuseSqlPlans(planned, new SqlPlans(100));
   const compiles = countCompiles(planned, cube);
   const context = (securityContext: Context['securityContext']): Context => ({ securityContext, requestId: 'req-1', modelVersion: 'v1' });
+  // A shape is learnt when it is asked again: the first query twice, then the second.
   for (const [query, securityContext] of [
+    [first, firstContext],
     [first, firstContext],
     [second, secondContext],
   ] as const) {
@@ -282,6 +284,25 @@ describe('Cube SQL through the plans', () => {
       ),
       { numRuns: 75 },
     );
+  });
+
+  it('learns a shape when it is asked again, not the first time, and answers the third from the plan', async () => {
+    const planned = gatewayOver(new Map([['v1', cube]]));
+    reuseSqlPlans(planned, new SqlPlans(100));
+    const compiles = countCompiles(planned, cube);
+    // A context of its own per request, as the service makes them (Cube marks the security context it has read).
+    const context = () => ({ securityContext: {}, requestId: 'r', modelVersion: 'v1' });
+    const query = (value: string) =>
+      normalized({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: [value] }] });
+    const counts: number[] = [];
+    for (const value of ['US', 'DE', 'FR']) {
+      compiles.count = 0;
+      const [sql] = await planned.getSqlQueriesInternal(context(), [query(value)]);
+      expect(sql.sql[1]).toContain(value);
+      counts.push(compiles.count);
+    }
+    // Cube's compile; then Cube's and the two that learn the shape; then none.
+    expect(counts).toEqual([1, 3, 0]);
   });
 
   it('reuses the compile of a value filter, and only within its context and models', async () => {
