@@ -7,7 +7,7 @@ import { Reader } from 'mmdb-lib';
 import request from 'supertest';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
-import { ensureGeo, GEO_DICTIONARIES, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
+import { ensureGeo, GEO_DICTIONARIES, GEO_TABLES, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
 import { placeExpressions } from '../../../src/warehouse/geo/places';
 import { refreshPlaces } from '../../../src/warehouse/geo/refresh';
 import { geoFiles } from '../../../src/warehouse/geo/sources';
@@ -30,7 +30,18 @@ beforeAll(async () => {
   warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   firstLoad = await ensureGeo(warehouse, undefined);
 }, LOAD_TIMEOUT_MS);
-afterAll(() => warehouse.close());
+// The load stays in this worker's data for the files after this one unless its record goes: their services would
+// build the dictionaries at every start (a service's close ends chDB's session, and the dictionaries with it), and
+// their imports would take places from the database, by the order jest ran the files in.
+afterAll(async () => {
+  const client = warehouse.client();
+  try {
+    await client.command({ query: `TRUNCATE TABLE ${DATABASE}.${GEO_TABLES.source}` });
+  } finally {
+    await client.close();
+    await warehouse.close();
+  }
+});
 
 const rows = async <T>(sql: string) => (await warehouse.client().query({ query: sql, format: 'JSONEachRow' })).json<T>();
 
