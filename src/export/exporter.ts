@@ -66,7 +66,7 @@ export interface ExporterOptions {
  * ndjson ask for one row more than the file may hold, and the caller drops
  * it and says so. A parquet file cannot lose its last row once written, so
  * on chDB the rows (one more) are written in ClickHouse's Native format to
- * a local file, counted, and the engine writes the parquet file from that
+ * a local file, counted as chDB hands them over, and the engine writes the parquet file from that
  * one, holding `rows` at most; a ClickHouse server cannot read this
  * machine's files, so there the rows are counted by a statement of their
  * own first (a server's stream of a parquet file is one file; chDB's is not). Either way the parquet file is whole before its first byte is
@@ -81,9 +81,10 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
     maxResultRows: number,
     context: RequestContext,
     signal: AbortSignal,
+    onRows?: (rows: number) => void,
   ) =>
     statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
-      warehouse.stream({ query, format, settings, signal, limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows } }),
+      warehouse.stream({ query, format, settings, signal, onRows, limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows } }),
     );
   const text = async (chunks: AsyncIterable<Uint8Array>) => {
     let answer = '';
@@ -101,9 +102,10 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       let bytes: number | undefined;
       if (warehouse.readsLocalFiles) {
         const native = path.join(dir, 'rows.native');
-        await written(await stream(select, 'Native', {}, rows + 1, context, signal), native, Number.POSITIVE_INFINITY);
+        let counted = 0;
+        await written(await stream(select, 'Native', {}, rows + 1, context, signal, (n) => (counted += n)), native, Number.POSITIVE_INFINITY);
+        truncated = counted > rows;
         const from = `SELECT * FROM file(${quoteString(native)}, Native)`;
-        truncated = Number(await text(await stream(`SELECT count() FROM (${from})`, 'TabSeparated', {}, 1, context, signal))) > rows;
         // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's
         // rows only), so the engine writes the file itself, from the rows it wrote before: no query's SQL.
         const client = warehouse.client();

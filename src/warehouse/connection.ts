@@ -72,6 +72,11 @@ export interface StreamStatement {
   limits: QueryLimits;
   /** Aborting it stops the statement. */
   signal: AbortSignal;
+  /**
+   * Told each chunk's row count as it is handed over, on chDB (whose stream
+   * counts them); a server's stream is bytes only and never calls it.
+   */
+  onRows?: (rows: number) => void;
 }
 
 function limitSettings(limits: QueryLimits): Settings {
@@ -253,7 +258,7 @@ interface ChdbStreaming {
     queryStream(
       sql: string,
       options: { format: string; signal: AbortSignal },
-    ): AsyncIterable<{ raw(): Uint8Array }> & { readonly closed: boolean; cancel(): void };
+    ): AsyncIterable<{ raw(): Uint8Array; readonly numRows: number }> & { readonly closed: boolean; cancel(): void };
   };
   command(params: { query: string }): Promise<unknown>;
 }
@@ -270,7 +275,7 @@ interface ChdbStreaming {
 function streamFromChdb(
   connection: ChdbStreaming,
   queue: StatementQueue,
-  { query, format, settings, limits, signal }: StreamStatement,
+  { query, format, settings, limits, signal, onRows }: StreamStatement,
 ): Promise<AsyncIterable<Uint8Array>> {
   if (hasSecondStatement(query)) return Promise.reject(new Error('An export runs one statement; this text holds several.'));
   const sql = `${query}${settingsClause({ ...limitSettings(limits), ...settings })}`;
@@ -291,7 +296,10 @@ function streamFromChdb(
               (async function* chunks() {
                 let ok = false;
                 try {
-                  for await (const chunk of stream) yield chunk.raw();
+                  for await (const chunk of stream) {
+                    onRows?.(chunk.numRows);
+                    yield chunk.raw();
+                  }
                   ok = true;
                 } finally {
                   if (!stream.closed) stream.cancel();
