@@ -84,7 +84,14 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
     onRows?: (rows: number) => void,
   ) =>
     statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
-      warehouse.stream({ query, format, settings, signal, onRows, limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows } }),
+      warehouse.stream({
+        query,
+        format,
+        settings,
+        signal,
+        onRows,
+        limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows },
+      }),
     );
   const text = async (chunks: AsyncIterable<Uint8Array>) => {
     let answer = '';
