@@ -13,7 +13,13 @@ module.exports = {
   // Longest first, a folder's file of suites weighed by its suites (a global option: every project).
   testSequencer: '<rootDir>/test/sequencer.js',
   projects: [
-    { ...base, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...base,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit'],
+      globalSetup: '<rootDir>/test/support/run-temp-setup.ts',
+      globalTeardown: '<rootDir>/test/support/run-temp-teardown.ts',
+    },
     {
       ...base,
       displayName: 'integration',
@@ -30,6 +36,7 @@ module.exports = {
       displayName: 'system',
       roots: ['<rootDir>/test/system'],
       globalSetup: '<rootDir>/test/system/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/run-temp-teardown.ts',
     },
   ],
 };

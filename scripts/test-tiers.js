@@ -2,7 +2,7 @@
 // npm test: the three jest tiers one after the other (unit, integration, system; see jest.config.js),
 // each tier's time printed, and a summary at the end. Exits non-zero when any tier failed.
 const { spawnSync } = require('node:child_process');
-const { mkdtempSync, readFileSync } = require('node:fs');
+const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -48,4 +48,5 @@ for (const { tier, seconds, status } of results) {
 }
 const total = results.reduce((sum, { seconds }) => sum + seconds, 0);
 console.log(`${'total'.padEnd(12)} ${`${total.toFixed(1)} s`.padStart(8)}`);
+rmSync(reports, { recursive: true, force: true });
 process.exitCode = results.every(({ status }) => status === 'passed') ? 0 : 1;

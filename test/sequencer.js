@@ -1,4 +1,4 @@
-const { readdirSync, readFileSync, statSync } = require('node:fs');
+const { existsSync, readFileSync, statSync } = require('node:fs');
 const path = require('node:path');
 // jest's own default sequencer (a dependency of jest 29.7.0 itself).
 const Sequencer = require('@jest/test-sequencer').default;
@@ -24,12 +24,16 @@ class SuitesBySize extends Sequencer {
   }
 }
 
+/** A file's size, or for a file of suites the size of the suites it names (`'<folder>/<name>'` or `'<name>'` beside it). */
 function sizeOf(file) {
-  if (!readFileSync(file, 'utf8').includes('runSuites(')) return statSync(file).size;
+  const text = readFileSync(file, 'utf8');
+  const call = text.indexOf('runSuites(');
+  if (call < 0) return statSync(file).size;
   const dir = path.dirname(file);
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.suite.ts'))
-    .reduce((sum, name) => sum + statSync(path.join(dir, name)).size, 0);
+  return [...text.slice(call).matchAll(/'([^']+)'/g)]
+    .map((match) => path.join(dir, `${match[1]}.suite.ts`))
+    .filter((suite) => existsSync(suite))
+    .reduce((sum, suite) => sum + statSync(suite).size, 0);
 }
 
 module.exports = SuitesBySize;

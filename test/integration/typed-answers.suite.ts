@@ -12,7 +12,7 @@ import request from 'supertest';
 import { createDriverFactory } from '../../src/cube/engine/driver';
 import { API_KEY } from './support/constants';
 import { openOracle, startService, type Oracle, type TestService } from './support/service';
-import { modelDir } from './models/support';
+import { modelDir, removeModelDirs } from './models/support';
 
 const DB = 'typed_answers';
 /** More rows than a slice of the driver's reading (1,000 lines), so an answer spans several. */
@@ -71,6 +71,7 @@ afterAll(async () => {
   await service?.close();
   await oracle.command(`DROP DATABASE IF EXISTS ${DB}`);
   await oracle.close();
+  removeModelDirs();
 });
 
 type Row = Record<string, string | null>;

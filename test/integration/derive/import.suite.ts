@@ -24,6 +24,9 @@ const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
 const connection = createChdbConnection({ path: testDataDir() });
 const client: ClickHouseClient = createClient({ connection: connection as never });
 afterAll(() => connection.close());
+// Every file, rejects file and directory the suite writes, removed after its last test (each import writes its rejects).
+const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'import-suite-'));
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 let databases = 0;
 async function freshDatabase(): Promise<string> {
@@ -43,7 +46,7 @@ function options(database: string, settings: DownloadRuleSettings, extra: Partia
     maxBadRows: 0,
     ignoreUnknown: false,
     trackingPrefix: TRACKING_PREFIX,
-    rejectsDir: mkdtempSync(path.join(os.tmpdir(), 'rejects-')),
+    rejectsDir: mkdtempSync(path.join(SCRATCH, 'rejects-')),
     derivation: { settings, userAgents: USER_AGENTS },
     engineReadsFiles,
     ...extra,
@@ -116,7 +119,7 @@ describe.each([
       const database = await freshDatabase();
       const summary = await importFile(client, path.join(SAMPLES, 'requests.csv'), options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }));
       expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: 3 });
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'csv-'));
+      const dir = mkdtempSync(path.join(SCRATCH, 'csv-'));
       const bad = path.join(dir, 'bad.csv');
       writeFileSync(bad, 'time,ip,colour\n2026-01-05T08:00:00Z,203.0.113.5,blue\n');
       await expect(importFile(client, bad, options(database, { rules: 'iab', window: 'calendar' }, { format: 'csv' }))).rejects.toThrow(
@@ -148,7 +151,7 @@ describe.each([
         USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
       );
       expect(expected.length).toBeGreaterThanOrEqual(1420);
-      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'import-agents-')), 'agents.ndjson');
+      const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-agents-')), 'agents.ndjson');
       const line = (ua: string, i: number) =>
         JSON.stringify({
           time: new Date(Date.UTC(2026, 0, 5) + i * 1000).toISOString(),
@@ -183,7 +186,7 @@ describe.each([
       const database = await freshDatabase();
       const firefox = USER_AGENTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
       expect(firefox).toBeDefined();
-      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'import-referer-')), 'referer.ndjson');
+      const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-referer-')), 'referer.ndjson');
       const request = (ip: string, referer: string | undefined) =>
         JSON.stringify({
           time: '2026-01-05T10:00:00Z',
@@ -257,7 +260,7 @@ describe('an import killed after moving its rows in', () => {
 
 describe('a file is recognised by the SHA-256 of all its bytes', () => {
   // Several of the hash's 1 MiB read chunks: a blank line of 3 MiB (which holds no row) before the sample's rows.
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'import-hash-'));
+  const dir = mkdtempSync(path.join(SCRATCH, 'import-hash-'));
   const first = path.join(dir, 'first.ndjson');
   const second = path.join(dir, 'second.ndjson');
   const rows = readFileSync(path.join(SAMPLES, 'requests.ndjson'), 'utf8');
@@ -328,7 +331,7 @@ describe('files chDB reads itself', () => {
 
   it('a path with glob characters, a quote and a space, compressed: read as named, not as a pattern', async () => {
     const database = await freshDatabase();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'import-path-'));
+    const dir = mkdtempSync(path.join(SCRATCH, 'import-path-'));
     // A sibling the pattern `{a,b}*` would also match: reading it too would double the rows.
     const file = path.join(dir, "logs {a,b}* it's.ndjson.gz");
     writeFileSync(file, gzipSync(readFileSync(path.join(SAMPLES, 'requests.ndjson'))));
@@ -339,7 +342,7 @@ describe('files chDB reads itself', () => {
 
   it('CSV: blank lines hold no row, a record with more fields than the header is rejected by its line, one with fewer has the rest empty', async () => {
     const database = await freshDatabase();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'import-csv-'));
+    const dir = mkdtempSync(path.join(SCRATCH, 'import-csv-'));
     const file = path.join(dir, 'edges.csv');
     const [header, ...records] = readFileSync(path.join(SAMPLES, 'requests.csv'), 'utf8').trim().split('\n');
     // Line 3 blank, line 4 spaces only, line 6 one field too many, line 8 stops after the url (no user agent, referer, range).

@@ -5,7 +5,7 @@
  * the row and byte caps are never silent; formats are negotiated; a key's
  * export reads its own account only (counted by direct SQL).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -121,9 +121,14 @@ function parseNdjson(body: Buffer): { rows: Row[]; trailer: Row } {
 }
 
 async function parquetRows(body: Buffer): Promise<Row[]> {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'export-test-')), 'answer.parquet');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'export-test-'));
+  const file = path.join(dir, 'answer.parquet');
   writeFileSync(file, body);
-  return oracle.rows(`SELECT * FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0`);
+  try {
+    return await oracle.rows(`SELECT * FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** One value as comparable across the load answer (numbers as text, times as Cube writes them) and the files. */

@@ -7,7 +7,7 @@
  * open export counts against the key's concurrency limit like a load. The
  * Numbers cube (fixtures) makes 1.1 million rows in the engine.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -143,14 +143,19 @@ it('parquet: a million rows in their order, the file whole and readable, the cut
   expect(res.statusCode).toBe(200);
   expect(res.headers['result-truncated']).toBe('true');
   expect(Number(res.headers['content-length'])).toBe(body.length);
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'export-parquet-')), 'million.parquet');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'export-parquet-'));
+  const file = path.join(dir, 'million.parquet');
   writeFileSync(file, body);
-  // Read back by the engine: the rows, and how many are out of place (number n belongs on row n).
-  const read = await service.warehouse.client().query({
-    query: `SELECT count() AS rows, countIf(\`Numbers.number\` != rowNumberInAllBlocks()) AS misplaced FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0, max_threads = 1`,
-    format: 'JSONEachRow',
-  });
-  expect(await read.json()).toEqual([{ rows: 1_000_000, misplaced: 0 }]);
+  try {
+    // Read back by the engine: the rows, and how many are out of place (number n belongs on row n).
+    const read = await service.warehouse.client().query({
+      query: `SELECT count() AS rows, countIf(\`Numbers.number\` != rowNumberInAllBlocks()) AS misplaced FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0, max_threads = 1`,
+      format: 'JSONEachRow',
+    });
+    expect(await read.json()).toEqual([{ rows: 1_000_000, misplaced: 0 }]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 it('parquet: exactly a million rows, over many of the engine’s blocks, is whole and says so', async () => {

@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../../src/config';
@@ -7,12 +7,22 @@ import { testDataDir } from '../support/service';
 
 export const SCHEMA_DIR = path.resolve(__dirname, '..', '..', '..', 'schema');
 
-/** A fresh model directory holding the given files (name → content), or a copy of schema/. */
+const made: string[] = [];
+
+/**
+ * A fresh model directory holding the given files (name → content), or a copy of schema/; removed by
+ * removeModelDirs (models.test.ts, after every suite's services, which may watch one, have closed).
+ */
 export function modelDir(files: Record<string, string> | 'schema'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-models-'));
+  made.push(dir);
   if (files === 'schema') cpSync(SCHEMA_DIR, dir, { recursive: true });
   else for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
   return dir;
+}
+
+export function removeModelDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** `npm run models -- …` on the suite's dataset, in this process (libchdb binds one data directory per process). */

@@ -64,7 +64,7 @@ export async function startService(env: Record<string, string> = {}, options: Te
       RATE_LIMIT_UNAUTHENTICATED: '1000000',
       // No refresh worker building rollups behind a test's back (test/integration/rollups/refresh-worker.suite.ts turns it on).
       CUBE_ROLLUP_REFRESH_SECONDS: '0',
-      // Nor a look for imports every few seconds (test/integration/import/answers-follow.test.ts turns it on).
+      // Nor a look for imports every few seconds (test/integration/import/answers-follow.suite.ts turns it on).
       DATA_REFRESH_SECONDS: '0',
       ...env,
     },

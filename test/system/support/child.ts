@@ -16,8 +16,10 @@ export async function freePort(): Promise<number> {
 /**
  * A child's whole environment: only PATH and HOME from the test's own, so a developer's `.env` or shell cannot change
  * what a test sees. The metrics port is off unless a test asks for one: the tier runs files on two workers, and two
- * services on the default 9464 would refuse to start.
+ * services on the default 9464 would refuse to start. TMPDIR is the run's (test/support/run-temp.ts), so what a child
+ * killed on purpose leaves there goes with the run.
  */
 export function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, METRICS_PORT: '0', ...vars };
+  const tmp = process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {};
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...tmp, METRICS_PORT: '0', ...vars };
 }
