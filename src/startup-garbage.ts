@@ -35,9 +35,9 @@ export interface StartupGarbageOptions {
  *
  * Measured (docs/benchmarks.md, issue 21): a ready service holds 30–40 MB
  * of the start-up's garbage and a young generation grown to 32 MB for the
- * compile, until V8's memory reducer gets to it, which took a minute or
- * more in an idle service (its timer waits for a low allocation rate, and
- * Cube's refresh worker keeps allocating). A full collection at a quiet
+ * compile, until V8's memory reducer gets to it, which it had not 30 s
+ * after ready in the runs measured, and had by 60 s (its timer waits for a
+ * low allocation rate). A full collection at a quiet
  * moment frees the same at once; V8 shrinks the young generation when it
  * sees the low allocation rate of the quiet interval, which is why this
  * waits for one rather than collecting before "ready". It holds the event
