@@ -10,6 +10,7 @@ import { KeyFileError, readKeyFileIfPresent } from './keys/store';
 import { createLogger, routeConsole, type Logger } from './log';
 import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
+import { collectStartupGarbageWhenQuiet } from './startup-garbage';
 import { WarehouseSetupError } from './warehouse/data-dir';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
@@ -77,6 +78,14 @@ async function main(): Promise<void> {
   logger.info('ready', { warehouse: config.warehouse.kind, startupSeconds: Math.round(performance.now()) / 1000 });
   // From ready on: the start-up's own work (demo data, model compile) is logged with its duration, not as delays.
   const eventLoop = monitorEventLoop({ logger, warnMs: config.eventLoopWarnMs });
+  const stopGarbageWatch = collectStartupGarbageWhenQuiet(server, {
+    collected: ({ ms, heapBefore, heapAfter }) =>
+      logger.info('start-up garbage collected', {
+        ms: Math.round(ms),
+        heapMbBefore: Math.round(heapBefore / 2 ** 20),
+        heapMbAfter: Math.round(heapAfter / 2 ** 20),
+      }),
+  });
   onShutdownSignals({
     server,
     http: config.http,
@@ -86,6 +95,7 @@ async function main(): Promise<void> {
     logger,
     release: async () => {
       eventLoop.stop();
+      stopGarbageWatch();
       metricsServer?.close();
       await service.close();
     },

@@ -6,6 +6,7 @@ import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
 import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
+import { normalizeEachQueryOnce } from './normalize-once';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
 import { shareCompiledModels } from './shared-compile';
 import { reuseSqlPlans, SqlPlans } from './sql-plans';
@@ -193,6 +194,7 @@ export function createEngine(options: EngineOptions): Engine {
   reuseSqlPlans(gateway, new SqlPlans(options.sqlPlans));
   ownRowLimits(gateway, options.rowLimits);
   restoreNativeStackTraces();
+  normalizeEachQueryOnce();
 
   const compilerApi = (modelVersion: string) => core.getCompilerApi({ modelVersion, securityContext: {} } as never);
 

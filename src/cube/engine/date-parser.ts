@@ -1,11 +1,13 @@
-import { dateParser } from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import * as cubeDates from '@cubejs-backend/api-gateway/dist/src/dateParser';
 
 /**
  * Cube's own parser of date ranges and phrases ("last 7 days"), which its
  * gateway does not export: reached by its dist path, here only, so an
  * upgrade that moves it breaks one import (test/unit/cube/cube-internals.test.ts).
+ * Taken when this module loads: normalize-once.ts lends Cube's module
+ * resolveDateRange in its place during a normalization.
  */
-export { dateParser };
+export const dateParser = cubeDates.dateParser;
 
 let resolvedSecond = -1;
 const resolved = new Map<string, readonly string[]>();

@@ -123,6 +123,12 @@ const EXPECTED: Expectation[] = [
     exportName: 'prepareCompiler',
   },
   {
+    usedBy: 'src/cube/engine/normalize-once.ts (the gateway normalizes each query once)',
+    module: '@cubejs-backend/api-gateway/dist/src/query',
+    load: () => fromServerCore('@cubejs-backend/api-gateway/dist/src/query'),
+    exportName: 'normalizeQuery',
+  },
+  {
     usedBy: 'src/cube/engine/date-parser.ts',
     module: '@cubejs-backend/api-gateway/dist/src/dateParser',
     load: () => fromRoot('@cubejs-backend/api-gateway/dist/src/dateParser'),
