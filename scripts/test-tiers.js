@@ -30,6 +30,23 @@ function verdict(tier, status) {
   return 'passed';
 }
 
+/** The tier's slowest files, with when each started after the first: where the next cut of the tier's time is. */
+function slowestFiles(tier, count = 5) {
+  let report;
+  try {
+    report = JSON.parse(readFileSync(path.join(reports, `${tier}.json`), 'utf8'));
+  } catch {
+    return '';
+  }
+  const files = report.testResults.map((f) => ({ name: path.relative(process.cwd(), f.name), start: f.startTime, seconds: (f.endTime - f.startTime) / 1000 }));
+  const first = Math.min(...files.map((f) => f.start));
+  const lines = files
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, count)
+    .map((f) => `  ${`${f.seconds.toFixed(1)} s`.padStart(8)}  started at ${`${((f.start - first) / 1000).toFixed(0)} s`.padStart(6)}  ${f.name}`);
+  return `slowest files:\n${lines.join('\n')}\n`;
+}
+
 const TIERS = ['unit', 'integration', 'system'];
 const results = [];
 for (const tier of TIERS) {
@@ -40,7 +57,8 @@ for (const tier of TIERS) {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const status = verdict(tier, run.status ?? run.signal);
   results.push({ tier, seconds, status });
-  console.log(`\ntest:${tier}: ${status} in ${seconds.toFixed(1)} s\n`);
+  console.log(`\ntest:${tier}: ${status} in ${seconds.toFixed(1)} s`);
+  console.log(slowestFiles(tier));
 }
 console.log('Tier         Time      Result');
 for (const { tier, seconds, status } of results) {
