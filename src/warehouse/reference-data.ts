@@ -1,6 +1,6 @@
 /**
  * Literal reference data behind the demo warehouse: real names, codes and
- * user-agent strings that demo-data.ts inlines into its SQL. Nothing here
+ * user-agent strings that the demo generator (demo-data.ts and demo/) inlines into its SQL. Nothing here
  * depends on the seed; the generator decides who uses which entry.
  */
 
