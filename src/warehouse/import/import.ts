@@ -11,7 +11,7 @@ import { quoteIdentifier } from '../ddl';
 import { REQUEST_PLACES } from '../derive/downloads';
 import { derivationStagingDatabase, rederive, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral, withClause } from '../derive/sql';
-import { classifyColumns, userAgentConstants } from '../derive/user-agents';
+import { classifiedSql, cleanSql, compileUserAgentPatternsSql, uaNameSql, userAgentConstants } from '../derive/user-agents';
 import { statementTicket } from '../statement-queue';
 
 /**
@@ -166,6 +166,9 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       ? fileLines(source, header, options.format, options.statementRows, cleanup)
       : await streamedLines(client, stage('lines'), source, options, cleanup);
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
+    // The validation's views classify user agents, and making a view already compiles the pattern sets it scans: they are compiled
+    // first, each in a statement of its own.
+    for (const query of compileUserAgentPatternsSql(options.derivation.userAgents)) await rows(client, query);
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // podcast_events' own layout (so its parts are attached as they are) and the rejected ones apart.
     await client.command({ query: `CREATE TABLE ${events} AS ${db}.podcast_events` });
@@ -729,12 +732,12 @@ function eventsSql(checked: string, agents: string, id: string, options: ImportO
   return `
 ${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
 SELECT account_id, generateUUIDv4() AS request_id, ts, ip4, ip, false AS ip_blacklisted, url, concat('https://', media) AS redirect_url, raw_ua,
-  if(isNull(ua_known), ua_name, assumeNotNull(ua_known)) AS parsed_ua, token, byte_range, NOT match(byte_range, '^bytes=0-[01]$') AS byte_range_larger_one, place_city AS city,
+  if(isNull(ua_known), ${uaNameSql('ua_clean', options.derivation.userAgents)}, assumeNotNull(ua_known)) AS parsed_ua, token, byte_range, NOT match(byte_range, '^bytes=0-[01]$') AS byte_range_larger_one, place_city AS city,
   place_country AS country, referer, '' AS details_key, '' AS details_value, method, status, ${sqlLiteral(id)} AS import_id
 FROM (
   SELECT *, ${places.city} AS place_city, ${places.country} AS place_country
   FROM (
-    SELECT *, '' AS city, '' AS country, joinGetOrNull(${sqlLiteral(agents)}, 'parsed_ua', raw_ua) AS ua_known, ${classifyColumns('raw_ua')}
+    SELECT *, '' AS city, '' AS country, joinGetOrNull(${sqlLiteral(agents)}, 'parsed_ua', raw_ua) AS ua_known, ${cleanSql('raw_ua')} AS ua_clean
     FROM ${checked} WHERE reason = ''
   )
 )`;
@@ -744,8 +747,7 @@ FROM (
 function agentsSql(checked: string, options: ImportOptions): string {
   return `
 ${withClause(userAgentConstants(options.derivation.userAgents))}
-SELECT raw_ua, ua_name AS parsed_ua
-FROM (SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${checked} WHERE reason = ''))`;
+SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${checked} WHERE reason = ''`, 'raw_ua', options.derivation.userAgents)})`;
 }
 
 async function writeRejects(client: ClickHouseClient, rejects: string, name: string, dir: string): Promise<string> {
