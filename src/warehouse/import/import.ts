@@ -151,9 +151,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     'agents',
     'to_agents',
   ].map(stage);
-  const cleanup: (() => Promise<unknown>)[] = [toAgents, toEvents, toRejects, checked, events, rejects, agents].map(
-    (t) => () => client.command({ query: `DROP TABLE IF EXISTS ${t} SYNC` }),
-  );
+  const cleanup: (() => Promise<unknown>)[] = [toAgents, toEvents, toRejects, checked, events, rejects, agents].map((t) => () => dropStaged(client, t));
   try {
     const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
     const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
@@ -220,6 +218,21 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   } finally {
     for (const step of cleanup) await step();
   }
+}
+
+/**
+ * Drops a staging table without SYNC: the table is gone at once (from
+ * system.tables, so nothing reads or recovers it), and its files are
+ * removed by ClickHouse's background after
+ * database_atomic_delay_before_drop_table_sec (480 s), or after the next
+ * start of a process that stopped before. With SYNC the statement unlinked
+ * the staged parts' files itself: 2.0 s at 100M (a day of 4.5M requests in
+ * some 90 parts), holding chDB's one statement lane. The staged events'
+ * parts are hard links of the parts attached to podcast_events, so the
+ * wait costs little disk.
+ */
+function dropStaged(client: ClickHouseClient, table: string): Promise<unknown> {
+  return client.command({ query: `DROP TABLE IF EXISTS ${table}` });
 }
 
 /**
@@ -458,7 +471,7 @@ async function streamedLines(
 ): Promise<Lines[]> {
   const csv = options.format === 'csv';
   const counted = { lines: 0 };
-  cleanup.push(() => client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` }));
+  cleanup.push(() => dropStaged(client, table));
   const columns = csv ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
   await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
   const result = await client.exec({

@@ -421,3 +421,20 @@ describe('the user-agent patterns', () => {
     expect(Math.max(...perStatement)).toBe(1);
   });
 });
+
+describe('the staging tables', () => {
+  it("are gone when the import ends, their files left to ClickHouse's background rather than removed in a statement", async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(
+      client,
+      path.join(SAMPLES, 'requests.ndjson'),
+      options(database, { rules: 'iab', window: 'calendar' }, { statementRows: 3 }),
+    );
+    expect(summary).toMatchObject({ outcome: 'imported', downloads: 3 });
+    const staging = `${database}_import`;
+    expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${staging}'`)).toBe(0);
+    const [{ id }] = await (await client.query({ query: `SELECT id FROM ${database}.imports`, format: 'JSONEachRow' })).json<{ id: string }>();
+    // Dropped without SYNC: listed until the background removes them (DROP … SYNC removes a table at once, and it is not listed).
+    expect(await count(`SELECT count() AS n FROM system.dropped_tables WHERE database = '${staging}' AND table = 'events_${id}'`)).toBe(1);
+  });
+});
