@@ -1,7 +1,7 @@
 import { quoteIdentifier } from '../ddl';
 import { listenerIpSql, qualifiesSql, rangeColumns, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { sqlLiteral, withClause } from './sql';
-import { botTypeSql, classifyColumns, refererListNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
+import { botTypeSql, classifiedSql, refererListNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
 
 /**
  * From podcast_events to downloads, in ClickHouse: one INSERT … SELECT per
@@ -93,8 +93,8 @@ function qualifyingSql(options: DeriveOptions, from: number, to: number): string
   const joined = classified
     ? `INNER JOIN ${classified.agents} AS c USING (raw_ua)
       INNER JOIN ${classified.referers} AS r USING (referer)`
-    : `INNER JOIN (${classifiedAgentsSql(events, range)}) AS c USING (raw_ua)
-      INNER JOIN (${classifiedReferersSql(events, range)}) AS r USING (referer)`;
+    : `INNER JOIN (${classifiedAgentsSql(events, range, options.userAgents)}) AS c USING (raw_ua)
+      INNER JOIN (${classifiedReferersSql(events, range, options.userAgents)}) AS r USING (referer)`;
   return `
     SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, city, country, range_first_two,
       ua_name AS parsed_ua, os_name, device_type, ${listenerIpSql(options.settings, 'ip')} AS listener
@@ -108,16 +108,16 @@ function qualifyingSql(options: DeriveOptions, from: number, to: number): string
 
 /**
  * The distinct user agents of `events`' requests where `where` holds, each
- * with its classification (classifyColumns' columns). Reads the user-agent
+ * with its classification (classifiedSql's columns). Reads the user-agent
  * constants (userAgentConstants) of its statement's WITH clause.
  */
-export function classifiedAgentsSql(events: string, where: string): string {
-  return `SELECT raw_ua, ${classifyColumns('raw_ua')} FROM (SELECT DISTINCT raw_ua FROM ${events} WHERE ${where})`;
+export function classifiedAgentsSql(events: string, where: string, lists: UserAgentLists): string {
+  return classifiedSql(`SELECT DISTINCT raw_ua FROM ${events} WHERE ${where}`, 'raw_ua', lists);
 }
 
 /** The distinct referers of those requests, each with the referrer list's name for it (used for browsers). */
-export function classifiedReferersSql(events: string, where: string): string {
-  return `SELECT referer, ${refererListNameSql('referer')} AS referer_list_name FROM (SELECT DISTINCT referer FROM ${events} WHERE ${where})`;
+export function classifiedReferersSql(events: string, where: string, lists: UserAgentLists): string {
+  return `SELECT referer, ${refererListNameSql('referer', lists)} AS referer_list_name FROM (SELECT DISTINCT referer FROM ${events} WHERE ${where})`;
 }
 
 /**

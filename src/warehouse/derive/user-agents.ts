@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { sqlLiteral, type Literal } from './sql';
+import { sqlLiteral } from './sql';
 
 /**
  * User-agent classification from the OPAWG podcast user-agent list
- * (opawg/user-agents-v2), run inside ClickHouse: each list's patterns become
- * one constant array, and `multiMatchAllIndices` (Hyperscan) finds every
- * entry that matches; the smallest index is the list's first match, the
- * README's rule. The files are read when a statement is built, so updating
+ * (opawg/user-agents-v2), run inside ClickHouse: the bots', apps',
+ * libraries' and browsers' patterns, in that order, are scanned by
+ * `multiMatchAllIndices` (Hyperscan) in sets of PATTERNS_PER_SET, and the
+ * smallest index that matches is the first match, the README's rule. The
+ * files are read when a statement is built, so updating
  * the list is copying a newer `src/` folder over USER_AGENTS_DIR and running
  * `npm run warehouse -- derive` (downloads already derived keep their old
  * classification until then).
@@ -101,73 +102,126 @@ const DEVICE_OS: Record<string, string> = {
 const UNKNOWN_BOT_PATTERN = '(?i)bot|crawler|spider';
 const APPLE_WATCH_PATTERN = '^atc/.*watchOS|\\(null\\)/\\(null\\) watchOS';
 
-/** WITH constants the classification expressions read. */
+/**
+ * The entries a user agent is classified by, in the README's order of
+ * files (bots, apps, libraries, browsers), each with the type it gives.
+ */
+function typedEntries(lists: UserAgentLists): { entry: UserAgentEntry; type: string }[] {
+  return [
+    ...lists.bots.map((entry) => ({ entry, type: 'bot' })),
+    ...lists.apps.map((entry) => ({ entry, type: 'app' })),
+    ...lists.libraries.map((entry) => ({ entry, type: entry.category === 'bot' ? 'bot-library' : 'library' })),
+    ...lists.browsers.map((entry) => ({ entry, type: 'browser' })),
+  ];
+}
+
+/** WITH constants the classification expressions read: what an entry gives, by its 1-based index (typedEntries' for user agents). */
 export function userAgentConstants(lists: UserAgentLists): Record<string, string> {
-  // Typed, so that an empty list (no list found) is still an Array(String) to multiMatchAllIndices.
-  const column = (list: UserAgentList, pick: (e: UserAgentEntry) => Literal, type = 'String') => `CAST(${sqlLiteral(lists[list].map(pick))} AS Array(${type}))`;
+  // Typed, so that an empty list (no list found) is still an Array(String).
+  const column = (values: string[]) => `CAST(${sqlLiteral(values)} AS Array(String))`;
+  const typed = typedEntries(lists);
   return {
-    ua_bot_patterns: column('bots', (e) => e.pattern),
-    ua_bot_names: column('bots', (e) => e.name),
-    ua_app_patterns: column('apps', (e) => e.pattern),
-    ua_app_names: column('apps', (e) => e.name),
-    ua_library_patterns: column('libraries', (e) => e.pattern),
-    ua_library_names: column('libraries', (e) => e.name),
-    ua_library_is_bot: column('libraries', (e) => e.category === 'bot', 'Bool'),
-    ua_browser_patterns: column('browsers', (e) => e.pattern),
-    ua_browser_names: column('browsers', (e) => e.name),
-    ua_device_patterns: column('devices', (e) => e.pattern),
-    ua_device_names: column('devices', (e) => e.name),
-    ua_device_categories: column('devices', (e) => e.category ?? ''),
-    ua_device_os: column('devices', (e) => DEVICE_OS[e.name] ?? 'Other'),
-    ua_referrer_patterns: column('referrers', (e) => e.pattern),
-    ua_referrer_names: column('referrers', (e) => e.name),
+    ua_entry_types: column(typed.map((t) => t.type)),
+    ua_entry_names: column(typed.map((t) => t.entry.name)),
+    ua_device_names: column(lists.devices.map((e) => e.name)),
+    ua_device_categories: column(lists.devices.map((e) => e.category ?? '')),
+    ua_device_os: column(lists.devices.map((e) => DEVICE_OS[e.name] ?? 'Other')),
+    ua_referrer_names: column(lists.referrers.map((e) => e.name)),
   };
 }
 
-/** 0 when no pattern matches, else the 1-based index of the first entry that does. */
-function firstMatch(ua: string, patterns: string): string {
-  return `arrayMin(arrayPushBack(multiMatchAllIndices(${ua}, ${patterns}), 0x7FFFFFFF))`;
+const NONE_INDEX = 0x7fffffff;
+const NONE = String(NONE_INDEX);
+
+/**
+ * Patterns one Hyperscan database holds at most. ClickHouse compiles a
+ * pattern array the first time a process scans with it and keeps it; the
+ * lists whole compiled in the first classifying statement, 1.6–6.5 s on
+ * chDB's one statement lane (the apps alone 0.9–3.4 s). Sets of 100 compile
+ * in 0.1–0.2 s each (12 sets; load average 2–9), so compileUserAgentPatternsSql
+ * runs them as statements of their own. Smaller sets did worse: 25 or 50 to
+ * a set, some sets pushed others out of ClickHouse's cache (it keeps one per
+ * hash bucket), which compiled them again in every statement, and each set
+ * scanned costs a statement about 10 ms even when compiled.
+ */
+const PATTERNS_PER_SET = 100;
+
+/** The pattern sets firstMatch scans for these patterns, each with the index of its first pattern less one. */
+function patternSets(patterns: string[]): { offset: number; patterns: string[] }[] {
+  const sets = [];
+  for (let offset = 0; offset < patterns.length; offset += PATTERNS_PER_SET) sets.push({ offset, patterns: patterns.slice(offset, offset + PATTERNS_PER_SET) });
+  return sets;
+}
+
+/** The pattern lists a classification matches: the entries' (typedEntries), the devices', the referrers'. */
+function matchedLists(lists: UserAgentLists): string[][] {
+  return [typedEntries(lists).map((t) => t.entry.pattern), lists.devices.map((e) => e.pattern), lists.referrers.map((e) => e.pattern)];
 }
 
 /**
- * Columns (as `expr AS name`) classifying the string column `ua` (newlines
- * removed first, as the list's README says), for a SELECT over a set of
- * distinct user agents: ua_type (bot, bot-library, app, library, browser or
- * unknown), ua_name (entry name, else the raw user agent), device_name,
- * device_type (the device entry's category) and os_name.
+ * Statements compiling every pattern set a classification scans, each on
+ * its own: run before a process's first classifying statement where other
+ * statements wait between statements (an import into the running service),
+ * a few tenths of a second each the first time, milliseconds after.
  */
-export function classifyColumns(ua: string): string {
-  const clean = `replaceAll(replaceAll(${ua}, '\\n', ''), '\\r', '')`;
-  const none = '0x7FFFFFFF';
+export function compileUserAgentPatternsSql(lists: UserAgentLists): string[] {
+  return matchedLists(lists).flatMap((patterns) => patternSets(patterns).map((set) => `SELECT length(multiMatchAllIndices('', ${sqlLiteral(set.patterns)}))`));
+}
+
+/** NONE when no pattern matches, else the 1-based index of the first that does. */
+function firstMatch(value: string, patterns: string[]): string {
+  const scans = patternSets(patterns).map(
+    (set) => `arrayMin(arrayPushBack(multiMatchAllIndices(${value}, ${sqlLiteral(set.patterns)}), ${NONE_INDEX - set.offset})) + ${set.offset}`,
+  );
+  if (scans.length === 0) return NONE;
+  return scans.length === 1 ? scans[0] : `least(${scans.join(', ')})`;
+}
+
+/**
+ * `source`'s rows with the classification of its String column `ua`
+ * (newlines removed first, as the list's README says): ua_clean, ua_type
+ * (bot, bot-library, app, library, browser or unknown), ua_name (entry
+ * name, else the cleaned user agent), device_name, device_type (the device
+ * entry's category) and os_name. Meant for a set of distinct user agents.
+ * The first match over all four files (the first bot, else the first app,
+ * …) is a column of an inner SELECT: the analyser copies an alias's
+ * expression into every place that reads it, and a scan per file, each
+ * read by the next, grew the query tree with every set the lists are cut in.
+ */
+export function classifiedSql(source: string, ua: string, lists: UserAgentLists): string {
   return `
-    ${clean} AS ua_clean,
-    ${firstMatch('ua_clean', 'ua_bot_patterns')} AS ua_bot_i,
-    if(ua_bot_i < ${none}, ${none}, ${firstMatch('ua_clean', 'ua_app_patterns')}) AS ua_app_i,
-    if(ua_bot_i < ${none} OR ua_app_i < ${none}, ${none}, ${firstMatch('ua_clean', 'ua_library_patterns')}) AS ua_library_i,
-    if(ua_bot_i < ${none} OR ua_app_i < ${none} OR ua_library_i < ${none}, ${none}, ${firstMatch('ua_clean', 'ua_browser_patterns')}) AS ua_browser_i,
-    multiIf(
-      ua_bot_i < ${none}, 'bot',
-      ua_app_i < ${none}, 'app',
-      ua_library_i < ${none}, if(ua_library_is_bot[ua_library_i], 'bot-library', 'library'),
-      ua_browser_i < ${none}, 'browser',
-      'unknown') AS ua_type,
-    multiIf(
-      ua_bot_i < ${none}, ua_bot_names[ua_bot_i],
-      ua_app_i < ${none}, ua_app_names[ua_app_i],
-      ua_library_i < ${none}, ua_library_names[ua_library_i],
-      ua_browser_i < ${none}, ua_browser_names[ua_browser_i],
-      ua_clean) AS ua_name,
-    if(ua_type = 'bot', ${none}, ${firstMatch('ua_clean', 'ua_device_patterns')}) AS ua_device_i,
-    if(ua_device_i < ${none}, ua_device_names[ua_device_i], '') AS device_name,
-    if(ua_device_i < ${none}, ua_device_categories[ua_device_i], 'Other') AS device_type,
-    if(ua_device_i < ${none}, ua_device_os[ua_device_i], 'Other') AS os_name`;
+    SELECT *,
+      if(ua_entry_i < ${NONE}, ua_entry_types[ua_entry_i], 'unknown') AS ua_type,
+      if(ua_entry_i < ${NONE}, ua_entry_names[ua_entry_i], ua_clean) AS ua_name,
+      if(ua_type = 'bot', ${NONE}, ua_device_match) AS ua_device_i,
+      if(ua_device_i < ${NONE}, ua_device_names[ua_device_i], '') AS device_name,
+      if(ua_device_i < ${NONE}, ua_device_categories[ua_device_i], 'Other') AS device_type,
+      if(ua_device_i < ${NONE}, ua_device_os[ua_device_i], 'Other') AS os_name
+    FROM (
+      SELECT *, ${firstMatch('ua_clean', matchedLists(lists)[0])} AS ua_entry_i, ${firstMatch('ua_clean', matchedLists(lists)[1])} AS ua_device_match
+      FROM (SELECT *, ${cleanSql(ua)} AS ua_clean FROM (${source}))
+    )`;
+}
+
+/**
+ * classifiedSql's ua_name as one expression over its ua_clean, for a row
+ * that needs it (a column, not a SELECT of its own: it is evaluated only
+ * where asked). Reads userAgentConstants.
+ */
+export function uaNameSql(uaClean: string, lists: UserAgentLists): string {
+  return `arrayElement(arrayPushBack(ua_entry_names, ${uaClean}), least(${firstMatch(uaClean, matchedLists(lists)[0])}, length(ua_entry_names) + 1))`;
+}
+
+/** A user agent as the list's README matches it: without newlines. */
+export function cleanSql(ua: string): string {
+  return `replaceAll(replaceAll(${ua}, '\\n', ''), '\\r', '')`;
 }
 
 /**
  * OP3's bot types that a single request shows (bots.ts in the order of
  * ../shared/conformance/op3/bot-rules.json, except its 54 exact user agents
  * and rules 8–11, which need OP3's own lists and tags), plus IAB's Apple Watch
- * duplicates; '' when none applies. Needs classifyColumns' names and a
+ * duplicates; '' when none applies. Needs classifiedSql's columns and a
  * `referer` column.
  */
 export function botTypeSql(): string {
@@ -183,6 +237,6 @@ export function botTypeSql(): string {
 }
 
 /** The referrer entry's name for a referer, '' when none matches; it applies to browsers only (the only type the list names referrers for). */
-export function refererListNameSql(referer: string): string {
-  return `arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, 'ua_referrer_patterns')}, length(ua_referrer_names) + 1))`;
+export function refererListNameSql(referer: string, lists: UserAgentLists): string {
+  return `arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, matchedLists(lists)[2])}, length(ua_referrer_names) + 1))`;
 }

@@ -393,3 +393,48 @@ describe('without an IP database', () => {
     expect(await rows('downloads', 'city, country, continent, timezone, org')).toEqual([{ city: '', country: '', continent: '', timezone: '', org: '' }]);
   });
 });
+
+describe('the user-agent patterns', () => {
+  it('are compiled one set per statement, none in the statements that make the views, read the lines or derive', async () => {
+    // A list no statement of this process scanned yet: one more bot moves every later pattern into another set.
+    const userAgents = { ...USER_AGENTS, bots: [...USER_AGENTS.bots, { name: 'Never', pattern: `^never-${process.pid}-${Date.now()}$` }] };
+    const compiled = () => count(`SELECT sum(value) AS n FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
+    const perStatement: number[] = [];
+    // The real client, each statement followed by a look at how many pattern sets ClickHouse compiled for it.
+    const observed = new Proxy(client, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function' || !['query', 'command', 'exec', 'insert'].includes(String(property))) return value;
+        return async (params: unknown) => {
+          const before = await compiled();
+          const result: unknown = await (value as (p: unknown) => Promise<unknown>).call(target, params);
+          perStatement.push((await compiled()) - before);
+          return result;
+        };
+      },
+    });
+    const database = await freshDatabase();
+    const opts = options(database, { rules: 'iab', window: 'calendar' }, { statementRows: 3 });
+    const summary = await importFile(observed, path.join(SAMPLES, 'requests.ndjson'), { ...opts, derivation: { ...opts.derivation, userAgents } });
+    expect(summary).toMatchObject({ outcome: 'imported', downloads: 3 });
+    expect(perStatement.reduce((a, b) => a + b, 0)).toBeGreaterThan(1);
+    expect(Math.max(...perStatement)).toBe(1);
+  });
+});
+
+describe('the staging tables', () => {
+  it("are gone when the import ends, their files left to ClickHouse's background rather than removed in a statement", async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(
+      client,
+      path.join(SAMPLES, 'requests.ndjson'),
+      options(database, { rules: 'iab', window: 'calendar' }, { statementRows: 3 }),
+    );
+    expect(summary).toMatchObject({ outcome: 'imported', downloads: 3 });
+    const staging = `${database}_import`;
+    expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${staging}'`)).toBe(0);
+    const [{ id }] = await (await client.query({ query: `SELECT id FROM ${database}.imports`, format: 'JSONEachRow' })).json<{ id: string }>();
+    // Dropped without SYNC: listed until the background removes them (DROP … SYNC removes a table at once, and it is not listed).
+    expect(await count(`SELECT count() AS n FROM system.dropped_tables WHERE database = '${staging}' AND table = 'events_${id}'`)).toBe(1);
+  });
+});

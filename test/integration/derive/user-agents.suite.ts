@@ -1,5 +1,13 @@
 import { withClause } from '../../../src/warehouse/derive/sql';
-import { classifyColumns, userAgentConstants, type UserAgentList } from '../../../src/warehouse/derive/user-agents';
+import {
+  classifiedSql,
+  cleanSql,
+  compileUserAgentPatternsSql,
+  refererListNameSql,
+  uaNameSql,
+  userAgentConstants,
+  type UserAgentList,
+} from '../../../src/warehouse/derive/user-agents';
 import { openOracle, type Oracle } from '../support/service';
 import { USER_AGENTS } from './support';
 
@@ -23,7 +31,7 @@ async function classify(examples: string[]): Promise<{ ua: string; ua_type: stri
   const rows = examples.map((ua) => `'${ua.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ');
   return oracle.rows(`
     ${withClause(userAgentConstants(USER_AGENTS))}
-    SELECT ua, ua_type, ua_name, device_name FROM (SELECT arrayJoin([${rows}]) AS ua, ${classifyColumns('ua')})`);
+    SELECT ua, ua_type, ua_name, device_name FROM (${classifiedSql(`SELECT arrayJoin([${rows}]) AS ua`, 'ua', USER_AGENTS)})`);
 }
 
 describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a31)', () => {
@@ -45,5 +53,33 @@ describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a
     expect(rows.filter((r) => !botExamples.has(r.ua)).map((r) => `${r.ua} → ${r.device_name}`)).toEqual(
       examples.filter((e) => !botExamples.has(e.ua)).map((e) => `${e.ua} → ${e.name}`),
     );
+  });
+
+  it("names a user agent in one expression (the import's fallback): its entry's name, else the agent without newlines", async () => {
+    const named = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
+      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
+    );
+    const expected = [...named, { ua: 'no\nknown\ragent', name: 'noknownagent' }];
+    const literals = expected.map(({ ua }) => `'${ua.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`);
+    const rows = await oracle.rows<{ ua: string; ua_name: string }>(`
+      ${withClause(userAgentConstants(USER_AGENTS))}
+      SELECT ua, ${uaNameSql(cleanSql('ua'), USER_AGENTS)} AS ua_name FROM (SELECT arrayJoin([${literals.join(', ')}]) AS ua)`);
+    expect(rows.map((r) => `${r.ua} → ${r.ua_name}`)).toEqual(expected.map((e) => `${e.ua} → ${e.name}`));
+  });
+
+  it('compiles every pattern set a classification scans in statements of their own, after which classifying compiles none', async () => {
+    const statements = compileUserAgentPatternsSql(USER_AGENTS);
+    // Cut into sets (each of them a statement on the import's lane), not the lists whole.
+    expect(statements.length).toBeGreaterThan(6);
+    const compiled = () => oracle.value(`SELECT sum(value) FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
+    for (const query of statements) await oracle.rows(query);
+    const before = await compiled();
+    await classify(USER_AGENTS.devices.flatMap((e) => e.examples ?? []));
+    await oracle.rows(`
+      ${withClause(userAgentConstants(USER_AGENTS))}
+      SELECT ${refererListNameSql('ua', USER_AGENTS)}, ${uaNameSql('ua', USER_AGENTS)} FROM (SELECT 'https://podcasts.apple.com/' AS ua)`);
+    // Compiled sets stay compiled side by side (ClickHouse's cache keeps one per hash bucket).
+    for (const query of statements) await oracle.rows(query);
+    expect(await compiled()).toBe(before);
   });
 });
