@@ -9,7 +9,8 @@ import { loadUserAgentLists } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
 import { placesFromDatabase } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
-import { ensureImportTables, importFile, IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/import';
+import { ensureImportTables, importFile } from './import/import';
+import { IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/records';
 import { handOff, runningService } from './import/inbox';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 

@@ -1,0 +1,215 @@
+import { quoteIdentifier } from '../ddl';
+import { REQUEST_PLACES } from '../derive/downloads';
+import { sqlLiteral, withClause } from '../derive/sql';
+import { classifiedSql, cleanSql, uaNameSql, userAgentConstants } from '../derive/user-agents';
+import type { ImportOptions } from './import';
+import type { Lines } from './lines';
+
+/**
+ * What a line of an import must hold to become a request in podcast_events:
+ * the canonical record's fields, how each format's line gives them
+ * (accessors), and the SQL that parses and checks them (the first reason a
+ * row cannot be imported), then writes the valid ones in podcast_events'
+ * layout.
+ */
+export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+/** The canonical record's fields, named like OP3's exports where a name exists. */
+export const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account'];
+
+/** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
+export class ImportRefused extends Error {}
+
+export function cloudFrontAccessors(fields: string[]): Accessors {
+  const column = (name: string) => {
+    const i = fields.indexOf(name);
+    if (i < 0) return "''";
+    return `if(cloudfront_cells[${i + 1}] = '-', '', cloudfront_cells[${i + 1}])`;
+  };
+  const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
+  const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
+  const text: Record<string, string> = {
+    time: `concat(${column('date')}, 'T', ${column('time')}, 'Z')`,
+    ip: column('c-ip'),
+    method: column('cs-method'),
+    status: column('sc-status'),
+    url: `concat('https://', ${host}, ${column('cs-uri-stem')})`,
+    userAgent: decoded('cs(User-Agent)'),
+    referer: decoded('cs(Referer)'),
+    // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.
+    range: fields.includes('sc-range-start')
+      ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))`
+      : "''",
+    account: "''",
+  };
+  return {
+    columns: `splitByChar('\t', raw) AS cloudfront_cells`,
+    text: (f) => text[f],
+    raw: (f) => text[f],
+    has: () => 'false',
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: `length(cloudfront_cells) = ${fields.length}`,
+    line: 'raw',
+  };
+}
+
+/** How the validation reads a field of a line, and the line's text for the reject file. */
+export interface Accessors {
+  /** Columns (`expr AS name`) the others read, computed once per line. */
+  columns: string;
+  text(field: string): string;
+  /** The field's JSON token (a number stays unquoted), or its text for CSV. */
+  raw(field: string): string;
+  has(field: string): string;
+  unknown: string;
+  isRecord: string;
+  line: string;
+}
+
+/**
+ * NDJSON: each line is parsed once, into its keys and their values as JSON
+ * tokens (a string quoted, a number as written); a string field's text is
+ * its token unquoted.
+ */
+export const JSON_ACCESSORS: Accessors = {
+  columns: `JSONExtractKeysAndValuesRaw(raw) AS json_fields, json_fields.1 AS json_keys, json_fields.2 AS json_values`,
+  text: (f) => `if(startsWith(${JSON_ACCESSORS.raw(f)}, '"'), JSONExtractString(${JSON_ACCESSORS.raw(f)}), ${JSON_ACCESSORS.raw(f)})`,
+  // The first occurrence of the key, as JSONExtractRaw takes it; '' when there is none.
+  raw: (f) => `json_values[indexOf(json_keys, ${sqlLiteral(f)})]`,
+  has: (f) => `has(json_keys, ${sqlLiteral(f)})`,
+  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), json_keys)`,
+  // A line that is not a JSON object parses to no keys (isValidJSON would parse each line a second time).
+  isRecord: `notEmpty(json_keys) OR match(raw, '^\\s*[{]\\s*[}]\\s*$')`,
+  line: 'raw',
+};
+
+export function csvAccessors(header: string[]): Accessors {
+  return {
+    columns: 'csv_extra',
+    text: (f) => quoteIdentifier(f),
+    raw: (f) => quoteIdentifier(f),
+    has: (f) => (header.includes(f) ? 'true' : 'false'),
+    unknown: 'CAST([] AS Array(String))',
+    isRecord: `csv_extra = ''`,
+    line: `toJSONString(map(${FIELDS.map((f) => `${sqlLiteral(f)}, ${quoteIdentifier(f)}`).join(', ')}))`,
+  };
+}
+
+/** The checked rows: their parsed columns, the first reason a row cannot be imported ('' when it can), and the line's text for rejected rows. */
+export const CHECKED_COLUMNS = [
+  'line UInt64',
+  'raw String',
+  'reason String',
+  "ts DateTime('UTC')",
+  'ip IPv6',
+  'ip4 IPv4',
+  'method String',
+  'status UInt16',
+  'url String',
+  'token String',
+  'media String',
+  'raw_ua String',
+  'referer String',
+  'byte_range String',
+  'account_id String',
+];
+
+/**
+ * Blocks of at most 128k rows / 64 MB on their way into the staging table
+ * (1M rows by default): a block is held, sorted and written with its
+ * projection at once, and ClickHouse's default let the import's memory grow
+ * by most of a gigabyte. Two threads write the views' blocks side by side.
+ * A view writes each block as it comes (its blocks are the insert's, already
+ * that size), rather than gathering them to that size: the user-agent view's
+ * few rows per block would otherwise reach its table only at the end.
+ * The file is read and checked in blocks of 8,192 lines (65,536 by
+ * default): each of the check's thirty-odd columns is a block long, and at
+ * 65,536 lines the check alone grew RSS by about 350 MB (about 170 MB at
+ * 8,192; a million NDJSON requests, `FORMAT Null`).
+ */
+const INSERT_SETTINGS =
+  'max_block_size = 8192, max_insert_threads = 2, min_insert_block_size_rows = 131072, min_insert_block_size_bytes = 67108864, min_insert_block_size_rows_for_materialized_views = 1, min_insert_block_size_bytes_for_materialized_views = 1';
+
+export function validateSql(lines: Lines, a: Accessors, options: ImportOptions): string {
+  return `
+    SELECT line, if(reason = '', '', line_text) AS raw, reason,
+      ts, ip, ip4, method, status, url, token, media, raw_ua, referer, byte_range, account_id
+    FROM (${parseSql(lines, a, options)})
+    SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`;
+}
+
+function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
+  const prefix = sqlLiteral(options.trackingPrefix);
+  return `
+    SELECT line, ${a.line} AS line_text, ${a.columns},
+      ${a.text('time')} AS time_text,
+      multiIf(
+        match(time_text, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'),
+        match(time_text, '(Z|[+-][0-9][0-9]:?[0-9][0-9])$'), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
+        NULL) AS time64,
+      toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
+      ${a.text('ip')} AS ip_text,
+      multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
+      if(isIPv4String(ip_text), toIPv4(ip_text), toIPv4(0)) AS ip4,
+      ${a.text('method')} AS method,
+      ${a.raw('status')} AS status_raw,
+      if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
+      ${a.text('url')} AS url,
+      extract(url, concat('^', ${sqlLiteral(escapeRegex(options.trackingPrefix))}, '([A-Za-z0-9_-]+)/(.+)$')) AS token,
+      substring(url, length(${prefix}) + length(token) + 2) AS media,
+      ${a.text('userAgent')} AS raw_ua,
+      ${a.text('referer')} AS referer,
+      ${a.text('range')} AS byte_range,
+      if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
+      ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
+      multiIf(
+        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
+        length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
+        time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
+        NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
+        method = '', 'method is missing',
+        status_raw != '' AND NOT match(status_raw, '^[0-9]{1,3}$'), 'status is not an HTTP status code',
+        token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
+        account_id = '', 'no account: give the row an account field or the file --account',
+        '') AS reason
+    FROM ${lines.from}`;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Valid rows as podcast_events holds them, with their app name from the
+ * user-agent list, and their city and country from the derivation's places,
+ * for a request that has none of its own (the IP database's, when loaded).
+ * A view's SELECT sees one block at a time, so the app name is looked up in
+ * `agents` (a Join table the agents' view fills with each block's distinct
+ * agents, classified); an agent not there yet is classified in its row, the
+ * same classification (only evaluated for those rows). Classifying every
+ * row cost about 2 CPU s per million rows; a million rows of the benchmark
+ * hold 48 distinct agents.
+ */
+export function eventsSql(checked: string, agents: string, id: string, options: ImportOptions): string {
+  const places = options.derivation.places ?? REQUEST_PLACES;
+  return `
+${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
+SELECT account_id, generateUUIDv4() AS request_id, ts, ip4, ip, false AS ip_blacklisted, url, concat('https://', media) AS redirect_url, raw_ua,
+  if(isNull(ua_known), ${uaNameSql('ua_clean', options.derivation.userAgents)}, assumeNotNull(ua_known)) AS parsed_ua, token, byte_range, NOT match(byte_range, '^bytes=0-[01]$') AS byte_range_larger_one, place_city AS city,
+  place_country AS country, referer, '' AS details_key, '' AS details_value, method, status, ${sqlLiteral(id)} AS import_id
+FROM (
+  SELECT *, ${places.city} AS place_city, ${places.country} AS place_country
+  FROM (
+    SELECT *, '' AS city, '' AS country, joinGetOrNull(${sqlLiteral(agents)}, 'parsed_ua', raw_ua) AS ua_known, ${cleanSql('raw_ua')} AS ua_clean
+    FROM ${checked} WHERE reason = ''
+  )
+)`;
+}
+
+/** Each block's distinct valid user agents with their app name, for eventsSql's lookup. */
+export function agentsSql(checked: string, options: ImportOptions): string {
+  return `
+${withClause(userAgentConstants(options.derivation.userAgents))}
+SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${checked} WHERE reason = ''`, 'raw_ua', options.derivation.userAgents)})`;
+}
