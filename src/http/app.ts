@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
 import express, { type Express } from 'express';
-import helmet from 'helmet';
 import type { Config } from '../config';
 import type { CubeService } from '../cube/service';
 import type { Exporter } from '../export/exporter';
@@ -24,6 +23,8 @@ import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
 import { openApiRoute } from './routes/openapi';
 import { readyzRoute } from './routes/readyz';
+import { routeLabeller } from './route-label';
+import { securityHeaders } from './security-headers';
 import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
 
@@ -74,6 +75,7 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   // Decides req.ip, which keys the limit on requests without a valid key.
   app.set('trust proxy', config.http.trustProxyHops);
 
+  const routeOf = routeLabeller(LABELLED_ROUTES);
   app.use((req, res, next) => {
     // A client's own id (one that cannot forge a log line) ties its logs to ours.
     const incoming = req.get('x-request-id');
@@ -84,6 +86,8 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
     res.locals.requestKey = randomUUID();
     const started = performance.now();
     res.locals.startedAt = started;
+    // Labelled before routing, so that requests refused before it (401, 429) count under their route too.
+    res.locals.route = routeOf(req.path);
     res.on('finish', () => {
       const ms = performance.now() - started;
       // The route pattern, never the raw path: paths are the client's to invent.
@@ -101,16 +105,11 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
     });
     next();
   });
-  // Mounted by path, so that requests refused before routing (401, 429) count under their route too.
-  for (const route of LABELLED_ROUTES) {
-    app.use(route, (_req, res, next) => {
-      res.locals.route = route;
-      next();
-    });
-  }
-  app.use(DATA_ROUTES, serverTiming(metrics.timings));
+  const timing = serverTiming(metrics.timings);
+  const dataRoutes = new Set<unknown>(DATA_ROUTES);
+  app.use((req, res, next) => (dataRoutes.has(res.locals.route) ? timing(req, res, next) : next()));
 
-  app.use(helmet());
+  app.use(securityHeaders());
   // Answers hold one account's figures: no shared cache may keep them.
   app.use((_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

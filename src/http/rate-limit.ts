@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Options } from 'express-rate-limit';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics/registry';
 import { hasPrincipal, principalOf } from './auth';
@@ -16,21 +17,64 @@ export interface RateLimitDeps {
 /**
  * At most `requests` per window per API key, with RateLimit and
  * RateLimit-Policy headers (IETF draft 8) on every answer and 429 with
- * Retry-After beyond.
+ * Retry-After beyond. Counted in the same stores, and headed exactly, as
+ * express-rate-limit's limiter with `standardHeaders: 'draft-8'` (the
+ * unauthenticated limit below still is one): every request with a valid key
+ * passes here, and that limiter's per-request work (its validations, debug
+ * calls, promises, and a sha256 of the key for the policy's partition key)
+ * was 6.5 % of the service's CPU under a repeated cached query. The
+ * partition key is made once per key id instead.
  */
 export function requestRateLimit({ limits, stores, metrics }: RateLimitDeps): RequestHandler {
-  return rateLimit({
-    windowMs: limits.windowMs,
-    limit: limits.requests,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    store: stores.counter('analytics:rate:key:'),
-    keyGenerator: (_req, res) => principalOf(res).keyId,
-    handler: (_req, _res, next) => {
+  const store = stores.counter('analytics:rate:key:');
+  // The stores read only windowMs of express-rate-limit's options.
+  void store.init?.({ windowMs: limits.windowMs } as Options);
+  const windowSeconds = Math.ceil(limits.windowMs / 1000);
+  const name = policyName(limits.requests, limits.windowMs);
+  const policies = new Map<string, string>();
+  const policyOf = (keyId: string): string => {
+    let policy = policies.get(keyId);
+    if (policy === undefined) {
+      // Key ids come from the key store, a bounded set; the bound is for a store that grows while the process runs.
+      if (policies.size >= POLICIES_KEPT) policies.clear();
+      policy = `"${name}"; q=${limits.requests}; w=${windowSeconds}; pk=:${partitionKey(keyId)}:`;
+      policies.set(keyId, policy);
+    }
+    return policy;
+  };
+  return async (_req, res, next) => {
+    const keyId = principalOf(res).keyId;
+    const { totalHits, resetTime } = await store.increment(keyId);
+    const resetSeconds = resetTime === undefined ? windowSeconds : Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
+    res.append('RateLimit', `"${name}"; r=${Math.max(limits.requests - totalHits, 0)}; t=${resetSeconds}`);
+    res.append('RateLimit-Policy', policyOf(keyId));
+    if (totalHits > limits.requests) {
+      res.setHeader('Retry-After', String(resetSeconds));
       metrics.rateLimitRefusals.inc({ reason: 'rate' });
-      next(new ApiError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`));
-    },
-  });
+      throw new ApiError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`);
+    }
+    next();
+  };
+}
+
+/** Partition keys kept before the map starts again. */
+const POLICIES_KEPT = 10_000;
+
+/** express-rate-limit's draft-8 partition key: the first 12 hex digits of the key's sha256, in base64. */
+function partitionKey(key: string): string {
+  return Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+}
+
+/** express-rate-limit's default draft-8 policy name: "<limit>-in-<window>". */
+function policyName(limit: number, windowMs: number): string {
+  const seconds = windowMs / 1e3;
+  const minutes = seconds / 60;
+  const hours = minutes / 60;
+  const days = hours / 24;
+  if (seconds < 60) return `${limit}-in-${seconds}sec`;
+  if (minutes < 60) return `${limit}-in-${minutes}min`;
+  if (hours < 24) return `${limit}-in-${hours}hr${hours > 1 ? 's' : ''}`;
+  return `${limit}-in-${days}day${days > 1 ? 's' : ''}`;
 }
 
 /**
@@ -39,16 +83,17 @@ export function requestRateLimit({ limits, stores, metrics }: RateLimitDeps): Re
  * key are neither counted nor refused here, so a flood of bad keys from an
  * address shared with real clients (a NAT, a proxy) does not lock them out.
  * Keyed by express-rate-limit's default, the address (IPv6 by /56 subnet).
+ * A request with a valid key passes on at once, without the limiter's own
+ * work (its skip check comes after its debug calls and promises).
  */
 export function unauthenticatedRateLimit({ limits, stores, metrics }: RateLimitDeps): RequestHandler {
-  return rateLimit({
+  const limiter = rateLimit({
     windowMs: limits.windowMs,
     limit: limits.unauthenticated,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     identifier: 'unauthenticated',
     store: stores.counter('analytics:rate:unauthenticated:'),
-    skip: (_req, res) => hasPrincipal(res),
     handler: (_req, _res, next) => {
       metrics.rateLimitRefusals.inc({ reason: 'unauthenticated' });
       next(
@@ -59,6 +104,7 @@ export function unauthenticatedRateLimit({ limits, stores, metrics }: RateLimitD
       );
     },
   });
+  return (req, res, next) => (hasPrincipal(res) ? next() : limiter(req, res, next));
 }
 
 /**
