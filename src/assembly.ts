@@ -13,10 +13,9 @@ import { createAuthenticator } from './keys/authenticator';
 import { openKeyRing, type KeyRing } from './keys/ring';
 import { createKey } from './keys/store';
 import type { Logger } from './log';
-import { createMetrics, type Metrics } from './metrics/registry';
+import { openMeasuredWarehouse, type MeasuredWarehouse } from './measured-warehouse';
 import { createReadiness, type Readiness } from './readiness';
 import { connectRedis, type RedisLink } from './redis/link';
-import { openWarehouse, type Warehouse } from './warehouse/connection';
 import { loadUserAgentLists } from './warehouse/derive/user-agents';
 import { followImports } from './warehouse/import/follow';
 import { watchInbox } from './warehouse/import/inbox';
@@ -27,21 +26,6 @@ import { watchInbox } from './warehouse/import/inbox';
  * so that a change to it reaches all three. What only production does (listening, building the tables, exiting
  * on bad models, the metrics server, signals) stays in index.ts.
  */
-
-/** A warehouse whose statement queue reports its depth and waits to the service's metrics. */
-export interface MeasuredWarehouse {
-  warehouse: Warehouse;
-  metrics: Metrics;
-}
-
-export async function openMeasuredWarehouse(config: Config): Promise<MeasuredWarehouse> {
-  const metrics = createMetrics();
-  const warehouse = await openWarehouse(config.warehouse, {
-    depth: (waiting) => metrics.warehouseQueueDepth.set(waiting),
-    waited: (seconds) => metrics.warehouseQueueWait.observe(seconds),
-  });
-  return { warehouse, metrics };
-}
 
 export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds'> {
   config: Config;

@@ -36,49 +36,59 @@ export interface Download {
   tags: string;
 }
 
-let databases = 0;
+const DATABASE = `derive_${process.pid}`;
+let created = false;
+
+/** The database the derivations run in, created by the first and dropped once the suite is done with it. */
+export async function dropDeriveDatabase(oracle: Oracle): Promise<void> {
+  if (created) await oracle.command(`DROP DATABASE IF EXISTS ${DATABASE} SYNC`);
+  created = false;
+}
 
 /**
- * Inserts the requests into podcast_events of a fresh database and derives
+ * Inserts the requests into podcast_events of an empty database and derives
  * downloads with the warehouse's statement, over the requests' whole span.
+ * One database for all cases, emptied before each (TRUNCATE, 20 ms): creating
+ * one per case was 0.2-0.7 s of each case's 1-3 s.
  */
 export async function derive(oracle: Oracle, requests: Request[], settings: DownloadRuleSettings): Promise<Download[]> {
-  const database = `derive_${process.pid}_${(databases += 1)}`;
-  for (const statement of ddlStatements(database)) await oracle.command(statement);
-  try {
-    const rows = requests.map((r) =>
-      JSON.stringify({
-        account_id: 'vectors',
-        request_id: '00000000-0000-4000-8000-000000000000',
-        ts: Math.floor(Date.parse(r.time) / 1000),
-        ip: r.ip,
-        ip4: /^\d+\.\d+\.\d+\.\d+$/.test(r.ip) ? r.ip : '0.0.0.0',
-        method: r.method ?? 'GET',
-        status: r.status ?? 200,
-        url: r.url,
-        raw_ua: r.userAgent ?? 'test-agent',
-        referer: r.referer ?? '',
-        byte_range: r.range ?? '',
-      }),
-    );
-    if (rows.length > 0) {
-      await oracle.command(`INSERT INTO ${database}.podcast_events (account_id, request_id, ts, ip, ip4, method, status, url, raw_ua, referer, byte_range)
-        FORMAT JSONEachRow ${rows.join('\n')}`);
-    }
-    const times = requests.map((r) => Math.floor(Date.parse(r.time) / 1000));
-    await oracle.command(
-      deriveDownloadsSql({
-        database,
-        settings,
-        userAgents: USER_AGENTS,
-        from: Math.min(...times),
-        to: Math.max(...times) + 1,
-      }),
-    );
-    return await oracle.rows<Download>(`
-      SELECT formatDateTime(ts, '%Y-%m-%dT%H:%i:%SZ', 'UTC') AS ts, IPv6NumToString(ip) AS ip, url, raw_ua, referer, tags
-      FROM ${database}.downloads ORDER BY ts, ip, url`);
-  } finally {
-    await oracle.command(`DROP DATABASE IF EXISTS ${database} SYNC`);
+  const database = DATABASE;
+  if (!created) {
+    for (const statement of ddlStatements(database)) await oracle.command(statement);
+    created = true;
   }
+  // Emptied first, so what a failed case left is gone.
+  await oracle.command(`TRUNCATE ALL TABLES FROM ${database}`);
+  const rows = requests.map((r) =>
+    JSON.stringify({
+      account_id: 'vectors',
+      request_id: '00000000-0000-4000-8000-000000000000',
+      ts: Math.floor(Date.parse(r.time) / 1000),
+      ip: r.ip,
+      ip4: /^\d+\.\d+\.\d+\.\d+$/.test(r.ip) ? r.ip : '0.0.0.0',
+      method: r.method ?? 'GET',
+      status: r.status ?? 200,
+      url: r.url,
+      raw_ua: r.userAgent ?? 'test-agent',
+      referer: r.referer ?? '',
+      byte_range: r.range ?? '',
+    }),
+  );
+  if (rows.length > 0) {
+    await oracle.command(`INSERT INTO ${database}.podcast_events (account_id, request_id, ts, ip, ip4, method, status, url, raw_ua, referer, byte_range)
+      FORMAT JSONEachRow ${rows.join('\n')}`);
+  }
+  const times = requests.map((r) => Math.floor(Date.parse(r.time) / 1000));
+  await oracle.command(
+    deriveDownloadsSql({
+      database,
+      settings,
+      userAgents: USER_AGENTS,
+      from: Math.min(...times),
+      to: Math.max(...times) + 1,
+    }),
+  );
+  return await oracle.rows<Download>(`
+    SELECT formatDateTime(ts, '%Y-%m-%dT%H:%i:%SZ', 'UTC') AS ts, IPv6NumToString(ip) AS ip, url, raw_ua, referer, tags
+    FROM ${database}.downloads ORDER BY ts, ip, url`);
 }

@@ -1,6 +1,6 @@
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
 import { openOracle, type Oracle } from '../support/service';
-import { derive, vectors, type Request } from './support';
+import { derive, dropDeriveDatabase, vectors, type Request } from './support';
 
 /**
  * The published vectors in ../shared/conformance (OP3's download and Range
@@ -12,7 +12,10 @@ let oracle: Oracle;
 beforeAll(() => {
   oracle = openOracle();
 });
-afterAll(() => oracle.close());
+afterAll(async () => {
+  await dropDeriveDatabase(oracle);
+  await oracle.close();
+});
 
 const IAB: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
 const OP3: DownloadRuleSettings = { rules: 'op3', window: 'calendar' };

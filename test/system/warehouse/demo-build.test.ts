@@ -75,11 +75,14 @@ async function startService(dataDir: string): Promise<Run> {
   };
 }
 
-/** Starts the service, waits until it is ready, then stops it with SIGTERM. */
-async function startAndStop(dataDir: string): Promise<string> {
+/**
+ * Starts the service, waits for `until` in its log, then stops it with SIGTERM. By default that is the end of the
+ * demo build, its last step ("demo data ready" comes after the marker is written), not "ready": the models' compile
+ * after it (6 s a start, quiet) is no part of what these tests check, and before ready SIGTERM ends the process at once.
+ */
+async function startAndStop(dataDir: string, until = /"msg":"demo data ready"/): Promise<string> {
   const run = await startService(dataDir);
-  // It listens before the set-up; "ready" comes once the demo data and the models are.
-  await run.line(/"msg":"ready"/);
+  await run.line(until);
   run.child.kill('SIGTERM');
   await run.exited;
   return run.stdout();
@@ -186,7 +189,8 @@ describe('the demo build is all or nothing', () => {
   );
 
   it('a finished build is served as it is on the next start', async () => {
-    const log = await startAndStop(dir('clean'));
+    // Served: the whole start, to ready.
+    const log = await startAndStop(dir('clean'), /"msg":"ready"/);
     expect(log).toContain('"msg":"demo data present"');
     expect(log).not.toContain('"msg":"demo data: ');
     expect((await fingerprint(dir('clean'))).tables).toEqual(clean.tables);
