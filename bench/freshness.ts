@@ -3,10 +3,12 @@ import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { handOff } from '../src/warehouse/import/inbox';
+import { StatementQueue, statementTicket } from '../src/warehouse/statement-queue';
 import { quoteIdentifier } from '../src/warehouse/ddl';
 import { send } from './http-load';
 import { log, mb } from './report';
@@ -33,6 +35,8 @@ import { API_KEY, DATABASE, startBenchService } from './service';
 
 const NEW_ACCOUNT = 'bench-freshness-import';
 const PROBE_MARK = 'bench-freshness-probe-';
+/** Probes at least this slow are listed one by one. */
+const SLOW_PROBE_MS = 500;
 const STEP = 'WebEventsFromPodcastFunnel.step';
 const CONVERSIONS = 'WebEventsFromPodcastFunnel.conversions';
 
@@ -148,8 +152,9 @@ async function main(): Promise<number> {
     });
     let sentProbes = 0;
     const probeOnce = async () => {
+      const at = performance.now();
       const reply = await send(base, agent, { method: 'POST', path: '/v1/data/load/', key: API_KEY, body: { query: probeQuery(sentProbes++) } });
-      return { ms: reply.ms, ok: reply.status === 200 };
+      return { at, ms: reply.ms, ok: reply.status === 200, timing: String(reply.headers?.['server-timing'] ?? '') };
     };
     // The probe's own reads, alone, so that they can be taken out of the refresh's.
     const alone = await selectedRows(client);
@@ -158,12 +163,28 @@ async function main(): Promise<number> {
     step(`an uncached probe alone reads ${probeRows.toLocaleString('en')} rows`);
 
     const probes: number[] = [];
+    // The slowest probes, with when each was sent and the service's Server-Timing: what they waited for.
+    const slow: { at: number; ms: number; timing: string }[] = [];
     let probing = true;
     let probeErrors = 0;
+    // This process's event loop (the service's, the inbox's hashing and the probes' client) while the import runs.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    // Every statement the queue runs from here on, by lane: what a slow probe waited behind.
+    const ran: { lane: string; start: number; end: number }[] = [];
+    const queueRun = StatementQueue.prototype.run;
+    StatementQueue.prototype.run = function <T>(this: StatementQueue, statement: () => Promise<T>): Promise<T> {
+      const lane = statementTicket.getStore()?.lane ?? 'service';
+      return queueRun.call(this, () => {
+        const start = performance.now();
+        return statement().finally(() => ran.push({ lane, start, end: performance.now() })) as Promise<T>;
+      }) as Promise<T>;
+    };
     const probe = (async () => {
       while (probing) {
-        const { ms, ok } = await probeOnce();
+        const { at, ms, ok, timing } = await probeOnce();
         probes.push(ms);
+        if (ms >= SLOW_PROBE_MS) slow.push({ at, ms, timing });
         if (!ok) probeErrors++;
       }
     })();
@@ -226,6 +247,8 @@ async function main(): Promise<number> {
     const followSeconds = (performance.now() - handedOff) / 1000;
     probing = false;
     await probe;
+    loopDelay.disable();
+    StatementQueue.prototype.run = queueRun;
     if (differing(current).length > 0)
       throw new Error(`answers did not include the day within the timeout: ${JSON.stringify(current)} instead of ${JSON.stringify(want)}`);
     step(`answers include the day ${followSeconds.toFixed(1)} s after the hand-off`);
@@ -255,6 +278,18 @@ async function main(): Promise<number> {
     log(
       `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${summary.statements} (${summary.longestStatementSeconds.toFixed(2)}) | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
     );
+    const phase = (at: number) => (at < refresh.ms[0] ? 'import' : at < refresh.ms[1] ? 'refresh' : 'after');
+    log('');
+    log(
+      `Event loop of this process (service, inbox, probes' client) from hand-off to the end: p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+    );
+    log(`Probes of ${SLOW_PROBE_MS} ms or more (${slow.length}): sent at (s after the hand-off), phase, ms, Server-Timing`);
+    for (const p of slow) {
+      const behind = ran.filter((r) => r.end > p.at && r.start < p.at + p.ms && r.end - r.start >= 100).map((r) => `${r.lane} ${(r.end - r.start).toFixed(0)}`);
+      log(
+        `  ${((p.at - handedOff) / 1000).toFixed(1).padStart(7)}  ${phase(p.at).padEnd(7)}  ${p.ms.toFixed(0).padStart(6)}  ${p.timing}; statements of 100 ms or more meanwhile (lane ms): ${behind.join(', ')}`,
+      );
+    }
     return 0;
   } finally {
     // Leave the directory as it was: the imported account's rows and its import record go, and the service

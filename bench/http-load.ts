@@ -12,6 +12,7 @@ export interface Answer {
   status: number;
   ms: number;
   body: string;
+  headers?: http.IncomingHttpHeaders;
 }
 
 export interface HttpRequest {
@@ -36,6 +37,7 @@ export function send(baseUrl: string, agent: http.Agent, { method, path, key, bo
         resolve({
           status: res.statusCode ?? 0,
           ms: performance.now() - started,
+          headers: res.headers,
           get body() {
             body ??= Buffer.concat(chunks).toString('utf8');
             return body;
