@@ -118,7 +118,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           statementRows: config.importStatementRows,
         },
         logger,
-        (summary) => cube.dataChanged(summary.accounts),
+        { imported: (summary) => cube.dataChanged(summary.accounts), importing: (work) => cube.importing(work) },
       );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {

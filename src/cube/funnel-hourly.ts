@@ -67,9 +67,10 @@ export interface FunnelHourly {
   /**
    * Every `everyMs`, a catch-up when the rows of downloads and web_events
    * changed since the last look (system.parts: no table is read), the first
-   * look included. Looks never overlap.
+   * look included. Looks never overlap; a look while `held()` is skipped
+   * (after the first), and the next one sees what changed meanwhile.
    */
-  follow(everyMs: number): { stop(): void; firstLook: Promise<void> };
+  follow(everyMs: number, held?: () => boolean): { stop(): void; firstLook: Promise<void> };
 }
 
 export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, logger }: FunnelHourlyOptions): FunnelHourly {
@@ -204,11 +205,12 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         return remakeWhereChanged(`account_id IN (${wanted.map(quoteString).join(', ')})`, wanted, SOURCES);
       }),
     catchUp: () => catchUp(),
-    follow: (everyMs) => {
+    follow: (everyMs, held = () => false) => {
       let seen: Map<string, string> | undefined;
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
       const look = async () => {
+        if (seen !== undefined && held()) return;
         const parts = new Map(
           (
             await rows<{ t: string; r: string }>(

@@ -260,6 +260,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
     dataChanged: (accounts) => freshness.dataChanged(accounts),
+    importing: (work) => freshness.importing(work),
 
     caughtUp: () => caughtUp,
 

@@ -49,6 +49,12 @@ export interface CubeService {
    */
   dataChanged(accounts: readonly string[]): Promise<void>;
   /**
+   * Runs an import (`work`), which ends with dataChanged when it added rows:
+   * meanwhile the funnel's hours do not follow its rows part by part (see
+   * createFreshness).
+   */
+  importing<T>(work: () => Promise<T>): Promise<T>;
+  /**
    * Settles once the service is caught up with the data it started on: the
    * funnel's hourly table (src/cube/funnel-hourly.ts) made for it, then the
    * rollups rebuilt whose refresh keys turned. Loads and exports wait for it;

@@ -12,6 +12,8 @@ import { openOracle, startService, type Oracle, type TestService } from '../supp
 
 const db = DATABASE;
 const PROBE = 'funnel-hourly-probe';
+/** An account whose rows arrive while an import runs. */
+const HELD = 'funnel-hourly-held';
 /** Where the service keeps the hours (rollupSourceDatabase in src/cube/engine/dialect.ts). */
 const SOURCES = `${ROLLUP_DATABASE}_sources`;
 let service: TestService;
@@ -27,9 +29,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites both.
-  await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${PROBE}' SETTINGS mutations_sync = 2`);
+  await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id IN ('${PROBE}', '${HELD}') SETTINGS mutations_sync = 2`);
   await oracle.command(`ALTER TABLE ${db}.web_events DELETE WHERE account_id = '${PROBE}' SETTINGS mutations_sync = 2`);
-  await service.cube.dataChanged([PROBE]);
+  await service.cube.dataChanged([PROBE, HELD]);
   await oracle.close();
   await service.close();
 }, 120_000);
@@ -114,5 +116,22 @@ describe('rows added to one account', () => {
     expect(load).toContain(`(SELECT argMax(complete, at) FROM ${SOURCES}.funnel_complete) = 0`);
     const [{ complete }] = await oracle.rows<{ complete: string }>(`SELECT toString(argMax(complete, at)) AS complete FROM ${SOURCES}.funnel_complete`);
     expect(complete).toBe('1');
+  }, 120_000);
+});
+
+describe('rows an import adds', () => {
+  it('are not followed part by part while it runs: its dataChanged remakes the hours once', async () => {
+    const remakes = async () =>
+      Number((await oracle.rows<{ n: string }>(`SELECT toString(count()) AS n FROM ${SOURCES}.funnel_built WHERE account_id = '${HELD}'`))[0].n);
+    const day = D(1);
+    await service.cube.importing(async () => {
+      await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${HELD}', 167772171, '${day} 08:00:00')`);
+      // Longer than the hours' look for new rows (FUNNEL_LOOK_MS, 10 s, in src/cube/freshness.ts), which would remake them.
+      await new Promise((resolve) => setTimeout(resolve, 12_000));
+      expect(await remakes()).toBe(0);
+      await service.cube.dataChanged([HELD]);
+    });
+    expect(await remakes()).toBe(1);
+    expect(await hours(`account_id = '${HELD}'`, `${day} 00:00:00`, `${D(0)} 00:00:00`)).toEqual({ 'Podcast Download': 1 });
   }, 120_000);
 });
