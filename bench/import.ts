@@ -24,6 +24,12 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
  *     file into a plain MergeTree table with podcast_events' types (read,
  *     parse, convert, write; no validation, no derivation);
+ * (a2) the issue's floor, the same insert into a fresh `podcast_events` as
+ *     the project makes it (its sort key, partitions and hourly projection),
+ *     each column a plain function of the file's fields: the token and media
+ *     cut from the URL, no check, no user-agent name, no places, no
+ *     downloads. Issue 17 names this one ("INSERT INTO podcast_events SELECT
+ *     … FROM file(…) … without derivation"); (a) is the stricter bound;
  * (b) `npm run warehouse -- import`'s code on the same file into a fresh
  *     database: hash, validate, rejects, insert into podcast_events, derive
  *     downloads (IAB, calendar day).
@@ -83,6 +89,7 @@ async function main(): Promise<number> {
       }
 
       const ratios: { wall: number; cpu: number }[][] = imports.map(() => []);
+      const eventsRatios: { wall: number; cpu: number }[][] = imports.map(() => []);
       for (let round = 1; round <= repeat; round++) {
         // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
         const tag = repeat > 1 ? ` #${round}` : '';
@@ -93,6 +100,14 @@ async function main(): Promise<number> {
           raw.seconds.toFixed(1),
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
+        ]);
+        const events = await measured(() => rawEventsInsert(client, file, format));
+        results.push([
+          `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
+          events.value === rows ? perSecond(rows / events.seconds) : `${events.value} rows?`,
+          events.seconds.toFixed(1),
+          events.cpuSeconds.toFixed(1),
+          mb(events.peakRss),
         ]);
         // The import and the baseline take turns going first, so neither always runs right after the floor.
         const order = round % 2 === 1 ? [...imports.entries()] : [...imports.entries()].reverse();
@@ -126,6 +141,7 @@ async function main(): Promise<number> {
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
           steps.push(`${name} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
+          eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
             [
               `${name}: ${label === 'import' ? 'import (hash, validate, insert, derive)' : `import of ${values.baseline}`}`,
@@ -135,6 +151,13 @@ async function main(): Promise<number> {
               mb(ours.peakRss),
             ],
             [`${name}: ratio ${label} ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
+            [
+              `${name}: ratio ${label} ÷ issue 17's floor`,
+              (events.seconds / ours.seconds).toFixed(2),
+              '',
+              (events.cpuSeconds / ours.cpuSeconds).toFixed(2),
+              '',
+            ],
           );
         }
       }
@@ -145,6 +168,12 @@ async function main(): Promise<number> {
             String(repeat),
             median(ratios[i].map((r) => r.wall)).toFixed(2),
             median(ratios[i].map((r) => r.cpu)).toFixed(2),
+          ]);
+          medians.push([
+            `${format}: ${label} ÷ issue 17's floor`,
+            String(repeat),
+            median(eventsRatios[i].map((r) => r.wall)).toFixed(2),
+            median(eventsRatios[i].map((r) => r.cpu)).toFixed(2),
           ]);
         }
         if (imports.length > 1) {
@@ -197,6 +226,32 @@ async function rawInsert(client: ClickHouseClient, file: string, format: Request
     clickhouse_settings: { input_format_csv_empty_as_default: 1 },
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * Issue 17's floor: chDB's reader straight into podcast_events as the project
+ * makes it, in a database of its own made anew each time. Each column is what
+ * a pipeline without checks would write: the token and media path cut from the
+ * URL by the tracking prefix, IPv4 as its mapped IPv6, the rest as read.
+ */
+async function rawEventsInsert(client: ClickHouseClient, file: string, format: RequestsFormat): Promise<number> {
+  const database = 'bench_raw_events';
+  await client.command({ query: `DROP DATABASE IF EXISTS ${database} SYNC` });
+  for (const statement of ddlStatements(database)) await client.command({ query: statement });
+  const structure = 'time String, ip String, method String, status UInt16, url String, userAgent String, referer String, range String, account String';
+  const prefix = `'${TRACKING_PREFIX.replace(/'/g, "\\'")}'`;
+  await client.command({
+    query: `INSERT INTO ${database}.podcast_events (account_id, request_id, ts, ip4, ip, url, redirect_url, raw_ua, token, byte_range, byte_range_larger_one,
+        referer, method, status)
+      SELECT account, generateUUIDv4(), parseDateTimeBestEffort(time, 'UTC'), toIPv4OrDefault(ip), toIPv6(ip), url,
+        concat('https://', substring(rest, position(rest, '/') + 1)), userAgent, substring(rest, 1, position(rest, '/') - 1), range,
+        NOT match(range, '^bytes=0-[01]$'), referer, method, status
+      FROM (SELECT *, substring(url, length(${prefix}) + 1) AS rest
+        FROM file('${file.replace(/'/g, "\\'")}', ${format === 'csv' ? 'CSVWithNames' : 'JSONEachRow'}, '${structure}'))`,
+    clickhouse_settings: { input_format_csv_empty_as_default: 1 },
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${database}.podcast_events`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);
 }
 
