@@ -27,7 +27,7 @@ import { watchInbox } from './warehouse/import/inbox';
  * on bad models, the metrics server, signals) stays in index.ts.
  */
 
-export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds'> {
+export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds' | 'funnelLookMs'> {
   config: Config;
   logger: Logger;
   /**
@@ -95,6 +95,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       schemaPath: options.schemaPath ?? config.models.dir,
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
+      funnelLookMs: options.funnelLookMs,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
       rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });

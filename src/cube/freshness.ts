@@ -6,6 +6,8 @@ import { createFunnelHourly, type FunnelHourlyOptions } from './funnel-hourly';
 const FUNNEL_LOOK_MS = 10_000;
 
 export interface FreshnessOptions extends Omit<FunnelHourlyOptions, 'sqlOf'> {
+  /** Milliseconds between the funnel hours' looks for new rows; FUNNEL_LOOK_MS when absent. */
+  funnelLookMs?: number;
   /** Cube's SQL for a query in an account's context (the models must be ready). */
   sqlOf(query: Record<string, unknown>, limit: number, accountId: string): Promise<ExportSql>;
   modelsReady(): Promise<unknown>;
@@ -59,7 +61,7 @@ export function createFreshness(options: FreshnessOptions): Freshness {
   // account's hours from part of them: at 100M, statements of 1.4-2.4 s on chDB's one lane that every query waited behind,
   // all made again by the import's dataChanged. Looks resume after it (rows added by other means meanwhile included).
   let imports = 0;
-  const follower = funnelHourly.follow(FUNNEL_LOOK_MS, () => imports > 0);
+  const follower = funnelHourly.follow(options.funnelLookMs ?? FUNNEL_LOOK_MS, () => imports > 0);
   let stopped = false;
   const caughtUp = follower.firstLook.then(async () => {
     try {

@@ -110,6 +110,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     accountIds,
     forgetAnswers,
     logger,
+    funnelLookMs: options.funnelLookMs,
   });
   // The IP database's dictionaries are built before ready, not by the first import or query that reads places.
   const caughtUp = Promise.all([freshness.caughtUp, warmGeoAtStart(warehouse, logger)]).then(() => undefined);

@@ -115,4 +115,9 @@ export interface CubeServiceOptions {
   rollupRefreshSeconds?: number;
   /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
   rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
+  /**
+   * Milliseconds between the funnel hours' looks for rows added by other means than an import; 10 s when absent,
+   * as often as the funnel rollup's refresh key turns. Tests of what a look does or must not do shorten it.
+   */
+  funnelLookMs?: number;
 }

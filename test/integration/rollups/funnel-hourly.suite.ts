@@ -16,13 +16,15 @@ const PROBE = 'funnel-hourly-probe';
 const HELD = 'funnel-hourly-held';
 /** Where the service keeps the hours (rollupSourceDatabase in src/cube/engine/dialect.ts). */
 const SOURCES = `${ROLLUP_DATABASE}_sources`;
+/** The hours' looks for new rows, every 10 s in production: short, so a look that must not come has many chances to. */
+const LOOK_MS = 1_000;
 let service: TestService;
 let oracle: Oracle;
 let END: string;
 let accounts: string[];
 
 beforeAll(async () => {
-  service = await startService({ RESULT_CACHE_MB: '0' }, { accounts: [PROBE] });
+  service = await startService({ RESULT_CACHE_MB: '0' }, { accounts: [PROBE], funnelLookMs: LOOK_MS });
   oracle = openOracle();
   END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(ts))) AS d FROM ${db}.downloads`))[0].d;
   accounts = (await oracle.rows<{ a: string }>(`SELECT DISTINCT account_id AS a FROM ${db}.downloads ORDER BY a`)).map((r) => r.a);
@@ -86,11 +88,14 @@ describe('rows added to one account', () => {
       `SELECT account_id AS a, toString(count()) AS n FROM ${SOURCES}.funnel_built GROUP BY a ORDER BY a`,
     );
     const day = D(1);
-    await oracle.command(
-      `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`,
-    );
-    await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${day} 10:00:00', '')`);
-    await service.cube.dataChanged([PROBE]);
+    // As an import adds them, so that the remake is dataChanged's, not a look's between the inserts.
+    await service.cube.importing(async () => {
+      await oracle.command(
+        `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`,
+      );
+      await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${day} 10:00:00', '')`);
+      await service.cube.dataChanged([PROBE]);
+    });
 
     expect(await hours(`account_id = '${PROBE}'`, `${day} 00:00:00`, `${D(0)} 00:00:00`)).toEqual({ 'Podcast Download': 2, 'Website Visit': 1 });
     const builtAfter = await oracle.rows<{ a: string; n: string }>(
@@ -126,8 +131,9 @@ describe('rows an import adds', () => {
     const day = D(1);
     await service.cube.importing(async () => {
       await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${HELD}', 167772171, '${day} 08:00:00')`);
-      // Longer than the hours' look for new rows (FUNNEL_LOOK_MS, 10 s, in src/cube/freshness.ts), which would remake them.
-      await new Promise((resolve) => setTimeout(resolve, 12_000));
+      // Four looks' time: without the hold the first look after the insert starts within LOOK_MS and remakes the hours,
+      // with three looks' time left for that remake to end.
+      await new Promise((resolve) => setTimeout(resolve, 4 * LOOK_MS));
       expect(await remakes()).toBe(0);
       await service.cube.dataChanged([HELD]);
     });
