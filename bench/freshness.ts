@@ -10,18 +10,23 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { handOff } from '../src/warehouse/import/inbox';
 import { StatementQueue, statementTicket } from '../src/warehouse/statement-queue';
 import { quoteIdentifier } from '../src/warehouse/ddl';
+import { HOURLY_TABLE } from '../src/cube/funnel-hourly';
 import { send } from './http-load';
 import { log, mb } from './report';
-import { API_KEY, DATABASE, startBenchService } from './service';
+import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service';
 
 /**
  * Freshness benchmark (issue 18 §2): `npm run bench:freshness -- --data-dir DIR [--source operator|ACCOUNT]
- * [--day YYYY-MM-DD]`. DIR holds a finished demo build (`npm run warehouse -- demo`), which this leaves as it found
- * it (the imported rows are removed at the end). On the service in this process, started on DIR with its import
- * inbox as `npm start` has it:
+ * [--day YYYY-MM-DD] [--into ACCOUNT]`. DIR holds a finished demo build (`npm run warehouse -- demo`), which this
+ * leaves as it found it (the imported rows are removed at the end, and the tables' row counts and hashes before and
+ * after are compared). On the service in this process, started on DIR with its import inbox as `npm start` has it:
  * 1. one day of podcast_events (every account's, or one account's) is written as NDJSON request records and
  *    handed to the running service as a NEW account's file (`npm run warehouse -- import`'s way: the inbox);
- *    a day is about 1 % of the table;
+ *    a day is about 1 % of the table. With `--into ACCOUNT` the file is that existing account's, its times
+ *    moved to the day after the data's last: the refresh then remakes the account's funnel hours from its whole
+ *    history, as a network's hourly import into its own account does, while the derivation replaces no
+ *    download that was there (an import's span is derived again whole), so removing the import's requests and
+ *    the downloads of that day restores the tables exactly;
  * 2. from the hand-off until both APIs' answers include the day, an uncached dashboard query (operator's
  *    Downloads.count by country over the last 30 days, a new filter value per request) is sent back to back;
  * 3. reported: the rows every statement between the hand-off and the summary read (system.events SelectedRows,
@@ -46,12 +51,14 @@ async function main(): Promise<number> {
       'data-dir': { type: 'string' },
       source: { type: 'string', default: 'operator' },
       day: { type: 'string' },
+      into: { type: 'string' },
       'timeout-seconds': { type: 'string', default: '600' },
     },
   });
   if (!values['data-dir']) throw new Error('--data-dir DIR is required (a finished demo build)');
   const dataDir = path.resolve(values['data-dir']);
   const timeoutMs = Number(values['timeout-seconds']) * 1000;
+  const target = values.into ?? NEW_ACCOUNT;
   const started = performance.now();
   const since = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(7)} s`;
   const step = (message: string) => log(`${since()}  ${message}`);
@@ -66,8 +73,9 @@ async function main(): Promise<number> {
       // Compiled to build/, the service looks for the user-agent lists beside build/ rather than the repository.
       USER_AGENTS_DIR: process.env.USER_AGENTS_DIR,
       IMPORT_STATEMENT_ROWS: process.env.IMPORT_STATEMENT_ROWS,
+      FUNNEL_HOURS_STATEMENT_ROWS: process.env.FUNNEL_HOURS_STATEMENT_ROWS,
     },
-    [NEW_ACCOUNT],
+    [target],
     { importInbox: true },
   );
   // The refresh after the import is what is measured, not the funnel hours' first making at start-up.
@@ -81,16 +89,37 @@ async function main(): Promise<number> {
   const scratch = path.join(os.tmpdir(), `bench-freshness-${process.pid}`);
   const file = `${scratch}.ndjson`;
   const agent = new http.Agent({ keepAlive: true });
+  let imported: Imported | undefined;
+  let fingerprint: Record<string, string> | undefined;
+  // Set when the run did not leave the tables as it found them.
+  let changed: string | undefined;
   try {
     const rows = async <T>(query: string): Promise<T[]> => (await client.query({ query, format: 'JSONEachRow' })).json<T>();
     const day = values.day ?? (await rows<{ d: string }>(`SELECT toString(max(toDate(ts)) - 1) AS d FROM ${db}.downloads`))[0].d;
     const sourceWhere = `toDate(ts) = '${day}'${values.source === 'operator' ? '' : ` AND account_id = '${values.source}'`}`;
-    const leftover = Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE account_id = '${NEW_ACCOUNT}'`))[0].n);
-    if (leftover > 0) {
-      step(`${NEW_ACCOUNT} has ${leftover} rows from a run that did not finish: removing them first`);
-      await removeImported(client);
-      await service.cube.dataChanged([NEW_ACCOUNT]);
+    // Into an existing account: the day after the data's last, so that the derivation of the import's span replaces none of its downloads.
+    const [{ last }] = await rows<{ last: string }>(
+      `SELECT toString(greatest((SELECT max(toDate(ts)) FROM ${db}.podcast_events), (SELECT max(toDate(ts)) FROM ${db}.downloads), (SELECT max(toDate(track_ts)) FROM ${db}.web_events))) AS last`,
+    );
+    const importDay = values.into === undefined ? day : new Date(Date.parse(`${last}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    const shiftDays = Math.round((Date.parse(importDay) - Date.parse(day)) / 86_400_000);
+    imported = { account: target, from: importDay, existing: values.into !== undefined };
+    if (imported.existing) {
+      const [{ n }] = await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.downloads WHERE account_id = '${target}'`);
+      if (Number(n) === 0) throw new Error(`--into ${target}: the account has no downloads (leave --into out to import as a new account)`);
     }
+    const leftover = Number(
+      (await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE account_id = '${target}' AND ts >= '${importDay}'`))[0].n,
+    );
+    if (leftover > 0) {
+      if (imported.existing && importDay === day) throw new Error(`${target} has requests on ${day} already`);
+      step(`${target} has ${leftover} rows from ${importDay} on, from a run that did not finish: removing them first`);
+      await removeImported(client, imported);
+      await service.cube.dataChanged([target]);
+    }
+    // What the run must leave as it found: the tables' rows and a hash of them, compared at the end.
+    fingerprint = await tablesFingerprint(client);
+    step(`tables before: ${JSON.stringify(fingerprint)}`);
     const sizes = Object.fromEntries(
       (
         await rows<{ t: string; n: string }>(
@@ -105,23 +134,23 @@ async function main(): Promise<number> {
 
     await client.command({
       query: `INSERT INTO FUNCTION file('${file}', 'JSONEachRow')
-        SELECT concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS time, if(ip = toIPv6(ip4), toString(ip4), toString(ip)) AS ip, toString(method) AS method, status, url,
+        SELECT concat(replaceOne(toString(ts + INTERVAL ${shiftDays} DAY), ' ', 'T'), 'Z') AS time, if(ip = toIPv6(ip4), toString(ip4), toString(ip)) AS ip, toString(method) AS method, status, url,
           raw_ua AS userAgent, referer, byte_range AS range
         FROM ${db}.podcast_events WHERE ${sourceWhere}`,
       clickhouse_settings: { engine_file_truncate_on_insert: 1 },
     });
     const exported = Number((await rows<{ n: string }>(`SELECT count() AS n FROM ${db}.podcast_events WHERE ${sourceWhere}`))[0].n);
     step(
-      `exported ${values.source}'s ${day}: ${exported.toLocaleString('en')} requests (${((100 * exported) / sizes.podcast_events).toFixed(2)} % of podcast_events), ${mb(statSync(file).size)} MB of NDJSON`,
+      `exported ${values.source}'s ${day}${shiftDays === 0 ? '' : ` as ${importDay}`}: ${exported.toLocaleString('en')} requests (${((100 * exported) / sizes.podcast_events).toFixed(2)} % of podcast_events), ${mb(statSync(file).size)} MB of NDJSON`,
     );
 
-    // The answers compared: Downloads.count on the day and the funnel's steps on the day, new account and operator.
-    const keys = { [NEW_ACCOUNT]: service.accountKeys[NEW_ACCOUNT], operator: API_KEY };
-    const countQuery = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [day, day] }] };
+    // The answers compared: Downloads.count on the day and the funnel's steps on the day, the account and operator.
+    const keys = { [target]: service.accountKeys[target], operator: API_KEY };
+    const countQuery = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [importDay, importDay] }] };
     const funnelQuery = {
       measures: [CONVERSIONS],
       dimensions: [STEP],
-      timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [day, day] }],
+      timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [importDay, importDay] }],
     };
     const load = async (route: string, key: string, query: unknown) => {
       const reply = await send(base, agent, { method: 'POST', path: route, key, body: { query } });
@@ -204,34 +233,40 @@ async function main(): Promise<number> {
     };
     const from = await selectedRows(client);
     const handedOff = performance.now();
-    step(`hand-off of ${path.basename(file)} as account ${NEW_ACCOUNT}`);
-    const summary = await handOff(
-      dataDir,
-      file,
-      { format: 'ndjson', account: NEW_ACCOUNT, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
-      () => {},
-    );
+    step(`hand-off of ${path.basename(file)} as account ${target}`);
+    const summary = await handOff(dataDir, file, { format: 'ndjson', account: target, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() }, () => {});
     const summarySeconds = (performance.now() - handedOff) / 1000;
     const to = await selectedRows(client);
     const probesBySummary = probes.length;
     step(`summary after ${summarySeconds.toFixed(1)} s: ${JSON.stringify(summary)}`);
 
-    // What the answers must be: the new account's downloads on the day (direct SQL) and its funnel (addresses
-    // that downloaded on the day; it has no website events, so no later step), added to the operator's.
+    // What the answers must be: the account's downloads on the day (direct SQL) and its funnel's first step
+    // (addresses that downloaded on the day), added to the operator's. No later step: the new account has no
+    // website events, and an existing account's all lie before the day (checked), so none follows these downloads.
     const added = (
       await rows<{ n: string; u: string }>(
-        `SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${NEW_ACCOUNT}' AND toDate(ts) = '${day}'`,
+        `SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${target}' AND toDate(ts) = '${importDay}'`,
       )
     )[0];
+    const [{ later }] = await rows<{ later: string }>(
+      `SELECT count() AS later FROM ${db}.web_events WHERE account_id = '${target}' AND track_ts >= '${importDay}'`,
+    );
+    if (Number(later) > 0) throw new Error(`${target} has ${later} website events from ${importDay} on: the funnel's answer would not be the downloads' alone`);
+    const withDownloads = (steps: string, addresses: number) => {
+      const counts = new Map(steps === '' ? [] : steps.split(',').map((s) => [s.split('=')[0], Number(s.split('=')[1])] as const));
+      counts.set('Podcast Download', (counts.get('Podcast Download') ?? 0) + addresses);
+      return [...counts]
+        .map(([name, n]) => `${name}=${n}`)
+        .filter((s) => !s.endsWith('=0'))
+        .sort()
+        .join(',');
+    };
     const want: Record<string, string> = {};
     for (const route of ['/v1/data/load/', '/cubejs-api/v1/load']) {
-      want[`${NEW_ACCOUNT} ${route} count`] = added.n;
-      want[`${NEW_ACCOUNT} ${route} funnel`] = Number(added.u) > 0 ? `Podcast Download=${added.u}` : '';
-      want[`operator ${route} count`] = String(Number(before[`operator ${route} count`]) + Number(added.n));
-      want[`operator ${route} funnel`] = before[`operator ${route} funnel`]
-        .split(',')
-        .map((s) => (s.startsWith('Podcast Download=') ? `Podcast Download=${Number(s.split('=')[1]) + Number(added.u)}` : s))
-        .join(',');
+      for (const who of [target, 'operator']) {
+        want[`${who} ${route} count`] = String(Number(before[`${who} ${route} count`]) + Number(added.n));
+        want[`${who} ${route} funnel`] = withDownloads(before[`${who} ${route} funnel`], Number(added.u));
+      }
     }
     const differing = (got: Record<string, string>) => Object.keys(want).filter((k) => got[k] !== want[k]);
     let current = await answers();
@@ -278,6 +313,12 @@ async function main(): Promise<number> {
     log(
       `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${summary.statements} (${summary.longestStatementSeconds.toFixed(2)}) | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
     );
+    const longest = (lane: string) =>
+      ran
+        .filter((r) => r.lane === lane && r.start >= handedOff && r.end - r.start >= 100)
+        .map((r) => `${((r.start - handedOff) / 1000).toFixed(1)}: ${(r.end - r.start).toFixed(0)}`);
+    log('');
+    log(`funnel-hourly statements of 100 ms or more (s after the hand-off: ms): ${longest('funnel-hourly').join(', ') || 'none'}`);
     const phase = (at: number) => (at < refresh.ms[0] ? 'import' : at < refresh.ms[1] ? 'refresh' : 'after');
     log('');
     log(
@@ -290,18 +331,30 @@ async function main(): Promise<number> {
         `  ${((p.at - handedOff) / 1000).toFixed(1).padStart(7)}  ${phase(p.at).padEnd(7)}  ${p.ms.toFixed(0).padStart(6)}  ${p.timing}; statements of 100 ms or more meanwhile (lane ms): ${behind.join(', ')}`,
       );
     }
-    return 0;
   } finally {
-    // Leave the directory as it was: the imported account's rows and its import record go, and the service
-    // follows (its funnel hours and rollups without the account).
-    await removeImported(client);
-    await service.cube.dataChanged([NEW_ACCOUNT]);
-    step(`removed ${NEW_ACCOUNT}'s rows`);
-    rmSync(file, { force: true });
-    agent.destroy();
-    server.close();
-    await service.close();
+    // Leave the directory as it was: the import's rows and its record go, and the service follows (its funnel
+    // hours and rollups without them).
+    try {
+      if (imported) {
+        await removeImported(client, imported);
+        await service.cube.dataChanged([target]);
+        step(`removed the imported rows of ${target}`);
+        if (fingerprint) {
+          const after = await tablesFingerprint(client);
+          const same = JSON.stringify(after) === JSON.stringify(fingerprint);
+          step(`tables after (rows/hash): ${JSON.stringify(after)}: ${same ? 'the same as before' : 'NOT the same as before'}`);
+          if (!same) changed = `the run left the tables changed: ${JSON.stringify(fingerprint)} before, ${JSON.stringify(after)} after`;
+        }
+      }
+    } finally {
+      rmSync(file, { force: true });
+      agent.destroy();
+      server.close();
+      await service.close();
+    }
   }
+  if (changed) throw new Error(changed);
+  return 0;
 }
 
 /**
@@ -316,13 +369,40 @@ async function selectedRows(client: ClickHouseClient): Promise<number> {
   return Number(rows[0]?.value ?? 0);
 }
 
-async function removeImported(client: ClickHouseClient): Promise<void> {
+/** Whose rows the run imports, from which day on, and whether the account was there before. */
+interface Imported {
+  account: string;
+  from: string;
+  existing: boolean;
+}
+
+/**
+ * The new account's rows go whole; an existing account's from the import's day on, which lies after the data's
+ * last day: its requests carry the import's id, and its downloads there are the import's (the derivation of the
+ * import's span, that day, found none).
+ */
+async function removeImported(client: ClickHouseClient, { account, from, existing }: Imported): Promise<void> {
   const db = quoteIdentifier(DATABASE);
+  const ofImport = existing ? ` AND ts >= '${from}'` : '';
+  const mutation = (query: string) => client.command({ query, clickhouse_settings: { mutations_sync: '2' } });
   // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites the parts that hold the account.
-  for (const table of ['downloads', 'podcast_events']) {
-    await client.command({ query: `ALTER TABLE ${db}.${table} DELETE WHERE account_id = '${NEW_ACCOUNT}'`, clickhouse_settings: { mutations_sync: '2' } });
+  await mutation(`ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${account}'${ofImport}`);
+  await mutation(`ALTER TABLE ${db}.podcast_events DELETE WHERE account_id = '${account}'${ofImport}${existing ? " AND import_id != ''" : ''}`);
+  await mutation(`ALTER TABLE ${db}.imports DELETE WHERE has(accounts, '${account}')${existing ? ` AND from_ts >= '${from}'` : ''}`);
+}
+
+/** Rows and a hash of every row (order aside) of the tables an import and its refresh write. */
+async function tablesFingerprint(client: ClickHouseClient): Promise<Record<string, string>> {
+  const tables = ['podcast_events', 'downloads', 'web_events', 'imports']
+    .map((t) => `${quoteIdentifier(DATABASE)}.${t}`)
+    .concat(`${quoteIdentifier(`${ROLLUP_DATABASE}_sources`)}.${quoteIdentifier(HOURLY_TABLE)}`);
+  const out: Record<string, string> = {};
+  for (const table of tables) {
+    const result = await client.query({ query: `SELECT toString(count()) AS n, toString(sum(cityHash64(*))) AS h FROM ${table}`, format: 'JSONEachRow' });
+    const [{ n, h }] = await result.json<{ n: string; h: string }>();
+    out[table] = `${n}/${h}`;
   }
-  await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE has(accounts, '${NEW_ACCOUNT}')`, clickhouse_settings: { mutations_sync: '2' } });
+  return out;
 }
 
 /** The p-th percentile of sorted values (nearest rank). */
