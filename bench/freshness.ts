@@ -98,8 +98,9 @@ async function main(): Promise<number> {
     const day = values.day ?? (await rows<{ d: string }>(`SELECT toString(max(toDate(ts)) - 1) AS d FROM ${db}.downloads`))[0].d;
     const sourceWhere = `toDate(ts) = '${day}'${values.source === 'operator' ? '' : ` AND account_id = '${values.source}'`}`;
     // Into an existing account: the day after the data's last, so that the derivation of the import's span replaces none of its downloads.
+    // The build's own last day: its requests carry no import id (a run that did not finish left imported ones after it).
     const [{ last }] = await rows<{ last: string }>(
-      `SELECT toString(greatest((SELECT max(toDate(ts)) FROM ${db}.podcast_events), (SELECT max(toDate(ts)) FROM ${db}.downloads), (SELECT max(toDate(track_ts)) FROM ${db}.web_events))) AS last`,
+      `SELECT toString(greatest((SELECT max(toDate(ts)) FROM ${db}.podcast_events WHERE import_id = ''), (SELECT max(toDate(track_ts)) FROM ${db}.web_events))) AS last`,
     );
     const importDay = values.into === undefined ? day : new Date(Date.parse(`${last}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     const shiftDays = Math.round((Date.parse(importDay) - Date.parse(day)) / 86_400_000);
