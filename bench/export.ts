@@ -101,7 +101,7 @@ async function main(): Promise<number> {
       'MB written',
       'RSS MB before / peak / after (median run)',
       'RSS growth MB (each run)',
-      'Peak arrayBuffers / external MB',
+      'arrayBuffers MB before / peak, external peak',
       'Largest chunk MB (chunks)',
       'CPU s (median run)',
       'Each run',
@@ -117,10 +117,8 @@ async function main(): Promise<number> {
       const results: string[][] = [];
       for (const name of formats) {
         const format = formatNamed(name)!;
-        const plain = format.settings;
-        // Each block size is tried on the format's statement itself, for the API's export and the engine's run alike.
         for (const blockRows of [undefined, ...blockVariants]) {
-          format.settings = blockRows === undefined ? plain : { ...plain, max_block_size: blockRows };
+          chunks.blockRows = blockRows;
           const label = blockRows === undefined ? name : `${name}, max_block_size ${blockRows}`;
           const file = path.join(outDir, `api.${format.extension}`);
           const exportRun = () => (values.client === 'curl' ? curlExport : nodeExport)(port, key, name, query, file);
@@ -131,7 +129,7 @@ async function main(): Promise<number> {
             apiRuns.push(await measured(exportRun, chunks));
             engineRuns.push(await measured(() => engineRun(service, direct, name, limit, outDir), chunks));
           }
-          format.settings = plain;
+          chunks.blockRows = undefined;
           const api = median(apiRuns);
           const engine = median(engineRuns);
           const row = (what: string, m: Measured<number>, runs: Measured<number>[]) => [
@@ -140,7 +138,7 @@ async function main(): Promise<number> {
             mb(m.value),
             rss(m),
             runs.map((r) => `+${mb(r.rssPeak - r.rssBefore)}`).join(', '),
-            `${mb(m.arrayBuffersPeak)} / ${mb(m.externalPeak)}`,
+            `${mb(m.arrayBuffersBefore)} / ${mb(m.arrayBuffersPeak)} / ${mb(m.externalPeak)}`,
             `${(m.largestChunk / 1024 / 1024).toFixed(2)} (${m.chunks})`,
             m.cpuSeconds.toFixed(1),
             runs.map((r) => perSecond(limit / r.seconds)).join(', '),
@@ -321,7 +319,8 @@ interface Measured<T> {
   rssBefore: number;
   rssPeak: number;
   rssAfter: number;
-  /** Node's own buffers at their peak: what of the RSS the service's JavaScript holds outside its heap. */
+  /** Node's own buffers before and at their peak: what of the RSS the service's JavaScript holds outside its heap. */
+  arrayBuffersBefore: number;
   arrayBuffersPeak: number;
   externalPeak: number;
   /** The largest chunk chDB's stream handed out during the run, and how many it handed out. */
@@ -329,17 +328,22 @@ interface Measured<T> {
   chunks: number;
 }
 
-/** The chunks chDB's streams hand out, the export's and the direct run's alike, counted as they pass. */
+/**
+ * The chunks chDB's streams hand out, the export's statements' and the direct run's alike, counted as they
+ * pass; with `blockRows`, each statement is run with that max_block_size instead of the one it carries.
+ */
 interface ChunkWatch {
   largest: number;
   count: number;
+  blockRows?: number;
 }
 
 function watchChunks(service: LocalService): ChunkWatch {
-  const watch = { largest: 0, count: 0 };
+  const watch: ChunkWatch = { largest: 0, count: 0 };
   const stream = service.warehouse.stream.bind(service.warehouse);
   service.warehouse.stream = async (statement) => {
-    const chunks = await stream(statement);
+    const settings = watch.blockRows === undefined ? statement.settings : { ...statement.settings, max_block_size: watch.blockRows };
+    const chunks = await stream({ ...statement, settings });
     return (async function* () {
       for await (const chunk of chunks) {
         watch.largest = Math.max(watch.largest, chunk.length);
@@ -353,6 +357,9 @@ function watchChunks(service: LocalService): ChunkWatch {
 
 /** Runs `work` while sampling RSS and Node's buffers. */
 async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<Measured<T>> {
+  // The last run's garbage collected first (with --expose-gc), so that each run's figures start alike.
+  (globalThis as { gc?: () => void }).gc?.();
+  const { arrayBuffers: arrayBuffersBefore } = process.memoryUsage();
   const rssBefore = process.memoryUsage.rss();
   let peak = rssBefore;
   let arrayBuffersPeak = 0;
@@ -378,6 +385,7 @@ async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<
       rssBefore,
       rssPeak: Math.max(peak, rssAfter),
       rssAfter,
+      arrayBuffersBefore,
       arrayBuffersPeak,
       externalPeak,
       largestChunk: chunks.largest,
