@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import type { LocalService } from '../src/assembly';
 import type { Query } from '../src/cube/service';
+import { EXPORT_BLOCK_ROWS } from '../src/export/exporter';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { openWarehouse } from '../src/warehouse/connection';
 import { demoState, DEMO_MARKER } from '../src/warehouse/setup';
@@ -287,7 +288,7 @@ async function nodeExport(port: number, key: string, name: string, query: object
   return statSync(file).size;
 }
 
-/** The SQL streamed by the engine into a file in the format, as the export's statement is; resolves with the file's size. */
+/** The SQL streamed by the engine into a file in the format, with the export statement's settings; resolves with the file's size. */
 async function engineRun(service: LocalService, sql: string, name: string, rows: number, outDir: string): Promise<number> {
   const format = formatNamed(name)!;
   const file = path.join(outDir, `direct.${format.extension}`);
@@ -303,7 +304,7 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
     service.warehouse.stream({
       query: sql,
       format: format.clickhouse,
-      settings: format.settings,
+      settings: { max_block_size: EXPORT_BLOCK_ROWS, ...format.settings },
       signal,
       limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows },
     }),
