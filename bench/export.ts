@@ -11,7 +11,6 @@ import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import type { LocalService } from '../src/assembly';
 import type { Query } from '../src/cube/service';
-import { EXPORT_BLOCK_ROWS } from '../src/export/exporter';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { openWarehouse } from '../src/warehouse/connection';
 import { demoState, DEMO_MARKER } from '../src/warehouse/setup';
@@ -304,7 +303,7 @@ async function engineRun(service: LocalService, sql: string, name: string, rows:
     service.warehouse.stream({
       query: sql,
       format: format.clickhouse,
-      settings: { max_block_size: EXPORT_BLOCK_ROWS, ...format.settings },
+      settings: format.settings,
       signal,
       limits: { timeoutMs: 600_000, maxMemoryBytes: 8 * 1024 ** 3, maxResultRows: rows },
     }),

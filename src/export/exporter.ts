@@ -73,16 +73,6 @@ export interface ExporterOptions {
  * sent: a file over EXPORT_MAX_BYTES is refused (a parquet file cut short
  * is unreadable), and Result-Truncated is known.
  */
-/**
- * Rows in each block the engine hands out for an export. chDB's stream hands
- * out one block's bytes per chunk, and the service holds a chunk whole
- * (the spool keeps one larger than its window in memory); at ClickHouse's
- * 65,409 rows an ndjson chunk of raw requests was 22.6 MB, at 8,192 it is
- * 2.9 MB, within the spool's window, at no cost in rows/s measured
- * (docs/benchmarks.md, "Exports").
- */
-export const EXPORT_BLOCK_ROWS = 8192;
-
 export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tmpdir() }: ExporterOptions): Exporter {
   const stream = (
     query: string,
@@ -97,7 +87,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       warehouse.stream({
         query,
         format,
-        settings: { max_block_size: EXPORT_BLOCK_ROWS, ...settings },
+        settings,
         signal,
         onRows,
         limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows },
