@@ -22,7 +22,8 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
 /**
  * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
  * [--repeat 3] [--formats csv,ndjson,parquet] [--client curl|node] [--slow-rows 1000000]
- * [--slow-kib-per-second 2048]`. DIR may hold a finished demo build made by
+ * [--slow-kib-per-second 2048] [--raw-rows 150000,600000] [--raw-account cedar-street-studios]
+ * [--max-block-size N,…] [--only grouped,raw,slow]`. DIR may hold a finished demo build made by
  * `npm run warehouse -- demo` (used as it is; its scale is the build's), or
  * the benchmark builds its own demo at `scale` there.
  * For each format, `repeat` exports of `rows` rows through the API over real HTTP
@@ -32,7 +33,11 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * engine into a file (chDB's streaming query; parquet: the engine writes the file, as
  * the export does; no Cube, no HTTP), alternated in one run:
  * the medians' rows/s, bytes, and RSS before, at its peak (sampled every 20 ms; chDB runs
- * in this process, so its memory counts) and after each run. The ratio
+ * in this process, so its memory counts) and after each run, Node's buffers at their peak and the
+ * largest chunk chDB handed out. Beside that GROUP BY, `raw-rows` of one account's raw requests
+ * (ungrouped, read in the table's order: no aggregation state in the engine) at each size, to tell
+ * the export's own memory from the engine's; `--max-block-size` reruns each format with that
+ * max_block_size on the streamed statements. The ratio
  * API ÷ direct is the figure; the process's CPU seconds (every thread,
  * the engine's too) say what each run cost on a machine whose wall clock
  * other work shares. Then a slow reader: a csv export of `slow-rows`
