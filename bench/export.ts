@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import type { LocalService } from '../src/assembly';
+import type { Query } from '../src/cube/service';
 import { formatNamed, FORMAT_NAMES } from '../src/export/formats';
 import { openWarehouse } from '../src/warehouse/connection';
 import { demoState, DEMO_MARKER } from '../src/warehouse/setup';
@@ -21,7 +22,8 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
 /**
  * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
  * [--repeat 3] [--formats csv,ndjson,parquet] [--client curl|node] [--slow-rows 1000000]
- * [--slow-kib-per-second 2048]`. DIR may hold a finished demo build made by
+ * [--slow-kib-per-second 2048] [--raw-rows 150000,600000] [--raw-account cedar-street-studios]
+ * [--max-block-size N,…] [--only grouped,raw,slow]`. DIR may hold a finished demo build made by
  * `npm run warehouse -- demo` (used as it is; its scale is the build's), or
  * the benchmark builds its own demo at `scale` there.
  * For each format, `repeat` exports of `rows` rows through the API over real HTTP
@@ -31,7 +33,11 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * engine into a file (chDB's streaming query; parquet: the engine writes the file, as
  * the export does; no Cube, no HTTP), alternated in one run:
  * the medians' rows/s, bytes, and RSS before, at its peak (sampled every 20 ms; chDB runs
- * in this process, so its memory counts) and after each run. The ratio
+ * in this process, so its memory counts) and after each run, Node's buffers at their peak and the
+ * largest chunk chDB handed out. Beside that GROUP BY, `raw-rows` of one account's raw requests
+ * (ungrouped, read in the table's order: no aggregation state in the engine) at each size, to tell
+ * the export's own memory from the engine's; `--max-block-size` reruns each format with that
+ * max_block_size on the streamed statements. The ratio
  * API ÷ direct is the figure; the process's CPU seconds (every thread,
  * the engine's too) say what each run cost on a machine whose wall clock
  * other work shares. Then a slow reader: a csv export of `slow-rows`
@@ -54,6 +60,10 @@ async function main(): Promise<number> {
       repeat: { type: 'string', default: '3' },
       formats: { type: 'string', default: FORMAT_NAMES.join(',') },
       client: { type: 'string', default: 'curl' },
+      'raw-rows': { type: 'string', default: '150000,600000' },
+      'raw-account': { type: 'string', default: 'cedar-street-studios' },
+      'max-block-size': { type: 'string', default: '' },
+      only: { type: 'string', default: 'grouped,raw,slow' },
     },
   });
   const rows = Number(values.rows);
@@ -65,17 +75,100 @@ async function main(): Promise<number> {
     const scale = built ?? Number(values.scale);
     if (built === undefined) await prepareDataset(dataDir, { enabled: true, scale, seed: 20261122, days: 90 });
     else log(`using the finished demo build in ${dataDir} as it is (scale ${scale})`);
-    const service = await startBenchService(dataDir, {
-      QUERY_TIMEOUT_SECONDS: '600',
-      EXPORT_MAX_ROWS: String(rows),
-      RATE_LIMIT_CONCURRENT: '10',
-      RATE_LIMIT_REQUESTS: '1000000',
-      // No refresh worker building rollups while the formats are measured.
-      CUBE_ROLLUP_REFRESH_SECONDS: '0',
-    });
+    const rawSizes = values['raw-rows'].split(',').filter(Boolean).map(Number);
+    const blockVariants = values['max-block-size'].split(',').filter(Boolean).map(Number);
+    const service = await startBenchService(
+      dataDir,
+      {
+        QUERY_TIMEOUT_SECONDS: '600',
+        EXPORT_MAX_ROWS: String(Math.max(rows, ...rawSizes)),
+        RATE_LIMIT_CONCURRENT: '10',
+        RATE_LIMIT_REQUESTS: '1000000',
+        // No refresh worker building rollups while the formats are measured.
+        CUBE_ROLLUP_REFRESH_SECONDS: '0',
+      },
+      [values['raw-account']],
+    );
     const server = service.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const port = (server.address() as AddressInfo).port;
+    const chunks = watchChunks(service);
+    const directSql = async (query: Query, limit: number, accountId: string | null) => {
+      const { sql, columns } = await service.cube.exportSql(query, limit, { requestId: 'bench-export', accountId, lane: 'bench' });
+      return `SELECT ${columns.map((c) => `\`${c.alias}\` AS \`${c.member}\``).join(', ')} FROM (${sql}) LIMIT ${limit}`;
+    };
+    const formats = values.formats.split(',').filter(Boolean);
+    const repeat = Number(values.repeat);
+    const only = new Set(values.only.split(','));
+    const header = [
+      'Export',
+      'Rows/s (median)',
+      'MB written',
+      'RSS MB before / peak / after (median run)',
+      'RSS growth MB (each run)',
+      'arrayBuffers MB before / peak, external peak',
+      'Largest chunk MB (chunks)',
+      'CPU s (median run)',
+      'Each run',
+    ];
+    const align: ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+
+    /** Per format, `repeat` exports through the API alternated with the same SQL on the engine, as the median runs' rows. */
+    const compare = async (query: Query, limit: number, accountId: string | null): Promise<string[][]> => {
+      const direct = await directSql(query, limit, accountId);
+      const key = accountId === null ? API_KEY : service.accountKeys[accountId];
+      // The first run reads the table into the engine's caches; the measured runs then start alike.
+      await engineRun(service, direct, 'csv', limit, outDir);
+      const results: string[][] = [];
+      for (const name of formats) {
+        const format = formatNamed(name)!;
+        for (const blockRows of [undefined, ...blockVariants]) {
+          chunks.blockRows = blockRows;
+          const label = blockRows === undefined ? name : `${name}, max_block_size ${blockRows}`;
+          const file = path.join(outDir, `api.${format.extension}`);
+          const exportRun = () => (values.client === 'curl' ? curlExport : nodeExport)(port, key, name, query, file);
+          // Alternated, so that both see the same moments of a shared machine; the medians are compared.
+          const apiRuns: Measured<number>[] = [];
+          const engineRuns: Measured<number>[] = [];
+          for (let i = 0; i < repeat; i++) {
+            apiRuns.push(await measured(exportRun, chunks));
+            engineRuns.push(await measured(() => engineRun(service, direct, name, limit, outDir), chunks));
+          }
+          chunks.blockRows = undefined;
+          const api = median(apiRuns);
+          const engine = median(engineRuns);
+          const row = (what: string, m: Measured<number>, runs: Measured<number>[]) => [
+            `${label} ${what}`,
+            perSecond(limit / m.seconds),
+            mb(m.value),
+            rss(m),
+            runs.map((r) => `+${mb(r.rssPeak - r.rssBefore)}`).join(', '),
+            `${mb(m.arrayBuffersBefore)} / ${mb(m.arrayBuffersPeak)} / ${mb(m.externalPeak)}`,
+            `${(m.largestChunk / 1024 / 1024).toFixed(2)} (${m.chunks})`,
+            m.cpuSeconds.toFixed(1),
+            runs.map((r) => perSecond(limit / r.seconds)).join(', '),
+          ];
+          results.push(row('via API', api, apiRuns), row('direct', engine, engineRuns), [
+            `${label} ratio API ÷ direct`,
+            (engine.seconds / api.seconds).toFixed(2),
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+            apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', '),
+          ]);
+        }
+      }
+      return results;
+    };
+    const loadAverage = () =>
+      os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ');
+
     // Chart ranks by podcast, country, platform and hour: about one row each, 1.5 million at scale 1.
     const query = {
       measures: ['ChannelRanks.avgRank'],
@@ -83,87 +176,51 @@ async function main(): Promise<number> {
       timeDimensions: [{ dimension: 'ChannelRanks.timestamp', granularity: 'hour' }],
       limit: rows,
     };
-    const context = { requestId: 'bench-export', accountId: null, lane: 'bench' };
-    const { sql, columns } = await service.cube.exportSql(query, rows, context);
-    const direct = `SELECT ${columns.map((c) => `\`${c.alias}\` AS \`${c.member}\``).join(', ')} FROM (${sql}) LIMIT ${rows}`;
+    if (only.has('grouped')) {
+      const results = await compare(query, rows, null);
+      log(
+        `\nGrouped (ChannelRanks.avgRank by podcast, country, platform, hour): ${rows.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${loadAverage()}\n`,
+      );
+      log(table(header, align, results));
+    }
+    // One account's raw requests as recorded, one row each. Cube orders them by token whatever the query says,
+    // which the table's key (account_id, token, ts) gives with the account fixed: the engine reads them in that
+    // order, merging its parts' streams, and holds no aggregation or sort state.
+    for (const size of only.has('raw') ? rawSizes : []) {
+      const raw = {
+        dimensions: ['PodcastEvents.token', 'PodcastEvents.country', 'PodcastEvents.city', 'PodcastEvents.url', 'PodcastEvents.rawUa', 'PodcastEvents.ts'],
+        ungrouped: true,
+        limit: size,
+      };
+      const results = await compare(raw, size, values['raw-account']);
+      log(
+        `\nUngrouped (PodcastEvents records of ${values['raw-account']}, in the table's order): ${size.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${loadAverage()}\n`,
+      );
+      log(table(header, align, results));
+    }
 
-    // The first run reads the table into the engine's caches; the measured runs then start alike.
-    await engineRun(service, direct, 'csv', rows, outDir);
-    const results: string[][] = [];
-    const repeat = Number(values.repeat);
-    for (const name of values.formats.split(',').filter(Boolean)) {
-      const file = path.join(outDir, `api.${formatNamed(name)!.extension}`);
-      const exportRun = () => (values.client === 'curl' ? curlExport : nodeExport)(port, name, query, file);
-      // Alternated, so that both see the same moments of a shared machine; the medians are compared.
-      const apiRuns: Measured<number>[] = [];
-      const engineRuns: Measured<number>[] = [];
-      for (let i = 0; i < repeat; i++) {
-        apiRuns.push(await measured(exportRun));
-        engineRuns.push(await measured(() => engineRun(service, direct, name, rows, outDir)));
-      }
-      const api = median(apiRuns);
-      const engine = median(engineRuns);
-      results.push(
-        [
-          `${name} via API`,
-          perSecond(rows / api.seconds),
-          mb(api.value),
-          rss(api),
-          api.cpuSeconds.toFixed(1),
-          apiRuns.map((r) => perSecond(rows / r.seconds)).join(', '),
-        ],
-        [
-          `${name} direct to a file`,
-          perSecond(rows / engine.seconds),
-          mb(engine.value),
-          rss(engine),
-          engine.cpuSeconds.toFixed(1),
-          engineRuns.map((r) => perSecond(rows / r.seconds)).join(', '),
-        ],
-        [
-          `${name} ratio API ÷ direct`,
-          (engine.seconds / api.seconds).toFixed(2),
-          '',
-          '',
-          '',
-          apiRuns.map((r, i) => (engineRuns[i].seconds / r.seconds).toFixed(2)).join(', '),
-        ],
+    if (only.has('slow')) {
+      const slowRows = Number(values['slow-rows']);
+      const rate = Number(values['slow-kib-per-second']) * 1024;
+      const slow = await slowRead(port, { ...query, limit: slowRows }, rate, service);
+      log(`\nA slow reader: csv of ${slowRows.toLocaleString('en')} rows read at ${values['slow-kib-per-second']} KiB/s\n`);
+      log(
+        table(
+          ['Reader took, s', 'MB read', 'Probes', 'Probe wait p50, ms', 'Probe wait max, ms', 'Engine free after, s'],
+          ['r', 'r', 'r', 'r', 'r', 'r'],
+          [
+            [
+              slow.seconds.toFixed(1),
+              mb(slow.bytes),
+              String(slow.waits.length),
+              ms(percentile(slow.waits, 50)),
+              ms(Math.max(...slow.waits)),
+              slow.engineFreeAfter.toFixed(1),
+            ],
+          ],
+        ),
       );
     }
-    log(
-      `\n${rows.toLocaleString('en')} rows, scale ${scale}, client ${values.client}, load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}\n`,
-    );
-    log(
-      table(
-        ['Export', 'Rows/s (median)', 'MB written', 'RSS MB before / peak / after (median run)', 'CPU s (median run)', 'Each run'],
-        ['l', 'r', 'r', 'r', 'r', 'r'],
-        results,
-      ),
-    );
-
-    const slowRows = Number(values['slow-rows']);
-    const rate = Number(values['slow-kib-per-second']) * 1024;
-    const slow = await slowRead(port, { ...query, limit: slowRows }, rate, service);
-    log(`\nA slow reader: csv of ${slowRows.toLocaleString('en')} rows read at ${values['slow-kib-per-second']} KiB/s\n`);
-    log(
-      table(
-        ['Reader took, s', 'MB read', 'Probes', 'Probe wait p50, ms', 'Probe wait max, ms', 'Engine free after, s'],
-        ['r', 'r', 'r', 'r', 'r', 'r'],
-        [
-          [
-            slow.seconds.toFixed(1),
-            mb(slow.bytes),
-            String(slow.waits.length),
-            ms(percentile(slow.waits, 50)),
-            ms(Math.max(...slow.waits)),
-            slow.engineFreeAfter.toFixed(1),
-          ],
-        ],
-      ),
-    );
     await new Promise((resolve) => server.close(resolve));
     await service.close();
     return 0;
@@ -190,7 +247,7 @@ async function builtDemoScale(dir: string): Promise<number | undefined> {
 }
 
 /** An export read by curl into `file`, as a client of its own; resolves with the bytes it wrote. */
-async function curlExport(port: number, name: string, query: object, file: string): Promise<number> {
+async function curlExport(port: number, key: string, name: string, query: object, file: string): Promise<number> {
   const curl = spawn(
     'curl',
     [
@@ -202,7 +259,7 @@ async function curlExport(port: number, name: string, query: object, file: strin
       '-X',
       'POST',
       '-H',
-      `x-api-key: ${API_KEY}`,
+      `x-api-key: ${key}`,
       '-H',
       'content-type: application/json',
       '--data-binary',
@@ -220,9 +277,9 @@ async function curlExport(port: number, name: string, query: object, file: strin
 }
 
 /** An export read by this process into `file`; resolves with the bytes it wrote. */
-async function nodeExport(port: number, name: string, query: object, file: string): Promise<number> {
+async function nodeExport(port: number, key: string, name: string, query: object, file: string): Promise<number> {
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': API_KEY } }, resolve);
+    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/v1/data/export?format=${name}`, headers: { 'x-api-key': key } }, resolve);
     req.on('error', reject);
     req.end(JSON.stringify({ query }));
   });
@@ -235,7 +292,7 @@ async function nodeExport(port: number, name: string, query: object, file: strin
   return statSync(file).size;
 }
 
-/** The SQL streamed by the engine into a file in the format, as the export's statement is; resolves with the file's size. */
+/** The SQL streamed by the engine into a file in the format, with the export statement's settings; resolves with the file's size. */
 async function engineRun(service: LocalService, sql: string, name: string, rows: number, outDir: string): Promise<number> {
   const format = formatNamed(name)!;
   const file = path.join(outDir, `direct.${format.extension}`);
@@ -267,20 +324,78 @@ interface Measured<T> {
   rssBefore: number;
   rssPeak: number;
   rssAfter: number;
+  /** Node's own buffers before and at their peak: what of the RSS the service's JavaScript holds outside its heap. */
+  arrayBuffersBefore: number;
+  arrayBuffersPeak: number;
+  externalPeak: number;
+  /** The largest chunk chDB's stream handed out during the run, and how many it handed out. */
+  largestChunk: number;
+  chunks: number;
 }
 
-/** Runs `work` while sampling RSS. */
-async function measured<T>(work: () => Promise<T>): Promise<Measured<T>> {
+/**
+ * The chunks chDB's streams hand out, the export's statements' and the direct run's alike, counted as they
+ * pass; with `blockRows`, each statement is run with that max_block_size instead of the one it carries.
+ */
+interface ChunkWatch {
+  largest: number;
+  count: number;
+  blockRows?: number;
+}
+
+function watchChunks(service: LocalService): ChunkWatch {
+  const watch: ChunkWatch = { largest: 0, count: 0 };
+  const stream = service.warehouse.stream.bind(service.warehouse);
+  service.warehouse.stream = async (statement) => {
+    const settings = watch.blockRows === undefined ? statement.settings : { ...statement.settings, max_block_size: watch.blockRows };
+    const chunks = await stream({ ...statement, settings });
+    return (async function* () {
+      for await (const chunk of chunks) {
+        watch.largest = Math.max(watch.largest, chunk.length);
+        watch.count++;
+        yield chunk;
+      }
+    })();
+  };
+  return watch;
+}
+
+/** Runs `work` while sampling RSS and Node's buffers. */
+async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<Measured<T>> {
+  // The last run's garbage collected first (with --expose-gc), so that each run's figures start alike.
+  (globalThis as { gc?: () => void }).gc?.();
+  const { arrayBuffers: arrayBuffersBefore } = process.memoryUsage();
   const rssBefore = process.memoryUsage.rss();
   let peak = rssBefore;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), SAMPLE_MS);
+  let arrayBuffersPeak = 0;
+  let externalPeak = 0;
+  chunks.largest = 0;
+  chunks.count = 0;
+  const timer = setInterval(() => {
+    const now = process.memoryUsage();
+    peak = Math.max(peak, now.rss);
+    arrayBuffersPeak = Math.max(arrayBuffersPeak, now.arrayBuffers);
+    externalPeak = Math.max(externalPeak, now.external);
+  }, SAMPLE_MS);
   const started = performance.now();
   const cpu = process.cpuUsage();
   try {
     const value = await work();
     const rssAfter = process.memoryUsage.rss();
     const { user, system } = process.cpuUsage(cpu);
-    return { value, seconds: (performance.now() - started) / 1000, cpuSeconds: (user + system) / 1e6, rssBefore, rssPeak: Math.max(peak, rssAfter), rssAfter };
+    return {
+      value,
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: (user + system) / 1e6,
+      rssBefore,
+      rssPeak: Math.max(peak, rssAfter),
+      rssAfter,
+      arrayBuffersBefore,
+      arrayBuffersPeak,
+      externalPeak,
+      largestChunk: chunks.largest,
+      chunks: chunks.count,
+    };
   } finally {
     clearInterval(timer);
   }

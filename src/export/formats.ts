@@ -20,6 +20,17 @@ export interface ExportFormat {
   records: 'lines' | 'csv' | 'none';
 }
 
+/**
+ * Rows in each block the engine hands out for a csv or ndjson export.
+ * chDB's stream hands out one block's bytes per chunk, and the service holds
+ * a chunk whole (the spool keeps one larger than its 4 MiB window in
+ * memory): at ClickHouse's 65,409 rows an ndjson chunk of raw requests was
+ * 22.6 MB, at 8,192 it is 2.9 MB, and Node's buffers no longer grow with the
+ * answer, at no cost in rows/s measured (docs/benchmarks.md, "Exports").
+ * parquet's rows go to a file, not the spool, and measured no better.
+ */
+export const EXPORT_BLOCK_ROWS = 8192;
+
 export const FORMATS: readonly ExportFormat[] = [
   {
     name: 'csv',
@@ -28,7 +39,7 @@ export const FORMATS: readonly ExportFormat[] = [
     contentType: 'text/csv; charset=utf-8; header=present',
     accepts: ['text/csv'],
     extension: 'csv',
-    settings: { output_format_csv_crlf_end_of_line: 1, format_csv_null_representation: '' },
+    settings: { output_format_csv_crlf_end_of_line: 1, format_csv_null_representation: '', max_block_size: EXPORT_BLOCK_ROWS },
     records: 'csv',
   },
   {
@@ -38,7 +49,7 @@ export const FORMATS: readonly ExportFormat[] = [
     accepts: ['application/x-ndjson', 'application/ndjson', 'application/jsonl'],
     extension: 'ndjson',
     // Numbers as JSON numbers (ClickHouse quotes 64-bit integers by default): as in the CSV.
-    settings: { output_format_json_quote_64bit_integers: 0, output_format_json_quote_decimals: 0 },
+    settings: { output_format_json_quote_64bit_integers: 0, output_format_json_quote_decimals: 0, max_block_size: EXPORT_BLOCK_ROWS },
     records: 'lines',
   },
   {

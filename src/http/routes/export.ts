@@ -14,7 +14,7 @@ import { checkQuerySize } from '../../query/size';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
 /** Bytes of an export that wait in memory for a slow client; more wait in a temporary file (see Spool). */
-const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
+export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
 /**
  * How long the status line waits after the engine's first chunk: an export
  * the engine finishes within it (or within SPOOL_MEMORY_BYTES) says in

@@ -14,6 +14,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { EXPORT_BLOCK_ROWS } from '../../../src/export/formats';
+import { SPOOL_MEMORY_BYTES } from '../../../src/http/routes/export';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 
@@ -166,6 +168,46 @@ it('parquet: exactly a million rows, over many of the engine’s blocks, is whol
   const { res } = await parquetExport(exact);
   expect(res.statusCode).toBe(200);
   expect(res.headers['result-truncated']).toBe('false');
+});
+
+/** The chunks the engine's streams hand out while `work` runs, as they pass to the export. */
+async function engineChunks(work: () => Promise<void>): Promise<Uint8Array[]> {
+  const seen: Uint8Array[] = [];
+  const { warehouse } = service;
+  const stream = warehouse.stream;
+  warehouse.stream = async (statement) => {
+    const chunks = await stream.call(warehouse, statement);
+    return (async function* () {
+      for await (const chunk of chunks) {
+        seen.push(chunk);
+        yield chunk;
+      }
+    })();
+  };
+  try {
+    await work();
+  } finally {
+    warehouse.stream = stream;
+  }
+  return seen;
+}
+
+it("the engine's chunks fit the spool's window: 200-byte rows of ndjson come in blocks of EXPORT_BLOCK_ROWS at most", async () => {
+  const query = { ...PADDED, limit: 100_000 };
+  await slotFree();
+  const ndjson = await engineChunks(async () => {
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/data/export?format=ndjson', headers: { 'x-api-key': API_KEY } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify({ query }));
+    });
+    expect((await linesOf(res)).lines).toBe(100_001);
+  });
+  const rowsOf = (chunk: Uint8Array) => Buffer.from(chunk).toString('utf8').split('\n').length - 1;
+  // One row more than the limit says whether rows were left out.
+  expect(ndjson.map(rowsOf).reduce((a, b) => a + b, 0)).toBe(100_001);
+  expect(Math.max(...ndjson.map(rowsOf))).toBeLessThanOrEqual(EXPORT_BLOCK_ROWS);
+  expect(Math.max(...ndjson.map((c) => c.length))).toBeLessThanOrEqual(SPOOL_MEMORY_BYTES);
 });
 
 it('a client that stops reading does not hold the engine: other statements run, and the answer is whole when it reads on', async () => {
