@@ -25,9 +25,20 @@ export interface OpenedExport {
    * more than `rows` when rows were left out (the caller cuts and says so);
    * they hold the statement until read to the end or stopped.
    */
-  chunks?: AsyncIterable<Uint8Array>;
+  chunks?: AsyncIterable<ExportChunk>;
   /** parquet: the whole file, written and closed, the engine already free. */
   file?: WrittenFile;
+}
+
+/** Bytes of a csv or ndjson export as the engine wrote them. */
+export interface ExportChunk {
+  bytes: Uint8Array;
+  /**
+   * On chDB, whose stream hands out one block a chunk, the whole rows the
+   * bytes hold, csv's header row not counted (only the first chunk has
+   * one); a server's chunks are bytes cut anywhere, and say nothing.
+   */
+  rows?: number;
 }
 
 /** A file the engine wrote for an export, with whether `rows` left rows out, known before its first byte is sent. */
@@ -160,12 +171,45 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       const select = `SELECT ${projection} FROM (${sql})`;
       try {
         if (format.records === 'none') return { members, rows, rowCap, file: await parquetFile(select, rows, format, context, signal) };
-        return { members, rows, rowCap, chunks: await stream(select, format.clickhouse, format.settings, rows + 1, context, signal) };
+        let counted: number | undefined;
+        const chunks = await stream(select, format.clickhouse, format.settings, rows + 1, context, signal, (n) => (counted = n));
+        return {
+          members,
+          rows,
+          rowCap,
+          chunks: countedChunks(
+            chunks,
+            () => {
+              const given = counted;
+              counted = undefined;
+              return given;
+            },
+            format.records === 'csv',
+          ),
+        };
       } catch (err) {
         throw exportFailure(err, signal);
       }
     },
   };
+}
+
+/**
+ * Pairs each chunk with the row count the engine gave just before handing
+ * it over (`takeCount`), if it gave one. chDB's stream formats each block
+ * on its own, so with CSVWithNames every chunk begins with the header row:
+ * the first chunk keeps it, the later ones lose it (the header, the
+ * members' names, holds no newline), so the file has it once.
+ */
+async function* countedChunks(chunks: AsyncIterable<Uint8Array>, takeCount: () => number | undefined, csv: boolean): AsyncIterable<ExportChunk> {
+  let first = true;
+  for await (const bytes of chunks) {
+    const rows = takeCount();
+    if (rows === undefined) yield { bytes };
+    else if (csv && !first) yield { bytes: bytes.subarray(bytes.indexOf(0x0a) + 1), rows };
+    else yield { bytes, rows };
+    first = false;
+  }
 }
 
 /** Writes the chunks to `file`; its size, or undefined (and the statement stopped) once it would pass `maxBytes`. */

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
 import { CubeFailure } from '../../cube/errors';
-import { exportFailure, type CutBy, type Exporter, type OpenedExport, type WrittenFile } from '../../export/exporter';
+import { exportFailure, type CutBy, type ExportChunk, type Exporter, type OpenedExport, type WrittenFile } from '../../export/exporter';
 import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../export/formats';
 import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
@@ -84,13 +84,13 @@ async function sendFile(res: Response, file: WrittenFile, members: string[], for
 async function sendStream(
   res: Response,
   opened: OpenedExport,
-  chunks: AsyncIterator<Uint8Array>,
+  chunks: AsyncIterator<ExportChunk>,
   format: ExportFormat,
   caps: Config['exports'],
   signal: AbortSignal,
 ): Promise<void> {
   // The first chunk before the status line: a statement that fails at once is an error envelope.
-  let first: IteratorResult<Uint8Array>;
+  let first: IteratorResult<ExportChunk>;
   try {
     first = await chunks.next();
   } catch (err) {
@@ -152,11 +152,13 @@ interface Outcome {
  * Passes the engine's bytes into the spool up to the last whole row under
  * the caps, at the engine's pace, and stops the statement there: the row
  * after the last one the file may hold, if the engine wrote it, is the sign
- * that rows were left out.
+ * that rows were left out. A chunk whose rows the engine counted and that
+ * ends before either cap goes on unread; the others are scanned for where
+ * rows end (csv's scan reads every byte).
  */
 async function cutAtCaps(
-  first: IteratorResult<Uint8Array>,
-  chunks: AsyncIterator<Uint8Array>,
+  first: IteratorResult<ExportChunk>,
+  chunks: AsyncIterator<ExportChunk>,
   spool: Spool,
   format: ExportFormat,
   opened: OpenedExport,
@@ -174,7 +176,15 @@ async function cutAtCaps(
       // The engine makes the next chunk while this one is scanned and spooled.
       const coming = chunks.next();
       coming.catch(() => undefined);
-      const chunk = next.value;
+      const { bytes: chunk, rows: counted } = next.value;
+      const held = counted === undefined ? undefined : counted + (format.records === 'csv' && next === first ? 1 : 0);
+      if (held !== undefined && held < recordsLeft && chunk.length <= room) {
+        recordsLeft -= held;
+        room -= chunk.length;
+        await spool.push(chunk);
+        next = await coming;
+        continue;
+      }
       const { ended, end } = ends.scan(chunk, recordsLeft, room);
       recordsLeft -= ended;
       if (recordsLeft > 0 && chunk.length <= room) {
@@ -254,8 +264,8 @@ function written(res: Response, chunk: Uint8Array, signal: AbortSignal): Promise
 }
 
 /** Whether `coming`, or a chunk after it, holds a byte. */
-async function hasMore(coming: Promise<IteratorResult<Uint8Array>>, chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
-  for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.length > 0) return true;
+async function hasMore(coming: Promise<IteratorResult<ExportChunk>>, chunks: AsyncIterator<ExportChunk>): Promise<boolean> {
+  for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.bytes.length > 0) return true;
   return false;
 }
 

@@ -17,6 +17,7 @@ import { createExporter, type Exporter } from '../../../src/export/exporter';
 import { formatNamed } from '../../../src/export/formats';
 import type { StreamStatement } from '../../../src/warehouse/connection';
 import { API_KEY, DATABASE } from '../support/constants';
+import { parseCsv } from '../support/csv';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
 type Row = Record<string, unknown>;
@@ -80,36 +81,6 @@ async function loaded(query: Query, key = API_KEY): Promise<{ rows: Row[]; trunc
   const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
   expect(res.status).toBe(200);
   return { rows: res.body.data, truncated: res.headers['result-truncated'] };
-}
-
-/** RFC 4180 records: quoted fields may hold commas, quotes (doubled) and line breaks. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      record.push(field);
-      field = '';
-    } else if (ch === '\r' && text[i + 1] === '\n') {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = '';
-      i++;
-    } else field += ch;
-  }
-  expect(field).toBe('');
-  return records;
 }
 
 /** The ndjson rows, and its closing line. */

@@ -17,6 +17,7 @@ import request from 'supertest';
 import { EXPORT_BLOCK_ROWS } from '../../../src/export/formats';
 import { SPOOL_MEMORY_BYTES } from '../../../src/http/routes/export';
 import { API_KEY } from '../support/constants';
+import { parseCsv } from '../support/csv';
 import { startService, type TestService } from '../support/service';
 
 const EXPORT_SCHEMA = path.join(__dirname, '..', 'fixtures', 'export-schema');
@@ -259,4 +260,75 @@ it("an open export counts against the key's concurrency limit like a load", asyn
     expect(tries).toBeLessThan(20);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+});
+
+/** A whole export over a real socket: its body, and csv's trailers. */
+function exportOver(query: object, format: 'csv' | 'ndjson'): Promise<{ body: string; trailers: NodeJS.Dict<string> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: `/v1/data/export?format=${format}`,
+        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      },
+      (res) => {
+        expect(res.statusCode).toBe(200);
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ body, trailers: res.trailers }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ query }));
+  });
+}
+
+describe("a cap at the edge of the engine's blocks, whose rows chDB counts", () => {
+  // Number n on row n, and its multiline value as the fixture's SQL spells it.
+  const MULTILINE = { dimensions: ['Numbers.number', 'Numbers.multiline'], order: { 'Numbers.number': 'asc' } };
+  const multiline = (n: number) => `line ${n}\n"${n}", end`;
+  const expectCsvRows = (body: string, rows: number) => {
+    const [header, ...records] = parseCsv(body);
+    expect(header).toEqual(['Numbers.number', 'Numbers.multiline']);
+    expect(records).toHaveLength(rows);
+    const misplaced = records.findIndex((record, n) => record[0] !== String(n) || record[1] !== multiline(n));
+    expect(misplaced).toBe(-1);
+  };
+  const expectNdjsonRows = (body: string, rows: number) => {
+    const lines = body.split('\n');
+    expect(lines.pop()).toBe('');
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed).toHaveLength(rows + 1);
+    const misplaced = parsed.slice(0, -1).findIndex((row, n) => row['Numbers.number'] !== n || row['Numbers.multiline'] !== multiline(n));
+    expect(misplaced).toBe(-1);
+    return parsed.at(-1);
+  };
+
+  it.each([EXPORT_BLOCK_ROWS - 1, EXPORT_BLOCK_ROWS, EXPORT_BLOCK_ROWS + 1, 2 * EXPORT_BLOCK_ROWS])(
+    'a limit of %i rows: csv (quoted line breaks) and ndjson hold exactly them, in order, and say rows were left out',
+    async (limit) => {
+      await slotFree();
+      const csv = await exportOver({ ...MULTILINE, limit }, 'csv');
+      expectCsvRows(csv.body, limit);
+      expect(csv.trailers['result-truncated']).toBe('true');
+      await slotFree();
+      const ndjson = await exportOver({ ...MULTILINE, limit }, 'ndjson');
+      expect(expectNdjsonRows(ndjson.body, limit)).toEqual({ truncated: true, rows: limit, cutBy: 'limit' });
+    },
+  );
+
+  it('exactly two blocks of rows and no limit: every row, the header once, nothing said left out', async () => {
+    const query = { ...MULTILINE, filters: [{ member: 'Numbers.number', operator: 'lt', values: [String(2 * EXPORT_BLOCK_ROWS)] }] };
+    await slotFree();
+    const csv = await exportOver(query, 'csv');
+    expectCsvRows(csv.body, 2 * EXPORT_BLOCK_ROWS);
+    expect(csv.trailers['result-truncated']).toBe('false');
+    await slotFree();
+    const ndjson = await exportOver(query, 'ndjson');
+    expect(expectNdjsonRows(ndjson.body, 2 * EXPORT_BLOCK_ROWS)).toEqual({ truncated: false, rows: 2 * EXPORT_BLOCK_ROWS });
+  });
 });
