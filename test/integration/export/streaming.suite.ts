@@ -321,6 +321,37 @@ describe("a cap at the edge of the engine's blocks, whose rows chDB counts", () 
     },
   );
 
+  it("without the engine's counts (a ClickHouse server's stream: one header, bytes cut anywhere) every chunk is scanned", async () => {
+    const { warehouse } = service;
+    const stream = warehouse.stream;
+    // chDB's chunks as a server's HTTP stream would hand them out: no row counts, csv's header once, cut every 997
+    // bytes, so inside rows and inside quoted line breaks.
+    warehouse.stream = async ({ onRows: _counts, ...statement }) => {
+      const chunks = await stream.call(warehouse, statement);
+      const csv = statement.format === 'CSVWithNames';
+      return (async function* () {
+        let first = true;
+        for await (const chunk of chunks) {
+          const bytes = csv && !first ? chunk.subarray(chunk.indexOf(0x0a) + 1) : chunk;
+          first = false;
+          for (let at = 0; at < bytes.length; at += 997) yield bytes.subarray(at, at + 997);
+        }
+      })();
+    };
+    try {
+      const limit = EXPORT_BLOCK_ROWS + 1;
+      await slotFree();
+      const csv = await exportOver({ ...MULTILINE, limit }, 'csv');
+      expectCsvRows(csv.body, limit);
+      expect(csv.trailers['result-truncated']).toBe('true');
+      await slotFree();
+      const ndjson = await exportOver({ ...MULTILINE, limit }, 'ndjson');
+      expect(expectNdjsonRows(ndjson.body, limit)).toEqual({ truncated: true, rows: limit, cutBy: 'limit' });
+    } finally {
+      warehouse.stream = stream;
+    }
+  });
+
   it('exactly two blocks of rows and no limit: every row, the header once, nothing said left out', async () => {
     const query = { ...MULTILINE, filters: [{ member: 'Numbers.number', operator: 'lt', values: [String(2 * EXPORT_BLOCK_ROWS)] }] };
     await slotFree();
