@@ -308,17 +308,20 @@ describe("a cap at the edge of the engine's blocks, whose rows chDB counts", () 
     return parsed.at(-1);
   };
 
+  /** Both formats cut at `limit`: exactly its rows, in order, and the cut said. */
+  const expectCutAt = async (limit: number) => {
+    await slotFree();
+    const csv = await exportOver({ ...MULTILINE, limit }, 'csv');
+    expectCsvRows(csv.body, limit);
+    expect(csv.trailers['result-truncated']).toBe('true');
+    await slotFree();
+    const ndjson = await exportOver({ ...MULTILINE, limit }, 'ndjson');
+    expect(expectNdjsonRows(ndjson.body, limit)).toEqual({ truncated: true, rows: limit, cutBy: 'limit' });
+  };
+
   it.each([EXPORT_BLOCK_ROWS - 1, EXPORT_BLOCK_ROWS, EXPORT_BLOCK_ROWS + 1, 2 * EXPORT_BLOCK_ROWS])(
     'a limit of %i rows: csv (quoted line breaks) and ndjson hold exactly them, in order, and say rows were left out',
-    async (limit) => {
-      await slotFree();
-      const csv = await exportOver({ ...MULTILINE, limit }, 'csv');
-      expectCsvRows(csv.body, limit);
-      expect(csv.trailers['result-truncated']).toBe('true');
-      await slotFree();
-      const ndjson = await exportOver({ ...MULTILINE, limit }, 'ndjson');
-      expect(expectNdjsonRows(ndjson.body, limit)).toEqual({ truncated: true, rows: limit, cutBy: 'limit' });
-    },
+    (limit) => expectCutAt(limit),
   );
 
   it("without the engine's counts (a ClickHouse server's stream: one header, bytes cut anywhere) every chunk is scanned", async () => {
@@ -339,14 +342,7 @@ describe("a cap at the edge of the engine's blocks, whose rows chDB counts", () 
       })();
     };
     try {
-      const limit = EXPORT_BLOCK_ROWS + 1;
-      await slotFree();
-      const csv = await exportOver({ ...MULTILINE, limit }, 'csv');
-      expectCsvRows(csv.body, limit);
-      expect(csv.trailers['result-truncated']).toBe('true');
-      await slotFree();
-      const ndjson = await exportOver({ ...MULTILINE, limit }, 'ndjson');
-      expect(expectNdjsonRows(ndjson.body, limit)).toEqual({ truncated: true, rows: limit, cutBy: 'limit' });
+      await expectCutAt(EXPORT_BLOCK_ROWS + 1);
     } finally {
       warehouse.stream = stream;
     }
