@@ -76,13 +76,16 @@ export interface ExporterOptions {
  * Cube's statement runs once (a count first would run it twice): csv and
  * ndjson ask for one row more than the file may hold, and the caller drops
  * it and says so. A parquet file cannot lose its last row once written, so
- * on chDB the rows (one more) are written in ClickHouse's Native format to
- * a local file, counted as chDB hands them over, and the engine writes the parquet file from that
- * one, holding `rows` at most; a ClickHouse server cannot read this
- * machine's files, so there the rows are counted by a statement of their
- * own first (a server's stream of a parquet file is one file; chDB's is not). Either way the parquet file is whole before its first byte is
- * sent: a file over EXPORT_MAX_BYTES is refused (a parquet file cut short
- * is unreadable), and Result-Truncated is known.
+ * on chDB the engine writes the rows (one more) to a local file in its
+ * Native format, counts them there and writes the parquet file from that
+ * one, holding `rows` at most. A ClickHouse server cannot write this
+ * machine's files, so there the rows are counted by a statement of their own
+ * first (a server's stream of a parquet file is one file; chDB's is not).
+ * Either way the parquet file is whole before its first byte is sent: a file
+ * over EXPORT_MAX_BYTES is refused (a parquet file cut short is unreadable),
+ * and Result-Truncated is known. chDB cannot stop a statement it runs, so on
+ * chDB a parquet export whose client left runs to its end or the query time
+ * limit.
  */
 export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tmpdir() }: ExporterOptions): Exporter {
   const stream = (
@@ -119,20 +122,22 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       let truncated: boolean;
       let bytes: number | undefined;
       if (warehouse.readsLocalFiles) {
-        const native = path.join(dir, 'rows.native');
-        let counted = 0;
-        await written(await stream(select, 'Native', {}, rows + 1, context, signal, (n) => (counted += n)), native, Number.POSITIVE_INFINITY);
-        truncated = counted > rows;
-        const from = `SELECT * FROM file(${quoteString(native)}, Native)`;
-        // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's
-        // rows only), so the engine writes the file itself, from the rows it wrote before: no query's SQL.
+        const limitsSql = `max_execution_time = ${Math.ceil(limits.timeoutMs / 1000)}, max_memory_usage = ${limits.maxMemoryBytes}`;
         const client = warehouse.client();
+        const command = (query: string) => statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () => client.command({ query }));
         try {
-          await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
-            client.command({
-              query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) ${from} LIMIT ${rows} SETTINGS max_execution_time = ${Math.ceil(limits.timeoutMs / 1000)}, max_memory_usage = ${limits.maxMemoryBytes}`,
-            }),
+          // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's rows
+          // only), and a parquet file cannot lose its last row, so the engine writes the rows (one more than the
+          // file may hold) in its Native format to a local file, counts them there, and writes the parquet file
+          // from it: no byte passes through the service, and no query's SQL runs twice.
+          const native = path.join(dir, 'rows.native');
+          const from = `file(${quoteString(native)}, Native)`;
+          await command(`INSERT INTO FUNCTION ${from} ${select} SETTINGS ${limitsSql}`);
+          const counted = await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, async () =>
+            (await client.query({ query: `SELECT count() AS n FROM ${from}`, format: 'JSONEachRow' })).json<{ n: string }>(),
           );
+          truncated = Number(counted[0].n) > rows;
+          await command(`INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) SELECT * FROM ${from} LIMIT ${rows} SETTINGS ${limitsSql}`);
         } finally {
           await client.close();
         }
