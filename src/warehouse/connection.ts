@@ -229,27 +229,94 @@ function prober(clientFor: (timeoutMs: number) => ClickHouseClient): (timeoutMs:
  * it out at the front of the next statement's answer, which would corrupt it
  * or show another query's rows. A throwaway statement right after every
  * failure, in the same turn of the queue, takes that output before any other
- * statement can run.
+ * statement can run. Settings the session already holds are not SET again
+ * (SessionSettings).
  */
 function serialized(connection: Connection, queue: StatementQueue): Connection {
   const drain = () => connection.command({ query: 'SELECT 1 FORMAT Null' }).catch(() => undefined);
+  const session = new SessionSettings();
   return new Proxy(connection, {
     get(target, property) {
       if (property === 'close') return async () => {};
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       if (property === 'query' || property === 'exec' || property === 'command' || property === 'insert') {
-        return (params: unknown) =>
-          queue.run(() =>
-            (value as (p: unknown) => Promise<unknown>).call(target, params).catch(async (err: unknown) => {
-              await drain();
-              throw err;
-            }),
-          );
+        return (params: StatementParams) =>
+          queue.run(() => {
+            const sent = session.without(params);
+            return (value as (p: unknown) => Promise<unknown>).call(target, sent).then(
+              (answer) => {
+                session.took(sent);
+                return answer;
+              },
+              async (err: unknown) => {
+                session.forget(sent);
+                await drain();
+                throw err;
+              },
+            );
+          });
       }
       return value.bind(target);
     },
   });
+}
+
+interface StatementParams {
+  query: string;
+  clickhouse_settings?: Record<string, unknown>;
+}
+
+/** Text that may set a setting on the session itself (`SET x = 1`); a false alarm only sends settings again. */
+const SETS_ITSELF = /\bSET\s+[\w.]+\s*=/i;
+
+/**
+ * What chDB's one session holds of the settings statements brought.
+ * chDB's connection runs a statement's clickhouse_settings as SET statements
+ * before it, on the session, where they hold until another SET changes
+ * them: Cube's driver sends three (join_use_nulls, date_time_output_format,
+ * output_format_json_quote_64bit_integers) with every query, each a
+ * statement of its own for the engine: 0.5–1.2 ms of an uncached load
+ * (docs/benchmarks.md, issue 21's seventh step). A setting
+ * the session already holds at the same value is left out of the next
+ * statement, which leaves the session as the full statement would. A
+ * failed statement, or one whose own text sets something, leaves the
+ * session unknown for its settings, which are sent again.
+ */
+export class SessionSettings {
+  /** Each setting's value as chDB's connection writes it in its SET. */
+  private readonly held = new Map<string, string>();
+
+  without<P extends StatementParams>(params: P): P {
+    const settings = params.clickhouse_settings;
+    if (!settings || this.held.size === 0) return params;
+    const left = Object.fromEntries(Object.entries(settings).filter(([name, value]) => this.held.get(name) !== rendered(value) || !isSet(name)));
+    return Object.keys(left).length === Object.keys(settings).length ? params : { ...params, clickhouse_settings: left };
+  }
+
+  took(params: StatementParams): void {
+    if (SETS_ITSELF.test(params.query)) {
+      this.held.clear();
+      return;
+    }
+    for (const [name, value] of Object.entries(params.clickhouse_settings ?? {})) {
+      if (value !== undefined && isSet(name)) this.held.set(name, rendered(value));
+    }
+  }
+
+  forget(params: StatementParams): void {
+    if (SETS_ITSELF.test(params.query)) this.held.clear();
+    for (const name of Object.keys(params.clickhouse_settings ?? {})) this.held.delete(name);
+  }
+}
+
+/** chDB's connection passes default_format as an option of the call, not as a SET: it is never held. */
+const isSet = (name: string) => name !== 'default_format';
+
+/** One value as chDB's connection writes it into its SET: numbers bare (booleans as 0 or 1), the rest quoted. */
+function rendered(value: unknown): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return typeof value === 'number' ? String(value) : `'${String(value)}'`;
 }
 
 /** The streaming query of chdb's connection, which its clickhouse-js connection (`query`, `exec`) does not use: those buffer the whole answer. */

@@ -1,4 +1,6 @@
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { Session } from 'chdb';
+import { createDriverFactory } from '../../../src/cube/engine/driver';
 import { openWarehouse, type QueryLimits, type Warehouse } from '../../../src/warehouse/connection';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, testDataDir, type Oracle } from '../support/service';
@@ -186,3 +188,86 @@ describe('after a statement is refused, the next statement on the connection get
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe("the settings statements bring are SET once on chDB's session", () => {
+  /**
+   * chDB's connection runs a statement's clickhouse_settings as SET
+   * statements before it; Cube's driver sends join_use_nulls = 1,
+   * date_time_output_format = 'simple' and output_format_json_quote_64bit_integers = 1
+   * with each query. A 64-bit integer past 2^53, a LEFT JOIN without a match
+   * and a DateTime show all three in the answer.
+   */
+  const PROBE = `SELECT toUInt64('18446744073709551615') AS big, b.x AS joined, toDateTime('2026-01-02 03:04:05', 'UTC') AS at
+    FROM (SELECT 1 AS k) AS a LEFT JOIN (SELECT 2 AS k, toInt32(5) AS x) AS b ON a.k = b.k`;
+  /** The answer the three settings give (each one's documented effect), as Cube's driver reads it. */
+  const WITH_SETTINGS = [{ big: '18446744073709551615', joined: null, at: '2026-01-02T03:04:05.000' }];
+  const OTHER_VALUES: ClickHouseSettings = { join_use_nulls: 0, output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso' };
+
+  type Driver = { query(sql: string, values: unknown[]): Promise<unknown[]>; release(): Promise<void> };
+  let warehouse: Warehouse;
+  let driver: Driver;
+  let sent: string[];
+  beforeEach(async () => {
+    warehouse = await open();
+    driver = createDriverFactory(warehouse, ROOMY, () => undefined)() as unknown as Driver;
+    sent = [];
+    const queryAsync = Session.prototype.queryAsync;
+    jest.spyOn(Session.prototype, 'queryAsync').mockImplementation(function (this: Session, sql: string, options?: object) {
+      sent.push(sql);
+      return queryAsync.call(this, sql, options);
+    });
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await driver.release();
+    await warehouse.close();
+  });
+
+  const setsOf = (sql: string) => sql.match(/\bSET \w+ = [^;]+/g) ?? [];
+
+  it('each setting changes the probe, in a session of its own', async () => {
+    const session = openOracle();
+    try {
+      const plain = await session.rows(
+        `${PROBE} SETTINGS ${Object.entries(OTHER_VALUES)
+          .map(([k, v]) => `${k} = ${JSON.stringify(v).replace(/"/g, "'")}`)
+          .join(', ')}`,
+      );
+      expect(plain).toEqual([{ big: Number('18446744073709551615'), joined: 0, at: '2026-01-02T03:04:05Z' }]);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('sends them with the first query only, and answers every query as with them', async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await driver.query(PROBE, []));
+    expect(answers).toEqual(Array(4).fill(WITH_SETTINGS));
+    const probes = sent.filter((sql) => sql.includes('AS big'));
+    expect(probes.map((sql) => setsOf(sql).length)).toEqual([3, 0, 0, 0]);
+  });
+
+  it('sends them again after a statement SET other values itself, or brought others, or failed after its SETs ran', async () => {
+    const other = warehouse.client({ clickhouse_settings: OTHER_VALUES });
+    const changes: [string, () => Promise<unknown>][] = [
+      [
+        'a SET in its own text',
+        () =>
+          warehouse.client().command({
+            query: Object.entries(OTHER_VALUES)
+              .map(([k, v]) => `SET ${k} = ${typeof v === 'number' ? v : `'${v}'`}`)
+              .join('; '),
+          }),
+      ],
+      ['other values as settings', () => other.command({ query: 'SELECT 1' })],
+      ['other values, then a failure', () => other.command({ query: "SELECT throwIf(1, 'fails after its SETs')" }).catch(() => undefined)],
+    ];
+    expect(await driver.query(PROBE, [])).toEqual(WITH_SETTINGS);
+    for (const [name, change] of changes) {
+      await change();
+      sent = [];
+      expect([name, await driver.query(PROBE, [])]).toEqual([name, WITH_SETTINGS]);
+      expect([name, setsOf(sent.find((sql) => sql.includes('AS big')) ?? '').length]).toEqual([name, 3]);
+    }
+  });
+});
