@@ -13,6 +13,11 @@ const cubes = cubeQuery.normalizeQuery;
 normalizeEachQueryOnce();
 const ours = (): Normalize => cubeQuery.normalizeQuery;
 
+// The joi Cube's query module validates with, whose validate a query of a shape seen before never reaches.
+const cubeJoi = createRequire(fromServerCore.resolve('@cubejs-backend/api-gateway/dist/src/query'))('joi') as { object(): object };
+let validator: object = cubeJoi.object();
+while (!Object.prototype.hasOwnProperty.call(validator, 'validate')) validator = Object.getPrototypeOf(validator) as object;
+
 /** What a call gives: its answer, or the error it throws (class and message). */
 function outcome(run: () => unknown): unknown {
   try {
@@ -110,6 +115,52 @@ describe('normalizeEachQueryOnce', () => {
     );
   });
 
+  it('normalizes a query of a shape seen before (other string values, later on the clock) as Cube does, without validating it again', () => {
+    const validate = jest.spyOn(validator as { validate(...args: unknown[]): unknown }, 'validate');
+    const strings = fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', `\u0000strings:1`, "it's", '%_\\', 'é😀')), {
+      minLength: 12,
+      maxLength: 12,
+    });
+    const later = fc.constantFrom(0, 300, 1000, 3_600_000, 86_400_000);
+    let reused = 0;
+    fc.assert(
+      fc.property(query, strings, later, (q, others, ms) => {
+        const first = outcome(() => ours()(q, true));
+        jest.advanceTimersByTime(ms);
+        const again = withOtherStrings(q, others);
+        const calls = validate.mock.calls.length;
+        const actual = outcome(() => ours()(ours()(again, true), true));
+        if ('answer' in (first as Loose) && validate.mock.calls.length === calls) reused++;
+        expect(actual).toStrictEqual(outcome(() => cubes(cubes(again, true), true)));
+        if (!('answer' in (first as Loose))) return;
+        const answer = ours()(again, true);
+        expect(answer).toStrictEqual(cubes(again, true));
+        // An answer is the caller's: changing it changes no later one.
+        (answer.filters as Loose[]).push({ member: 'Downloads.country', operator: 'set' });
+        (answer.timeDimensions as Loose[]).length = 0;
+        (answer.order as unknown[]).push(['Downloads.count', 'asc']);
+        (answer.dimensions as unknown[]).push('Downloads.country');
+        const third = withOtherStrings(q, others.slice().reverse());
+        expect(ours()(third, true)).toStrictEqual(cubes(third, true));
+      }),
+      { numRuns: 800, seed: 2121 },
+    );
+    // Most generated queries are refused; of the 800, about 100 are answered from their shape.
+    expect(reused).toBeGreaterThan(60);
+  });
+
+  it('tells shapes apart by the count, type and place of values, and keeps no answer a caller changed', () => {
+    const base = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.time', dateRange: ['2026-01-01', '2026-01-31'] }] };
+    const withValues = (values: unknown) => ({ ...base, filters: [{ member: 'Downloads.country', operator: 'equals', values }] });
+    const first = ours()(withValues(['a']), true);
+    (first.filters as Loose[])[0].values = ['changed'];
+    (first.timeDimensions as Loose[])[0].dateRange = ['1999-01-01'];
+    (first.order as unknown[]).push(['Downloads.count', 'desc']);
+    for (const values of [['b'], [], ['a', 'b'], [5], [true], [null], 'a', '\u0000strings:1', ['\u0000strings:1'], [['a']]]) {
+      expect([values, outcome(() => ours()(withValues(values), true))]).toStrictEqual([values, outcome(() => cubes(withValues(values), true))]);
+    }
+  });
+
   it('normalizes an answer again once it has been changed', () => {
     const q = {
       measures: ['Downloads.count'],
@@ -130,3 +181,19 @@ describe('normalizeEachQueryOnce', () => {
     expect(outcome(() => ours()(first, false))).toStrictEqual(outcome(() => cubes(first, false)));
   });
 });
+
+/** The query with each filter's values that are all strings replaced, in order, by `others` (as many as before). */
+function withOtherStrings(q: Loose, others: string[]): Loose {
+  let next = 0;
+  const filters = (list: unknown): unknown =>
+    Array.isArray(list)
+      ? list.map((f: Loose) => {
+          if (f.or) return { ...f, or: filters(f.or) };
+          if (f.and) return { ...f, and: filters(f.and) };
+          if (Array.isArray(f.values) && f.values.every((v) => typeof v === 'string'))
+            return { ...f, values: f.values.map(() => others[next++ % others.length]) };
+          return f;
+        })
+      : list;
+  return 'filters' in q ? { ...q, filters: filters(q.filters) } : q;
+}
