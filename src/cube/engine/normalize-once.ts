@@ -103,6 +103,12 @@ function shapeOf(query: unknown): string | undefined {
       (name === 'compareDateRange' && Array.isArray(value) && value.some((range) => typeof range === 'string'))
     )
       phrase = true;
+    // What JSON met before a toJSON (a Date's) made it something else: not plain data.
+    const raw = (this as Loose)[name];
+    if (raw !== value) {
+      plain = false;
+      return null;
+    }
     if (value === undefined) return `${MARK}undefined`;
     if (typeof value === 'string') return value.startsWith(MARK) ? `${MARK}${value}` : value;
     if (

@@ -156,7 +156,22 @@ describe('normalizeEachQueryOnce', () => {
     (first.filters as Loose[])[0].values = ['changed'];
     (first.timeDimensions as Loose[])[0].dateRange = ['1999-01-01'];
     (first.order as unknown[]).push(['Downloads.count', 'desc']);
-    for (const values of [['b'], [], ['a', 'b'], [5], [true], [null], 'a', '\u0000strings:1', ['\u0000strings:1'], [['a']]]) {
+    for (const values of [
+      ['b'],
+      [],
+      ['a', 'b'],
+      [5],
+      [true],
+      [null],
+      'a',
+      '\u0000strings:1',
+      ['\u0000strings:1'],
+      [['a']],
+      [5, '1970-01-01T00:00:00.000Z'],
+      [5, new Date(0)],
+      [5, 'a'],
+      [5, { toJSON: () => 'a' }],
+    ]) {
       expect([values, outcome(() => ours()(withValues(values), true))]).toStrictEqual([values, outcome(() => cubes(withValues(values), true))]);
     }
   });
