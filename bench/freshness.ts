@@ -116,7 +116,7 @@ async function main(): Promise<number> {
       if (imported.existing && importDay === day) throw new Error(`${target} has requests on ${day} already`);
       step(`${target} has ${leftover} rows from ${importDay} on, from a run that did not finish: removing them first`);
       await removeImported(client, imported);
-      await service.cube.dataChanged([target]);
+      await service.cube.dataChanged([{ account: target }]);
     }
     // What the run must leave as it found: the tables' rows and a hash of them, compared at the end.
     fingerprint = await tablesFingerprint(client);
@@ -338,7 +338,7 @@ async function main(): Promise<number> {
     try {
       if (imported) {
         await removeImported(client, imported);
-        await service.cube.dataChanged([target]);
+        await service.cube.dataChanged([{ account: target }]);
         step(`removed the imported rows of ${target}`);
         if (fingerprint) {
           const after = await tablesFingerprint(client);

@@ -119,7 +119,10 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           statementRows: config.importStatementRows,
         },
         logger,
-        { imported: (summary) => cube.dataChanged(summary.accounts), importing: (work) => cube.importing(work) },
+        {
+          imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account, since: summary.since }))),
+          importing: (work) => cube.importing(work),
+        },
       );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {
@@ -128,7 +131,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         warehouse.client(),
         config.warehouse.database,
         config.dataRefreshSeconds * 1000,
-        (accounts) => cube.dataChanged(accounts),
+        (changes) => cube.dataChanged(changes),
         logger,
       );
       releases.push(() => follower.stop());

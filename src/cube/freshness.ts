@@ -1,6 +1,6 @@
 import type { Logger } from '../log';
 import type { ExportSql } from './engine/export-sql';
-import { createFunnelHourly, type FunnelHourlyOptions } from './funnel-hourly';
+import { createFunnelHourly, type DataChange, type FunnelHourlyOptions } from './funnel-hourly';
 
 /** How often the funnel's hourly table looks for rows added by other means than an import (the rollup's refresh key is as frequent). */
 const FUNNEL_LOOK_MS = 10_000;
@@ -25,9 +25,12 @@ export interface Freshness {
   ensureHours(): Promise<void>;
   /** Settles once the start's catch-up is done (or gave up). */
   caughtUp: Promise<void>;
-  /** An import brought rows of these accounts. */
-  dataChanged(accounts: readonly string[]): Promise<void>;
-  /** While `work` (an import) runs, the funnel's hours do not look for new rows: its dataChanged remakes them once. */
+  /** An import brought rows of these accounts (changing their downloads from `since` on, when given). */
+  dataChanged(changes: readonly DataChange[]): Promise<void>;
+  /**
+   * While `work` (an import) runs, the funnel's hours do not look for new rows: its dataChanged remakes them once.
+   * They look once before it: that remake covers the import's span only, not rows added by other means before.
+   */
   importing<T>(work: () => Promise<T>): Promise<T>;
   stop(): void;
 }
@@ -86,18 +89,19 @@ export function createFreshness(options: FreshnessOptions): Freshness {
   return {
     ensureHours: () => funnelHourly.ensure(),
     caughtUp,
-    dataChanged: async (accounts) => {
+    dataChanged: async (changes) => {
       // Raw-table answers follow at once; a rollup query meanwhile gets the rollup from before (whole, never mixed
       // with new rows) until its rebuild, after which answers computed meanwhile are forgotten too.
       forgetAnswers();
       await modelsReady();
-      await funnelHourly.remake(accounts);
-      await refreshRollups(['', ...accounts.filter((a) => a !== '')]);
+      await funnelHourly.remake(changes);
+      await refreshRollups(['', ...new Set(changes.map((c) => c.account).filter((a) => a !== ''))]);
       forgetAnswers();
     },
     importing: async (work) => {
       imports += 1;
       try {
+        await follower.lookNow();
         return await work();
       } finally {
         imports -= 1;

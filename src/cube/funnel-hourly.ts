@@ -32,19 +32,46 @@ import type { ExportSql } from './engine/export-sql';
  * reads it, so Cube rebuilds a rollup once its accounts' hours changed.
  */
 export const HOURLY_TABLE = 'funnel_hourly';
+export const ADDRESS_TABLE = 'funnel_address';
 export const BUILT_TABLE = 'funnel_built';
 export const COMPLETE_TABLE = 'funnel_complete';
 
 const LANE = 'funnel-hourly';
-/** More hours than any account has (a century of hours × 3 steps). */
-const ROW_LIMIT = 3 * 24 * 366 * 100;
-
-const QUERY = {
-  measures: ['WebEventsFromPodcastFunnel.conversions'],
-  dimensions: ['WebEventsFromPodcastFunnel.step'],
-  timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', granularity: 'hour' }],
-  timezone: 'Etc/UTC',
+const HOUR_SECONDS = 3_600;
+/** More rows than any account has: every IPv4 address at each of the 3 steps. */
+const ROW_LIMIT = 3 * 2 ** 32;
+const MEMBER = {
+  userId: 'WebEventsFromPodcastFunnel.userId',
+  step: 'WebEventsFromPodcastFunnel.step',
+  hour: 'WebEventsFromPodcastFunnel.time.hour',
+  conversions: 'WebEventsFromPodcastFunnel.conversions',
 };
+
+/**
+ * The funnel by address, step and hour: one row per address and step it
+ * reached, at the hour of the address's time there. `since` (an hour's
+ * start, epoch seconds) keeps the rows whose time is at or after it, and the
+ * model's `since` pushes it into the steps, which then read no older row.
+ */
+const addressQuery = (since: number | undefined) => ({
+  measures: [MEMBER.conversions],
+  dimensions: [MEMBER.userId, MEMBER.step],
+  timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', granularity: 'hour' }],
+  ...(since === undefined
+    ? {}
+    : { filters: [{ member: 'WebEventsFromPodcastFunnel.time', operator: 'afterOrOnDate', values: [new Date(since * 1000).toISOString().slice(0, 23)] }] }),
+  timezone: 'Etc/UTC',
+});
+
+/**
+ * Downloads of an account changed (an import, or its rollback): from `since`
+ * on only (epoch seconds: no download before it was added, removed or
+ * changed), or anywhere when it is absent.
+ */
+export interface DataChange {
+  account: string;
+  since?: number;
+}
 
 export interface FunnelHourlyOptions {
   /** Writes the rollup database and reads the data (the rollup builder's client). */
@@ -60,8 +87,12 @@ export interface FunnelHourlyOptions {
 export interface FunnelHourly {
   /** Makes the tables if missing (once it succeeded, at once). */
   ensure(): Promise<void>;
-  /** Remakes the hours of these accounts whose row counts differ from those their hours were made from. */
-  remake(accounts: readonly string[]): Promise<string[]>;
+  /**
+   * Remakes the hours of these accounts: of one with a `since`, always, from
+   * that hour on when it can (see remakeFrom); of one without, when its row
+   * counts differ from those its hours were made from, in full.
+   */
+  remake(changes: readonly DataChange[]): Promise<string[]>;
   /** Remakes every account whose counts changed (or that has none yet): what rows added by other means need. */
   catchUp(): Promise<string[]>;
   /**
@@ -69,14 +100,16 @@ export interface FunnelHourly {
    * changed since the last look (system.parts: no table is read), the first
    * look included. Looks never overlap; a look while `held()` is skipped
    * (after the first), and the next one sees what changed meanwhile.
+   * `lookNow()` looks at once, held or not.
    */
-  follow(everyMs: number, held?: () => boolean): { stop(): void; firstLook: Promise<void> };
+  follow(everyMs: number, held?: () => boolean): { stop(): void; firstLook: Promise<void>; lookNow(): Promise<void> };
 }
 
 export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, logger }: FunnelHourlyOptions): FunnelHourly {
   const db = quoteIdentifier(database);
   const rdb = quoteIdentifier(sourceDatabase);
   const hourly = `${rdb}.${quoteIdentifier(HOURLY_TABLE)}`;
+  const addresses = `${rdb}.${quoteIdentifier(ADDRESS_TABLE)}`;
   const built = `${rdb}.${quoteIdentifier(BUILT_TABLE)}`;
   const complete = `${rdb}.${quoteIdentifier(COMPLETE_TABLE)}`;
   const setComplete = (value: boolean) => command(`INSERT INTO ${complete} (complete, at) SELECT ${value ? 1 : 0}, now64(6)`);
@@ -95,6 +128,8 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
   type Source = 'downloads' | 'web_events';
   const SOURCES: readonly Source[] = ['downloads', 'web_events'];
   type Counts = Record<Source, number>;
+  /** What an account's hours were last made from, and whether its addresses' rows were made with them. */
+  type Built = Counts & { addresses: boolean };
   const countsOf = async (table: Source, where: string): Promise<Map<string, number>> =>
     new Map(
       (await rows<{ a: string; n: string }>(`SELECT account_id AS a, count() AS n FROM ${db}.${table} WHERE ${where} GROUP BY a`)).map((r) => [
@@ -102,72 +137,155 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         Number(r.n),
       ]),
     );
-  const builtCounts = async (where: string): Promise<Map<string, Counts>> =>
+  const builtCounts = async (where: string): Promise<Map<string, Built>> =>
     new Map(
       (
-        await rows<{ a: string; d: string; w: string }>(
-          `SELECT account_id AS a, argMax(downloads, built) AS d, argMax(web_events, built) AS w FROM ${built} WHERE ${where} GROUP BY a`,
+        await rows<{ a: string; d: string; w: string; x: number }>(
+          `SELECT account_id AS a, argMax(downloads, built) AS d, argMax(web_events, built) AS w, argMax(addresses, built) AS x FROM ${built} WHERE ${where} GROUP BY a`,
         )
-      ).map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w) }]),
+      ).map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w), addresses: Number(r.x) === 1 }]),
     );
 
-  const remakeOne = async (account: string, counts: Counts) => {
-    const started = performance.now();
-    const { sql, columns } = await sqlOf(QUERY, ROW_LIMIT, account);
+  /** A scratch table of the account's, made like `like`, dropped once `work` is done. */
+  const withScratch = async <T>(kind: string, like: string, account: string, work: (table: string) => Promise<T>): Promise<T> => {
+    const table = `${rdb}.${quoteIdentifier(`${kind}_next_${createHash('sha256').update(account).digest('hex').slice(0, 16)}`)}`;
+    await command(`DROP TABLE IF EXISTS ${table} SYNC`);
+    await command(`CREATE TABLE ${table} AS ${like}`);
+    try {
+      return await work(table);
+    } finally {
+      await command(`DROP TABLE IF EXISTS ${table} SYNC`);
+    }
+  };
+  /** Cube's rows of the account's addresses (from `since` on) into `table`. */
+  const insertAddresses = async (account: string, since: number | undefined, table: string) => {
+    const { sql, columns } = await sqlOf(addressQuery(since), ROW_LIMIT, account);
     const alias = (member: string) => {
       const found = columns.find((c) => c.member === member);
       if (!found) throw new Error(`Cube's funnel SQL lacks ${member}`);
       return quoteIdentifier(found.alias);
     };
-    const next = `${rdb}.${quoteIdentifier(`${HOURLY_TABLE}_next_${createHash('sha256').update(account).digest('hex').slice(0, 16)}`)}`;
-    await command(`DROP TABLE IF EXISTS ${next} SYNC`);
-    await command(`CREATE TABLE ${next} AS ${hourly}`);
-    try {
+    await command(
+      `INSERT INTO ${table} (account_id, user_id, step, hour)
+       SELECT ${quoteString(account)}, ${alias(MEMBER.userId)}, ${alias(MEMBER.step)}, toDateTime(${alias(MEMBER.hour)}, 'UTC')
+       FROM (${sql}) WHERE ${alias(MEMBER.conversions)} > 0`,
+    );
+  };
+  /**
+   * The account's addresses' rows in `next` become its partition of
+   * funnel_address, and their count by hour and step its partition of
+   * funnel_hourly: each swapped in whole (REPLACE PARTITION: a reader sees
+   * the old hours or the new, never a mix).
+   */
+  const swapIn = async (account: string, next: string) => {
+    await withScratch(HOURLY_TABLE, hourly, account, async (nextHours) => {
       await command(
-        `INSERT INTO ${next} (account_id, hour, step, conversions)
-         SELECT ${quoteString(account)}, toDateTime(${alias('WebEventsFromPodcastFunnel.time.hour')}, 'UTC'), ${alias('WebEventsFromPodcastFunnel.step')}, ${alias('WebEventsFromPodcastFunnel.conversions')}
-         FROM (${sql}) WHERE ${alias('WebEventsFromPodcastFunnel.conversions')} > 0`,
+        `INSERT INTO ${nextHours} (account_id, hour, step, conversions) SELECT account_id, hour, step, count() FROM ${next} GROUP BY account_id, hour, step`,
       );
       const [{ n }] = await rows<{ n: string }>(`SELECT count() AS n FROM ${next}`);
-      // An account without funnel rows (any more) has no partition to copy: its hours go.
-      await command(
-        Number(n) > 0
-          ? `ALTER TABLE ${hourly} REPLACE PARTITION ${quoteString(account)} FROM ${next}`
-          : `ALTER TABLE ${hourly} DROP PARTITION ${quoteString(account)}`,
+      // An account without funnel rows (any more) has no partition to copy: its rows go.
+      for (const [table, from] of [
+        [addresses, next],
+        [hourly, nextHours],
+      ]) {
+        await command(
+          Number(n) > 0
+            ? `ALTER TABLE ${table} REPLACE PARTITION ${quoteString(account)} FROM ${from}`
+            : `ALTER TABLE ${table} DROP PARTITION ${quoteString(account)}`,
+        );
+      }
+    });
+  };
+
+  /** Every address's rows from all of the account's history. */
+  const remakeWhole = (account: string) =>
+    withScratch(ADDRESS_TABLE, addresses, account, async (next) => {
+      await insertAddresses(account, undefined, next);
+      await swapIn(account, next);
+    });
+
+  /**
+   * The account's downloads changed from `since` (an hour's start) on only,
+   * and its web_events not at all. An address's time at a step is its latest
+   * download there that reached the step, and whether a download reaches it
+   * depends on the download and the web events only: so every reach before
+   * `since` is what it was, and for an address with a reach at or after
+   * `since` its time is the one Cube's funnel gives over the rows from
+   * `since` on (which reads those rows only). The new rows are those, and
+   * the old rows before `since` of the other addresses and steps. An old row
+   * at or after `since` with no new one means downloads went (an import
+   * rolled back): what the address had before `since` is not kept, so the
+   * account is remade whole. Returns whether it was done.
+   */
+  const remakeFrom = (account: string, since: number) =>
+    withScratch(`${ADDRESS_TABLE}_from`, addresses, account, async (recent) => {
+      await insertAddresses(account, since, recent);
+      const from = `toDateTime(${since}, 'UTC')`;
+      const [{ n: gone }] = await rows<{ n: string }>(
+        `SELECT count() AS n FROM ${addresses} WHERE account_id = ${quoteString(account)} AND hour >= ${from} AND (user_id, step) NOT IN (SELECT user_id, step FROM ${recent})`,
       );
-    } finally {
-      await command(`DROP TABLE IF EXISTS ${next} SYNC`);
-    }
+      if (Number(gone) > 0) return false;
+      await withScratch(ADDRESS_TABLE, addresses, account, async (next) => {
+        await command(
+          `INSERT INTO ${next} SELECT * FROM ${addresses} WHERE account_id = ${quoteString(account)} AND hour < ${from} AND (user_id, step) NOT IN (SELECT user_id, step FROM ${recent})`,
+        );
+        await command(`INSERT INTO ${next} SELECT * FROM ${recent}`);
+        await swapIn(account, next);
+      });
+      return true;
+    });
+
+  /**
+   * Remakes the account's hours: from `since` on when the hours were made
+   * with their addresses' rows and from the web_events there are now (an
+   * import changes downloads only), in full otherwise.
+   */
+  const remakeOne = async (account: string, counts: Counts, recorded: Built | undefined, since?: number) => {
+    const started = performance.now();
+    const from = since === undefined ? undefined : Math.floor(since / HOUR_SECONDS) * HOUR_SECONDS;
+    const partial = from !== undefined && recorded?.addresses === true && recorded.web_events === counts.web_events && (await remakeFrom(account, from));
+    if (!partial) await remakeWhole(account);
     // A SELECT, not VALUES: chDB's statements carry their settings after it (withStatementSettings).
     await command(
-      `INSERT INTO ${built} (account_id, downloads, web_events, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, now64(6)`,
+      `INSERT INTO ${built} (account_id, downloads, web_events, addresses, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, 1, now64(6)`,
     );
-    logger.info('funnel hours remade', { account, counts, seconds: Math.round(performance.now() - started) / 1000 });
+    logger.info('funnel hours remade', {
+      account,
+      counts,
+      ...(partial ? { from: new Date(from * 1000).toISOString() } : {}),
+      seconds: Math.round(performance.now() - started) / 1000,
+    });
   };
 
   /**
    * Remakes the accounts (those given, or every one) whose counts in the
-   * `changed` tables differ from those their hours were made from. A table
-   * not changed since the last look is not read: its counts are the ones
+   * `changed` tables differ from those their hours were made from, or whose
+   * hours were made without their addresses' rows (before those were kept),
+   * and the accounts given a `since` whatever their counts. A table not
+   * changed since the last look is not read: its counts are the ones
    * recorded (an account never recorded has none there, since the first
    * look counts both).
    */
-  const remakeWhereChanged = async (where: string, accounts: readonly string[] | undefined, changed: readonly Source[], first = false) => {
+  const remakeWhereChanged = async (where: string, changes: readonly DataChange[] | undefined, changed: readonly Source[], first = false) => {
     const then = await builtCounts(where);
     const now = new Map<Source, Map<string, number>>();
     for (const table of changed) now.set(table, await countsOf(table, where));
-    const candidates = new Set(accounts ?? [...then.keys(), ...[...now.values()].flatMap((m) => [...m.keys()])]);
+    const since = new Map<string, number>();
+    for (const change of changes ?? []) {
+      if (change.since !== undefined) since.set(change.account, Math.min(change.since, since.get(change.account) ?? Infinity));
+    }
+    const candidates = new Set(changes?.map((c) => c.account) ?? [...then.keys(), ...[...now.values()].flatMap((m) => [...m.keys()])]);
     const stale: [string, Counts][] = [];
     for (const account of [...candidates].filter((a) => a !== '').sort()) {
       const recorded = then.get(account);
       const counts = Object.fromEntries(SOURCES.map((t) => [t, now.get(t)?.get(account) ?? (now.has(t) ? 0 : (recorded?.[t] ?? 0))])) as Counts;
-      const same = recorded ? SOURCES.every((t) => recorded[t] === counts[t]) : counts.downloads + counts.web_events === 0;
-      if (!same) stale.push([account, counts]);
+      const same = recorded ? recorded.addresses && SOURCES.every((t) => recorded[t] === counts[t]) : counts.downloads + counts.web_events === 0;
+      if (!same || since.has(account)) stale.push([account, counts]);
     }
     // The first look after start-up: until every account it found has hours, rollups read the steps of those without.
     const unmade = stale.some(([account]) => !then.has(account));
     if (first && unmade) await setComplete(false);
-    for (const [account, counts] of stale) await remakeOne(account, counts);
+    for (const [account, counts] of stale) await remakeOne(account, counts, then.get(account), since.get(account));
     if (first) await setComplete(true);
     return stale.map(([account]) => account);
   };
@@ -180,9 +298,16 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         `CREATE TABLE IF NOT EXISTS ${hourly} (account_id String, hour DateTime('UTC'), step LowCardinality(String), conversions UInt64)
          ENGINE = MergeTree PARTITION BY account_id ORDER BY (account_id, hour, step)`,
       );
+      // By hour first: a remake from an hour on reads the rows from that hour on to know whether any address left them.
       await command(
-        `CREATE TABLE IF NOT EXISTS ${built} (account_id String, downloads UInt64, web_events UInt64, built DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY (account_id, built)`,
+        `CREATE TABLE IF NOT EXISTS ${addresses} (account_id String, user_id String, step LowCardinality(String), hour DateTime('UTC'))
+         ENGINE = MergeTree PARTITION BY account_id ORDER BY (account_id, hour, step, user_id)`,
       );
+      await command(
+        `CREATE TABLE IF NOT EXISTS ${built} (account_id String, downloads UInt64, web_events UInt64, addresses UInt8, built DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY (account_id, built)`,
+      );
+      // Hours made before the addresses' rows were kept (their rows say 0): the catch-up remakes those accounts in full once.
+      await command(`ALTER TABLE ${built} ADD COLUMN IF NOT EXISTS addresses UInt8 AFTER web_events`);
       await command(`CREATE TABLE IF NOT EXISTS ${complete} (complete UInt8, at DateTime64(6, 'UTC')) ENGINE = MergeTree ORDER BY at`);
     })();
     // A warehouse that did not answer is asked again next time.
@@ -197,20 +322,20 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
 
   return {
     ensure,
-    remake: (accounts) =>
+    remake: (changes) =>
       serial(async () => {
-        const wanted = accounts.filter((a) => a !== '');
+        const wanted = changes.filter((c) => c.account !== '');
         if (wanted.length === 0) return [];
         await ensure();
-        return remakeWhereChanged(`account_id IN (${wanted.map(quoteString).join(', ')})`, wanted, SOURCES);
+        return remakeWhereChanged(`account_id IN (${[...new Set(wanted.map((c) => quoteString(c.account)))].join(', ')})`, wanted, SOURCES);
       }),
     catchUp: () => catchUp(),
     follow: (everyMs, held = () => false) => {
       let seen: Map<string, string> | undefined;
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
-      const look = async () => {
-        if (seen !== undefined && held()) return;
+      const look = async (force: boolean) => {
+        if (!force && seen !== undefined && held()) return;
         const parts = new Map(
           (
             await rows<{ t: string; r: string }>(
@@ -223,24 +348,26 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         await catchUp(changed, seen === undefined);
         seen = parts;
       };
+      const failed = (err: unknown) =>
+        logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      // Looks in turn: each reads what the one before left in `seen`.
+      let looking: Promise<void> = Promise.resolve();
+      const lookInTurn = (force: boolean) => (looking = looking.then(() => look(force)).catch(failed));
       let looked: () => void = () => undefined;
       const firstLook = new Promise<void>((resolve) => (looked = resolve));
       const loop = () => {
         if (stopped) return;
-        look()
-          .catch((err: unknown) =>
-            logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', {
-              error: err instanceof Error ? err.message : String(err),
-            }),
-          )
-          .finally(() => {
-            looked();
-            if (!stopped) timer = setTimeout(loop, everyMs).unref();
-          });
+        void lookInTurn(false).finally(() => {
+          looked();
+          if (!stopped) timer = setTimeout(loop, everyMs).unref();
+        });
       };
       loop();
       return {
         firstLook,
+        lookNow: () => lookInTurn(true),
         stop() {
           stopped = true;
           if (timer) clearTimeout(timer);

@@ -260,7 +260,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
 
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
-    dataChanged: (accounts) => freshness.dataChanged(accounts),
+    dataChanged: (changes) => freshness.dataChanged(changes),
     importing: (work) => freshness.importing(work),
 
     caughtUp: () => caughtUp,

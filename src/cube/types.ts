@@ -3,6 +3,7 @@ import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import type { ExportSql } from './engine/export-sql';
+import type { DataChange } from './funnel-hourly';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
 import type { LoadResult, MultiLoadResult, Schema } from './shapes';
@@ -46,8 +47,10 @@ export interface CubeService {
    * cached before (ours and Cube's, refresh keys too) and rebuilds the
    * rollups of these accounts and the operator's whose refresh keys turned.
    * Once it resolves, every answer through both APIs includes the rows.
+   * A change's `since` bounds where its downloads changed, so that the
+   * funnel's hours are remade from there on only (src/cube/funnel-hourly.ts).
    */
-  dataChanged(accounts: readonly string[]): Promise<void>;
+  dataChanged(changes: readonly DataChange[]): Promise<void>;
   /**
    * Runs an import (`work`), which ends with dataChanged when it added rows:
    * meanwhile the funnel's hours do not follow its rows part by part (see

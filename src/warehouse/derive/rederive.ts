@@ -43,7 +43,7 @@ export async function rederive(
   const { settings } = derivation;
   const events = `${quoteIdentifier(database)}.podcast_events`;
   const downloads = `${quoteIdentifier(database)}.downloads`;
-  let start = Math.floor(from / DAY) * DAY;
+  let start = replacedFrom(from);
   let end = Math.ceil((to + 1) / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'last-touch') end += Math.ceil(WINDOW_SECONDS / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'first-touch') {
@@ -110,6 +110,15 @@ async function classify(client: ClickHouseClient, database: string, lists: UserA
   await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, lists)}` });
   await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, lists)}` });
   return classified;
+}
+
+/**
+ * The earliest time whose downloads a rederive of requests from `from` on
+ * (epoch seconds) can replace: the start of its UTC day (first-touch's span
+ * starts later, at `from`). No download before it is added, removed or changed.
+ */
+export function replacedFrom(from: number): number {
+  return Math.floor(from / DAY) * DAY;
 }
 
 /** Where imports and derivations keep their scratch tables, apart from the tables anything reads. */

@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
-import { derivationStagingDatabase, rederive, type Derivation } from '../derive/rederive';
+import { derivationStagingDatabase, rederive, replacedFrom, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral } from '../derive/sql';
 import { compileUserAgentPatternsSql } from '../derive/user-agents';
 import { statementTicket } from '../statement-queue';
@@ -65,6 +65,11 @@ export interface ImportSummary {
   rejectFile?: string;
   /** The accounts whose rows were imported. */
   accounts: string[];
+  /**
+   * No download before this time (epoch seconds) changed: the start of the UTC day of the file's first request, or
+   * of an interrupted import's it rolled back first if earlier (see replacedFrom). Absent when no download changed.
+   */
+  since?: number;
   /** The statements the import ran, and how long the longest ran (not counting its wait in a queue). */
   statements: number;
   longestStatementSeconds: number;
@@ -135,7 +140,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
   await ensureImportTables(client, options.database);
-  await recoverInterrupted(client, options);
+  const recovered = await recoverInterrupted(client, options);
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
@@ -220,7 +225,19 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts, options.statementRows);
     }
     await record('done');
-    return { file: name, outcome: 'imported', rowsRead, imported, rejected, downloads, seconds: seconds(), rejectFile, accounts: [...counts.accounts].sort() };
+    const since = imported > 0 ? replacedFrom(Math.min(Number(counts.from), ...recovered)) : undefined;
+    return {
+      file: name,
+      outcome: 'imported',
+      rowsRead,
+      imported,
+      rejected,
+      downloads,
+      seconds: seconds(),
+      rejectFile,
+      accounts: [...counts.accounts].sort(),
+      ...(since === undefined ? {} : { since }),
+    };
   } finally {
     for (const step of cleanup) await step();
   }
@@ -284,12 +301,13 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
  * so a killed import leaves nothing behind. One killed earlier left only
  * its staging tables, which are dropped. Imports into a database run one
  * at a time (the service's inbox takes them in turn), so whatever is staged
- * or started when one begins belongs to an import that died.
+ * or started when one begins belongs to an import that died. Returns the
+ * first request times of the imports it removed (epoch seconds).
  */
 export async function recoverInterrupted(
   client: ClickHouseClient,
   options: Pick<ImportOptions, 'database' | 'derivation' | 'progress' | 'statementRows'>,
-): Promise<void> {
+): Promise<number[]> {
   const db = quoteIdentifier(options.database);
   const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', {
     staging: stagingDatabase(options.database),
@@ -316,6 +334,7 @@ export async function recoverInterrupted(
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
   }
+  return pending.map((p) => Number(p.from));
 }
 
 async function writeRejects(client: ClickHouseClient, rejects: string, name: string, dir: string): Promise<string> {

@@ -61,7 +61,7 @@ async function removeImport(service: TestService, account: string, file: string)
     await oracle.command(`ALTER TABLE ${db}.${table} DELETE WHERE account_id = '${account}' SETTINGS mutations_sync = 2`);
   }
   await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${file}' SETTINGS mutations_sync = 2`);
-  await service.cube.dataChanged([account]);
+  await service.cube.dataChanged([{ account }]);
 }
 
 const byCountry = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [DAY, DAY] }] };
@@ -136,8 +136,19 @@ describe('an import handed to the running service', () => {
   const OTHER = 'northwind-audio';
   const file = requestsFile(PROBE, 10);
   let service: TestService;
+  /** The service's lines saying how it remade the funnel's hours. */
+  const remade: string[] = [];
   beforeAll(async () => {
-    service = await startService({}, { accounts: [PROBE, OTHER], importInbox: true });
+    service = await startService(
+      {},
+      {
+        accounts: [PROBE, OTHER],
+        importInbox: true,
+        log: (line) => {
+          if (line.includes('"funnel hours remade"')) remade.push(line);
+        },
+      },
+    );
   }, 120_000);
   afterAll(async () => {
     await removeImport(service, PROBE, file);
@@ -152,7 +163,14 @@ describe('an import handed to the running service', () => {
       { format: 'ndjson', account: PROBE, maxBadRows: 0, ignoreUnknown: false, rejectsDir: os.tmpdir() },
       () => {},
     );
-    expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS, accounts: [PROBE] });
+    // The start of its first request's day: no download before it changed.
+    expect(summary).toMatchObject({
+      outcome: 'imported',
+      imported: REQUESTS,
+      downloads: REQUESTS,
+      accounts: [PROBE],
+      since: Date.parse(`${DAY}T00:00:00Z`) / 1000,
+    });
     const after = await expectImported(PROBE);
     // No wait: the bound is the command's return.
     expect(await answers(service, PROBE)).toEqual(after);
@@ -179,6 +197,11 @@ describe('an import handed to the running service', () => {
       await other();
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect([...(await rollupTables())].filter((name) => !before.has(name))).toEqual(rebuilt);
+      // Into an account with hours: they were remade from the day of the import's first request on, and answer all its rows.
+      expect(JSON.parse(remade.at(-1) ?? '{}')).toMatchObject({ account: PROBE, from: `${DAY}T00:00:00.000Z` });
+      const after = await direct(PROBE);
+      expect(after.v1.steps).toEqual({ 'Podcast Download': 2 * REQUESTS });
+      expect(await answers(service, PROBE)).toEqual(after);
     } finally {
       await oracle.command(`ALTER TABLE ${db}.imports DELETE WHERE file = '${second}' SETTINGS mutations_sync = 2`);
     }

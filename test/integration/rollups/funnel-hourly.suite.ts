@@ -4,6 +4,9 @@
  * of whole hours, and the accounts' to the operator's; an account's new rows
  * remake that account's hours only; and the operator's rollup is built from
  * the hours, the steps' branch switched off once every account has them.
+ * An import into an account with history remakes its hours from the
+ * import's first day on only, with the same hours as the funnel written by
+ * hand over all its rows; rows removed from there on remake them whole.
  */
 import request from 'supertest';
 import { funnelStepsSql } from '../support/catalog';
@@ -14,6 +17,8 @@ const db = DATABASE;
 const PROBE = 'funnel-hourly-probe';
 /** An account whose rows arrive while an import runs. */
 const HELD = 'funnel-hourly-held';
+/** An account with history that an import adds to. */
+const INTO = 'funnel-hourly-into';
 /** Where the service keeps the hours (rollupSourceDatabase in src/cube/engine/dialect.ts). */
 const SOURCES = `${ROLLUP_DATABASE}_sources`;
 /** The hours' looks for new rows, every 10 s in production: short, so a look that must not come has many chances to. */
@@ -22,18 +27,20 @@ let service: TestService;
 let oracle: Oracle;
 let END: string;
 let accounts: string[];
+/** The service's log lines: which way the hours were remade. */
+const logged: string[] = [];
 
 beforeAll(async () => {
-  service = await startService({ RESULT_CACHE_MB: '0' }, { accounts: [PROBE], funnelLookMs: LOOK_MS });
+  service = await startService({ RESULT_CACHE_MB: '0' }, { accounts: [PROBE, INTO], funnelLookMs: LOOK_MS, log: (line) => logged.push(line) });
   oracle = openOracle();
   END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(ts))) AS d FROM ${db}.downloads`))[0].d;
   accounts = (await oracle.rows<{ a: string }>(`SELECT DISTINCT account_id AS a FROM ${db}.downloads ORDER BY a`)).map((r) => r.a);
 }, 120_000);
 afterAll(async () => {
   // downloads has an aggregate projection, which a lightweight DELETE refuses: a mutation rewrites both.
-  await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id IN ('${PROBE}', '${HELD}') SETTINGS mutations_sync = 2`);
-  await oracle.command(`ALTER TABLE ${db}.web_events DELETE WHERE account_id = '${PROBE}' SETTINGS mutations_sync = 2`);
-  await service.cube.dataChanged([PROBE, HELD]);
+  await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id IN ('${PROBE}', '${HELD}', '${INTO}') SETTINGS mutations_sync = 2`);
+  await oracle.command(`ALTER TABLE ${db}.web_events DELETE WHERE account_id IN ('${PROBE}', '${INTO}') SETTINGS mutations_sync = 2`);
+  await service.cube.dataChanged([{ account: PROBE }, { account: HELD }, { account: INTO }]);
   await oracle.close();
   await service.close();
 }, 120_000);
@@ -94,7 +101,7 @@ describe('rows added to one account', () => {
         `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`,
       );
       await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${day} 10:00:00', '')`);
-      await service.cube.dataChanged([PROBE]);
+      await service.cube.dataChanged([{ account: PROBE }]);
     });
 
     expect(await hours(`account_id = '${PROBE}'`, `${day} 00:00:00`, `${D(0)} 00:00:00`)).toEqual({ 'Podcast Download': 2, 'Website Visit': 1 });
@@ -135,9 +142,100 @@ describe('rows an import adds', () => {
       // with three looks' time left for that remake to end.
       await new Promise((resolve) => setTimeout(resolve, 4 * LOOK_MS));
       expect(await remakes()).toBe(0);
-      await service.cube.dataChanged([HELD]);
+      await service.cube.dataChanged([{ account: HELD }]);
     });
     expect(await remakes()).toBe(1);
     expect(await hours(`account_id = '${HELD}'`, `${day} 00:00:00`, `${D(0)} 00:00:00`)).toEqual({ 'Podcast Download': 1 });
+  }, 120_000);
+});
+
+describe('an import into an account with history', () => {
+  const IP = (n: number) => 167837696 + n; // 10.1.0.n
+  const B = () => `${D(3)} 00:00:00`;
+  const downloads = (rows: [number, string][]) =>
+    oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ${rows.map(([ip, ts]) => `('${INTO}', ${IP(ip)}, '${ts}')`).join(', ')}`);
+  /** How the service last remade the account's hours: from an hour on, or whole. */
+  const lastRemake = () => {
+    const line = logged.filter((l) => l.includes('"funnel hours remade"') && l.includes(`"account":"${INTO}"`)).at(-1);
+    return line === undefined ? undefined : ((JSON.parse(line) as { from?: string }).from ?? 'whole');
+  };
+  const sameAsByHand = async () => {
+    for (const range of [...RANGES, { from: () => B(), to: () => `${D(0)} 00:00:00` }]) {
+      expect(await hours(`account_id = '${INTO}'`, range.from(), range.to())).toEqual(await byHand(`account_id = '${INTO}'`, range.from(), range.to()));
+    }
+    // And the account's rollup, rebuilt from the hours, answers the same.
+    const res = await request(service.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', service.accountKeys[INTO])
+      .send({
+        query: {
+          measures: ['WebEventsFromPodcastFunnel.conversions'],
+          dimensions: ['WebEventsFromPodcastFunnel.step'],
+          timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [D(10), D(0)] }],
+        },
+      })
+      .expect(200);
+    const answered = withoutZeros(
+      Object.fromEntries(
+        (res.body.data as Record<string, string>[]).map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]),
+      ),
+    );
+    expect(answered).toEqual(await byHand(`account_id = '${INTO}'`, `${D(10)} 00:00:00`, `${D(-1)} 00:00:00`));
+  };
+
+  beforeAll(async () => {
+    // The history, whose hours are made whole: addresses 1-4 and 6 download before the import's day (6 on it too);
+    // the web events, which an import does not change, include visits and a conversion on and after that day.
+    await service.cube.importing(async () => {
+      await downloads([
+        [1, `${D(8)} 10:00:00`],
+        [2, `${D(9)} 08:00:00`],
+        [3, `${D(4)} 23:00:00`],
+        [4, `${D(5)} 10:00:00`],
+        [6, `${D(3)} 03:00:00`],
+      ]);
+      await oracle.command(
+        `INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ${[
+          [1, `${D(7)} 12:00:00`, ''],
+          [1, `${D(6)} 09:00:00`, 'conversion'],
+          [2, `${D(2)} 10:00:00`, ''],
+          [2, `${D(1)} 11:00:00`, 'conversion'],
+          [3, `${D(3)} 02:00:00`, ''],
+          [4, `${D(5)} 11:00:00`, ''],
+          [6, `${D(3)} 04:00:00`, ''],
+        ]
+          .map(([ip, ts, category]) => `('${INTO}', ${IP(ip as number)}, '${ts}', '${category}')`)
+          .join(', ')}`,
+      );
+      await service.cube.dataChanged([{ account: INTO }]);
+    });
+    expect(lastRemake()).toBe('whole');
+  }, 120_000);
+
+  it('remakes the hours from its first day on, the same as the funnel written by hand over all the rows', async () => {
+    await service.cube.importing(async () => {
+      // 1 downloads again (its latest download moves past B, its visit and conversion stay before), 2's new download
+      // reaches the visit and conversion its old one was too early for, 3's moves its visit past B, 5 is new.
+      await downloads([
+        [1, `${D(3)} 05:00:00`],
+        [2, `${D(3)} 06:00:00`],
+        [3, `${D(3)} 01:00:00`],
+        [5, `${D(3)} 07:00:00`],
+      ]);
+      await service.cube.dataChanged([{ account: INTO, since: Date.parse(`${B().replace(' ', 'T')}Z`) / 1000 + 1_800 }]);
+    });
+    expect(lastRemake()).toBe(`${D(3)}T00:00:00.000Z`);
+    await sameAsByHand();
+  }, 120_000);
+
+  it('remakes them whole when downloads from there on went (an import rolled back)', async () => {
+    await service.cube.importing(async () => {
+      await oracle.command(
+        `ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${INTO}' AND ip4 IN (${IP(2)}, ${IP(5)}) AND ts >= '${B()}' SETTINGS mutations_sync = 2`,
+      );
+      await service.cube.dataChanged([{ account: INTO, since: Date.parse(`${B().replace(' ', 'T')}Z`) / 1000 }]);
+    });
+    expect(lastRemake()).toBe('whole');
+    await sameAsByHand();
   }, 120_000);
 });

@@ -48,7 +48,7 @@ it('rows removed while the service was down are not in the first answers after t
     `INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${PROBE}', 167772161, '${day} 08:00:00'), ('${PROBE}', 167772162, '${day} 09:00:00')`,
   );
   await oracle.command(`INSERT INTO ${db}.web_events (account_id, ip4, track_ts, se_category) VALUES ('${PROBE}', 167772161, '${day} 10:00:00', '')`);
-  await service.cube.dataChanged([PROBE]);
+  await service.cube.dataChanged([{ account: PROBE }]);
   const withProbe = await byHand();
   expect(await answered()).toEqual(withProbe);
   await service.close();
