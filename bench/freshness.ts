@@ -23,8 +23,8 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * 1. one day of podcast_events (every account's, or one account's) is written as NDJSON request records and
  *    handed to the running service as a NEW account's file (`npm run warehouse -- import`'s way: the inbox);
  *    a day is about 1 % of the table. With `--into ACCOUNT` the file is that existing account's, its times
- *    moved to the day after the data's last: the refresh then remakes the account's funnel hours from its whole
- *    history, as a network's hourly import into its own account does, while the derivation replaces no
+ *    moved to the day after the data's last: the refresh then remakes the account's funnel hours from that day
+ *    on (src/cube/funnel-hourly.ts), as after a network's hourly import into its own account, while the derivation replaces no
  *    download that was there (an import's span is derived again whole), so removing the import's requests and
  *    the downloads of that day restores the tables exactly;
  * 2. from the hand-off until both APIs' answers include the day, an uncached dashboard query (operator's
@@ -78,7 +78,8 @@ async function main(): Promise<number> {
     [target],
     { importInbox: true },
   );
-  // The refresh after the import is what is measured, not the funnel hours' first making at start-up.
+  // The refresh after the import is what is measured, not the funnel hours' first making at start-up (on a build whose
+  // hours were made before funnel_address was kept, every account's are made again once here).
   await service.cube.caughtUp();
   step('funnel hours caught up with the data');
   const server = service.app.listen(0, '127.0.0.1');

@@ -16,13 +16,17 @@ const Funnels = require('Funnels');
 // filter drops, and visits and conversions join only at or after the
 // download they follow. Without it every query joins all of an account's
 // downloads ever made. (The range's end cannot be pushed down: a later
-// download moves a user's `time` out of the range.)
+// download moves a user's `time` out of the range.) The service's remake of
+// an account's hours after an import relies on it too: it asks for the
+// addresses' rows from the import's first day on, which then read the rows
+// from that day on only.
 const since = (SQL_UTILS, column) => SQL_UTILS.timeLowerBound('WebEventsFromPodcastFunnel.time', column);
 
 // The hourly funnel the service keeps per account (src/cube/funnel-hourly.ts):
-// `funnel_hourly` holds each account's conversions by step and hour, made by
-// this cube's own SQL; `funnel_built` lists the accounts it holds, with the
-// row counts it was made from; `funnel_complete` says whether every account
+// `funnel_hourly` holds each account's conversions by step and hour, counted
+// from `funnel_address` (each address's hour per step), made by this cube's
+// own SQL (its hidden `userId` by step and hour); `funnel_built` lists the
+// accounts it holds, with the row counts it was made from; `funnel_complete` says whether every account
 // the service started with is there. A rollup's build reads the hours of the
 // accounts it holds, and this cube's steps for the others only while it is
 // not complete (the first look after start-up on data without hours): then
@@ -133,7 +137,8 @@ UNION ALL ${steps}`;
   // operator's: every account's), since any added row can move an address's
   // hour. So the service keeps the funnel by account and hour in a table of
   // its own (src/cube/funnel-hourly.ts), remade for the accounts an import
-  // touched only, and a rollup's build reads that (an account's hours, or
+  // touched only, and for those from the import's first day on only (each
+  // address's older hour is kept per address), and a rollup's build reads that (an account's hours, or
   // every account's: the operator's funnel is the sum of the accounts',
   // the user being the account and address together) instead of the steps,
   // except for accounts it does not hold yet. The refresh key is the
