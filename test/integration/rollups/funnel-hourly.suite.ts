@@ -238,4 +238,15 @@ describe('an import into an account with history', () => {
     expect(lastRemake()).toBe('whole');
     await sameAsByHand();
   }, 120_000);
+
+  it('keeps rows added by other means just before the import, which its remake from the day on would not read', async () => {
+    // Not by an import: the hours' next look (every LOOK_MS) would find it, but the import comes first.
+    await downloads([[7, `${D(6)} 10:00:00`]]);
+    await service.cube.importing(async () => {
+      await downloads([[8, `${D(2)} 10:00:00`]]);
+      await service.cube.dataChanged([{ account: INTO, since: Date.parse(`${B().replace(' ', 'T')}Z`) / 1000 }]);
+    });
+    expect(lastRemake()).toBe(`${D(3)}T00:00:00.000Z`);
+    await sameAsByHand();
+  }, 120_000);
 });
