@@ -66,6 +66,11 @@ export function createFreshness(options: FreshnessOptions): Freshness {
   let imports = 0;
   const follower = funnelHourly.follow(options.funnelLookMs ?? FUNNEL_LOOK_MS, () => imports > 0);
   let stopped = false;
+  // A rebuild checks each rollup's refresh key, and Cube takes a key's value read in the last 10 s (its `every`) as
+  // it is, even when asked to renew it: a value a query or Cube's refresh worker read while the hours were being
+  // remade would say nothing changed, no table would be built, and answers would come from the table before the
+  // data until the next check. So the values are forgotten once the hours are remade, before the rebuild reads them.
+  const forgetRefreshKeys = forgetAnswers;
   const caughtUp = follower.firstLook.then(async () => {
     try {
       await modelsReady();
@@ -73,6 +78,7 @@ export function createFreshness(options: FreshnessOptions): Freshness {
       return;
     }
     try {
+      forgetRefreshKeys();
       // Models that only become valid later (a reload) can make this wait past close: a stopped service builds nothing.
       for (const account of ['', ...(await accountIds())]) {
         if (stopped) return;
@@ -95,6 +101,7 @@ export function createFreshness(options: FreshnessOptions): Freshness {
       forgetAnswers();
       await modelsReady();
       await funnelHourly.remake(changes);
+      forgetRefreshKeys();
       await refreshRollups(['', ...new Set(changes.map((c) => c.account).filter((a) => a !== ''))]);
       forgetAnswers();
     },

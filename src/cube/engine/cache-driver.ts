@@ -43,8 +43,13 @@ export class BoundedCacheDriver extends LocalCacheDriver {
    * forgetting everything would have it drop and rebuild rollups in use.
    */
   removeStartingWith(prefix: string): void {
+    this.removeWhere((key) => key.startsWith(prefix));
+  }
+
+  /** Forgets the entries whose key `matches`. */
+  removeWhere(matches: (key: string) => boolean): void {
     for (const key of Object.keys(this.store)) {
-      if (!key.startsWith(prefix)) continue;
+      if (!matches(key)) continue;
       delete this.store[key];
       this.forget(key);
     }

@@ -163,9 +163,7 @@ describe('an import into an account with history', () => {
     for (const range of [...RANGES, { from: () => B(), to: () => `${D(0)} 00:00:00` }]) {
       expect(await hours(`account_id = '${INTO}'`, range.from(), range.to())).toEqual(await byHand(`account_id = '${INTO}'`, range.from(), range.to()));
     }
-    // And the account's rollup, built from the hours, answers the same. renewQuery: Cube checks the refresh key and waits
-    // for its table; without it an answer right after dataChanged came once in seven runs from the table before (a race
-    // of the rollups' refresh, open under issue 18).
+    // And the account's rollup, rebuilt from the hours, answers the same.
     const res = await request(service.app)
       .post('/v1/data/load/')
       .set('x-api-key', service.accountKeys[INTO])
@@ -174,7 +172,6 @@ describe('an import into an account with history', () => {
           measures: ['WebEventsFromPodcastFunnel.conversions'],
           dimensions: ['WebEventsFromPodcastFunnel.step'],
           timeDimensions: [{ dimension: 'WebEventsFromPodcastFunnel.time', dateRange: [D(10), D(0)] }],
-          renewQuery: true,
         },
       })
       .expect(200);
