@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+import { drainPending } from 'chdb';
 import { createChdbConnection } from 'chdb/connection';
 
 // chdb types its connection against the older @clickhouse/client-common
@@ -185,7 +186,13 @@ async function openChdb(config: Extract<WarehouseConfig, { kind: 'chdb' }>, queu
     readsLocalFiles: true,
     ping: prober(() => chdbClient({ connection: shared })),
     queueDepth: () => queue.depth,
-    close: () => connection.close(),
+    close: async () => {
+      await connection.close();
+      // chDB cannot stop a statement, so one whose caller stopped waiting (a timed-out query, an export whose
+      // client left) runs on; a process that exits under it is killed by SIGSEGV. Each such statement ends within
+      // its own max_execution_time.
+      await drainPending();
+    },
   };
 }
 
