@@ -5,11 +5,13 @@ import { createFunnelHourly, type DataChange, type FunnelHourlyOptions } from '.
 /** How often the funnel's hourly table looks for rows added by other means than an import (the rollup's refresh key is as frequent). */
 const FUNNEL_LOOK_MS = 10_000;
 
-export interface FreshnessOptions extends Omit<FunnelHourlyOptions, 'sqlOf'> {
+export interface FreshnessOptions extends Omit<FunnelHourlyOptions, 'sqlOf' | 'cubes'> {
   /** Milliseconds between the funnel hours' looks for new rows; FUNNEL_LOOK_MS when absent. */
   funnelLookMs?: number;
   /** Cube's SQL for a query in an account's context (the models must be ready). */
   sqlOf(query: Record<string, unknown>, limit: number, accountId: string): Promise<ExportSql>;
+  /** The serving models' cubes (the models must be ready). */
+  cubes(): Promise<ReadonlySet<string>>;
   modelsReady(): Promise<unknown>;
   /** Rebuilds the rollups of these contexts ('' = the operator's) whose refresh keys turned. */
   refreshRollups(accounts: readonly string[]): Promise<void>;
@@ -58,6 +60,10 @@ export function createFreshness(options: FreshnessOptions): Freshness {
     sqlOf: async (query, limit, accountId) => {
       await modelsReady();
       return options.sqlOf(query, limit, accountId);
+    },
+    cubes: async () => {
+      await modelsReady();
+      return options.cubes();
     },
   });
   // An import derives its downloads in many statements; each look meanwhile saw rows changed and remade the importing

@@ -52,11 +52,12 @@ const LANE = 'funnel-hourly';
 const HOUR_SECONDS = 3_600;
 /** More rows than any account has: every IPv4 address at each of the 3 steps. */
 const ROW_LIMIT = 3 * 2 ** 32;
+const FUNNEL_CUBE = 'WebEventsFromPodcastFunnel';
 const MEMBER = {
-  userId: 'WebEventsFromPodcastFunnel.userId',
-  step: 'WebEventsFromPodcastFunnel.step',
-  hour: 'WebEventsFromPodcastFunnel.time.hour',
-  conversions: 'WebEventsFromPodcastFunnel.conversions',
+  userId: `${FUNNEL_CUBE}.userId`,
+  step: `${FUNNEL_CUBE}.step`,
+  hour: `${FUNNEL_CUBE}.time.hour`,
+  conversions: `${FUNNEL_CUBE}.conversions`,
 };
 
 /**
@@ -93,6 +94,8 @@ export interface FunnelHourlyOptions {
   sourceDatabase: string;
   /** Cube's SQL for a query in an account's context, parameters in place. */
   sqlOf(query: Record<string, unknown>, limit: number, accountId: string): Promise<ExportSql>;
+  /** The serving models' cubes: a models directory of a team's own may have no funnel, and then no hours are kept. */
+  cubes(): Promise<ReadonlySet<string>>;
   logger: Logger;
 }
 
@@ -117,7 +120,7 @@ export interface FunnelHourly {
   follow(everyMs: number, held?: () => boolean): { stop(): void; firstLook: Promise<void>; lookNow(): Promise<void> };
 }
 
-export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, logger }: FunnelHourlyOptions): FunnelHourly {
+export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, cubes, logger }: FunnelHourlyOptions): FunnelHourly {
   const db = quoteIdentifier(database);
   const rdb = quoteIdentifier(sourceDatabase);
   const hourly = `${rdb}.${quoteIdentifier(HOURLY_TABLE)}`;
@@ -269,6 +272,8 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
     });
   };
 
+  // Said once while the models lack the funnel; again if a reload brings it back and another takes it away.
+  let saidNoFunnel = false;
   /**
    * Remakes the accounts (those given, or every one) whose counts in the
    * `changed` tables differ from those their hours were made from, or whose
@@ -276,7 +281,9 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
    * and the accounts given a `since` whatever their counts. A table not
    * changed since the last look is not read: its counts are the ones
    * recorded (an account never recorded has none there, since the first
-   * look counts both).
+   * look counts both). Null when the models have no funnel: nothing is
+   * remade or recorded, so a reload that brings the funnel back finds the
+   * accounts still to remake.
    */
   const remakeWhereChanged = async (where: string, changes: readonly DataChange[] | undefined, changed: readonly Source[], first = false) => {
     const then = await builtCounts(where);
@@ -294,6 +301,12 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
       const same = recorded ? recorded.addresses && SOURCES.every((t) => recorded[t] === counts[t]) : counts.downloads + counts.web_events === 0;
       if (!same || since.has(account)) stale.push([account, counts]);
     }
+    if (stale.length > 0 && !(await cubes()).has(FUNNEL_CUBE)) {
+      if (!saidNoFunnel) logger.info(`the models have no ${FUNNEL_CUBE} cube: no funnel hours are kept`);
+      saidNoFunnel = true;
+      return null;
+    }
+    saidNoFunnel = false;
     // The first look after start-up: until every account it found has hours, rollups read the steps of those without.
     const unmade = stale.some(([account]) => !then.has(account));
     if (first && unmade) await setComplete(false);
@@ -339,9 +352,9 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         const wanted = changes.filter((c) => c.account !== '');
         if (wanted.length === 0) return [];
         await ensure();
-        return remakeWhereChanged(`account_id IN (${[...new Set(wanted.map((c) => quoteString(c.account)))].join(', ')})`, wanted, SOURCES);
+        return (await remakeWhereChanged(`account_id IN (${[...new Set(wanted.map((c) => quoteString(c.account)))].join(', ')})`, wanted, SOURCES)) ?? [];
       }),
-    catchUp: () => catchUp(),
+    catchUp: async () => (await catchUp()) ?? [],
     follow: (everyMs, held = () => false) => {
       let seen: Map<string, string> | undefined;
       let stopped = false;
@@ -357,8 +370,8 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, lo
         );
         const changed = SOURCES.filter((t) => seen === undefined || seen.get(t) !== parts.get(t));
         if (changed.length === 0) return;
-        await catchUp(changed, seen === undefined);
-        seen = parts;
+        // Without a funnel the rows stay unseen: each look tries again, and the first after a reload that brings it back remakes.
+        if ((await catchUp(changed, seen === undefined)) !== null) seen = parts;
       };
       const failed = (err: unknown) =>
         logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', {

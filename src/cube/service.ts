@@ -105,6 +105,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
     sqlOf: async (query, limit, accountId) =>
       engine.exportSql({ ...query, limit }, { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() }),
+    cubes: async () => engine.cubes(await models.version()),
     modelsReady: () => models.ready(),
     refreshRollups: (accounts) => engine.refreshRollups(accounts),
     accountIds,

@@ -136,6 +136,8 @@ export interface Engine {
   compilerApi(modelVersion: string): Promise<unknown>;
   /** The cubes of a model version that declare a primary key (not in /meta). */
   keyedCubes(modelVersion: string): Promise<ReadonlySet<string>>;
+  /** Every valid cube of a model version (views included), whether /meta shows it or not. */
+  cubes(modelVersion: string): Promise<ReadonlySet<string>>;
   /** Cube's SQL for one query with `query.limit` rows at most, for an export (export-sql.ts). */
   exportSql(query: Record<string, unknown>, context: GatewayContext): Promise<ExportSql>;
   /** Forgets Cube's cached results and refresh-key values; its rollup bookkeeping stays. */
@@ -204,6 +206,14 @@ export function createEngine(options: EngineOptions): Engine {
   normalizeEachQueryOnce();
 
   const compilerApi = (modelVersion: string) => core.getCompilerApi({ modelVersion, securityContext: {} } as never);
+  // Cube's compiled models of a version (cached by Cube per app): every valid cube has an entry, with or without keys.
+  const primaryKeys = async (modelVersion: string) => {
+    const api = (await compilerApi(modelVersion)) as unknown as {
+      getCompilers(options: { requestId: string }): Promise<{ cubeEvaluator: { primaryKeys: Record<string, string[]> } }>;
+    };
+    const { cubeEvaluator } = await api.getCompilers({ requestId: `keys-${modelVersion}` });
+    return cubeEvaluator.primaryKeys;
+  };
 
   return {
     call: (method, args, context) =>
@@ -214,18 +224,13 @@ export function createEngine(options: EngineOptions): Engine {
 
     compilerApi,
 
-    // Cube's compiled models of a version (cached by Cube per app).
-    keyedCubes: async (modelVersion) => {
-      const api = (await compilerApi(modelVersion)) as unknown as {
-        getCompilers(options: { requestId: string }): Promise<{ cubeEvaluator: { primaryKeys: Record<string, string[]> } }>;
-      };
-      const { cubeEvaluator } = await api.getCompilers({ requestId: `keys-${modelVersion}` });
-      return new Set(
-        Object.entries(cubeEvaluator.primaryKeys)
+    keyedCubes: async (modelVersion) =>
+      new Set(
+        Object.entries(await primaryKeys(modelVersion))
           .filter(([, keys]) => keys.length > 0)
           .map(([cube]) => cube),
-      );
-    },
+      ),
+    cubes: async (modelVersion) => new Set(Object.keys(await primaryKeys(modelVersion))),
 
     exportSql: (query, context) => generateExportSql(gateway as unknown as SqlGateway, query, { ...context }),
 

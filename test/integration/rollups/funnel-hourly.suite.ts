@@ -8,6 +8,7 @@
  * import's first day on only, with the same hours as the funnel written by
  * hand over all its rows; rows removed from there on remake them whole.
  */
+import path from 'node:path';
 import request from 'supertest';
 import { funnelStepsSql } from '../support/catalog';
 import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
@@ -19,6 +20,9 @@ const PROBE = 'funnel-hourly-probe';
 const HELD = 'funnel-hourly-held';
 /** An account with history that an import adds to. */
 const INTO = 'funnel-hourly-into';
+/** An account whose rows a service without the funnel sees. */
+const NO_FUNNEL = 'funnel-hourly-no-funnel';
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 /** Where the service keeps the hours (rollupSourceDatabase in src/cube/engine/dialect.ts). */
 const SOURCES = `${ROLLUP_DATABASE}_sources`;
 /** The hours' looks for new rows, every 10 s in production: short, so a look that must not come has many chances to. */
@@ -248,5 +252,27 @@ describe('an import into an account with history', () => {
     });
     expect(lastRemake()).toBe(`${D(3)}T00:00:00.000Z`);
     await sameAsByHand();
+  }, 120_000);
+});
+
+describe('models without the funnel (a team’s models directory of its own)', () => {
+  it('keep no hours, and new rows are said once at info, not an error at every look', async () => {
+    const lines: string[] = [];
+    // This suite's service is held meanwhile, so the rows stay unmade for the other one's looks.
+    await service.cube.importing(async () => {
+      await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${NO_FUNNEL}', 167772163, '${D(1)} 08:00:00')`);
+      const own = await startService({ RESULT_CACHE_MB: '0' }, { schemaPath: SLOW_SCHEMA, funnelLookMs: 200, log: (line) => lines.push(line) });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+      } finally {
+        await own.close();
+        await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${NO_FUNNEL}' SETTINGS mutations_sync = 2`);
+      }
+    });
+    const parsed = lines.map((line) => JSON.parse(line) as { level: string; msg: string });
+    expect(parsed.filter((l) => l.level === 'error')).toEqual([]);
+    expect(parsed.filter((l) => l.msg === 'the models have no WebEventsFromPodcastFunnel cube: no funnel hours are kept')).toHaveLength(1);
+    const built = await oracle.rows<{ n: string }>(`SELECT toString(count()) AS n FROM ${SOURCES}.funnel_built WHERE account_id = '${NO_FUNNEL}'`);
+    expect(built).toEqual([{ n: '0' }]);
   }, 120_000);
 });
