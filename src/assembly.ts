@@ -27,7 +27,7 @@ import { watchInbox } from './warehouse/import/inbox';
  * on bad models, the metrics server, signals) stays in index.ts.
  */
 
-export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds' | 'funnelLookMs'> {
+export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds' | 'funnelLookMs' | 'modelsPollMs'> {
   config: Config;
   logger: Logger;
   /**
@@ -96,6 +96,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
       funnelLookMs: options.funnelLookMs,
+      modelsPollMs: options.modelsPollMs,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
       rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });

@@ -54,6 +54,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const models = createModels({
     dir: path.resolve(options.schemaPath ?? SCHEMA_PATH),
     watch: options.watchModels ?? false,
+    pollMs: options.modelsPollMs,
     logger,
     engine: createModelEngine({
       compilerApi: (modelVersion) => engine.compilerApi(modelVersion),

@@ -112,6 +112,11 @@ export interface CubeServiceOptions {
   schemaPath?: string;
   /** Recompile when the model files change (outside production); otherwise they compile once. */
   watchModels?: boolean;
+  /**
+   * Milliseconds between looks at the model directory while watching it; 1 s when absent (an edit is served about
+   * two looks later). Tests of reloading shorten it: what they check is what a look finds, not how often it looks.
+   */
+  modelsPollMs?: number;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds?: number;
   /** How often Cube's refresh worker builds the rollups, in seconds (CUBE_ROLLUP_REFRESH_SECONDS); 0 or absent: never. */

@@ -41,6 +41,11 @@ cubes:
 `;
 
 const ACCOUNT = 'northwind-audio';
+/**
+ * The directory's looks, every second in production: an edit is served about two looks later, so each of this
+ * suite's eleven edits waited some 2 s for nothing but the clock. What a look finds is the same at any interval.
+ */
+const POLL_MS = 200;
 let dir: string;
 let file: string;
 let original: string;
@@ -53,7 +58,7 @@ beforeAll(async () => {
   file = path.join(dir, 'Plays.yml');
   original = readFileSync(file, 'utf8');
   oracle = openOracle();
-  service = await startService({ CUBE_MODELS_DIR: dir }, { watchModels: true, accounts: [ACCOUNT], log: (line) => lines.push(line) });
+  service = await startService({ CUBE_MODELS_DIR: dir }, { watchModels: true, modelsPollMs: POLL_MS, accounts: [ACCOUNT], log: (line) => lines.push(line) });
 });
 afterAll(async () => {
   await service.close();
