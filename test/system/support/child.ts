@@ -17,9 +17,11 @@ export async function freePort(): Promise<number> {
  * A child's whole environment: only PATH and HOME from the test's own, so a developer's `.env` or shell cannot change
  * what a test sees. The metrics port is off unless a test asks for one: the tier runs files on two workers, and two
  * services on the default 9464 would refuse to start. TMPDIR is the run's (test/support/run-temp.ts), so what a child
- * killed on purpose leaves there goes with the run.
+ * killed on purpose leaves there goes with the run. No drain at SIGTERM (5 s by default, for load balancers to notice):
+ * a test stops a ready child to read its data directory, and no balancer is watching; each such stop waited 5 s for
+ * nothing. The tests of the drain itself (lifecycle/sigterm.process.test.ts) set their own.
  */
 export function childEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const tmp = process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {};
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...tmp, METRICS_PORT: '0', ...vars };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...tmp, METRICS_PORT: '0', SHUTDOWN_DRAIN_SECONDS: '0', ...vars };
 }
