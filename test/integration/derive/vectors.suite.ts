@@ -210,3 +210,32 @@ describe('IAB windows: iab/window-vectors.json', () => {
     }
   }
 });
+
+/**
+ * Not a published vector: the project's own rule for which of a key's
+ * requests a calendar day's download keeps (downloads.ts, calendarSql): the
+ * first, ties on the second going to the smaller referer (by bytes, so a
+ * referer sorts before any longer one it begins, NUL bytes included), then
+ * the smaller IP. The five requests are one key (one IPv6 /64, agent and
+ * URL); taking away each kept request in turn must keep them in that order.
+ */
+describe('IAB calendar day: the request a download keeps', () => {
+  const ordered: Request[] = [
+    { time: '2023-01-06T10:00:01Z', ip: '2001:db8::4', url: 'https://a.com/e.mp3', referer: 'a' },
+    { time: '2023-01-06T10:00:01Z', ip: '2001:db8::5', url: 'https://a.com/e.mp3', referer: 'a' },
+    { time: '2023-01-06T10:00:01Z', ip: '2001:db8::3', url: 'https://a.com/e.mp3', referer: 'a\u0000' },
+    { time: '2023-01-06T10:00:01Z', ip: '2001:db8::9', url: 'https://a.com/e.mp3', referer: 'a\u0000b' },
+    { time: '2023-01-06T10:00:01Z', ip: '2001:db8::1', url: 'https://a.com/e.mp3', referer: 'ab' },
+    { time: '2023-01-06T10:00:05Z', ip: '2001:db8::2', url: 'https://a.com/e.mp3', referer: '' },
+  ];
+  it('the first request, then the smaller referer, then the smaller IP', async () => {
+    const kept: string[] = [];
+    for (let i = 0; i < ordered.length; i++) {
+      // Listed in reverse, so the pick does not follow the order rows were inserted in.
+      const rows = await derive(oracle, ordered.slice(i).reverse(), IAB);
+      expect(rows).toHaveLength(1);
+      kept.push(`${rows[0].ts} ${rows[0].ip} ${JSON.stringify(rows[0].referer)}`);
+    }
+    expect(kept).toEqual(ordered.map((r) => `${r.time} ${r.ip} ${JSON.stringify(r.referer)}`));
+  });
+});
