@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+// Before chdb, as in the CLI and the service: chDB's allocator reads its options when the library loads.
+import '../src/warehouse/allocator';
 import { drainPending } from 'chdb';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { openWarehouse } from '../src/warehouse/connection';

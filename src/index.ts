@@ -1,3 +1,5 @@
+// First: chDB's allocator reads its options when the library loads (warehouse/allocator.ts).
+import './warehouse/allocator';
 import type { Server } from 'node:http';
 import type { AssembledService } from './assembly';
 import { ConfigError, loadConfig, type Config } from './config';

@@ -1,3 +1,5 @@
+// First: chDB's allocator reads its options when the library loads (allocator.ts).
+import './allocator';
 import { drainPending } from 'chdb';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';

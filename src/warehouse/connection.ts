@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+// Before chdb: the allocator's options are read when the library loads.
+import './allocator';
 import { drainPending } from 'chdb';
 import { createChdbConnection } from 'chdb/connection';
 
