@@ -373,10 +373,12 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, cu
         // Without a funnel the rows stay unseen: each look tries again, and the first after a reload that brings it back remakes.
         if ((await catchUp(changed, seen === undefined)) !== null) seen = parts;
       };
-      const failed = (err: unknown) =>
-        logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', {
-          error: err instanceof Error ? err.message : String(err),
-        });
+      const failed = (err: unknown) => {
+        const error = err instanceof Error ? err.message : String(err);
+        // A look in flight at close meets the closed warehouse; its tables stay as the last whole remake left them.
+        if (stopped) logger.info('a look for new rows was cut short by the close', { error });
+        else logger.error('remaking the funnel hours failed; the funnel rollup reads the raw rows of accounts it lacks', { error });
+      };
       // Looks in turn: each reads what the one before left in `seen`.
       let looking: Promise<void> = Promise.resolve();
       const lookInTurn = (force: boolean) => (looking = looking.then(() => look(force)).catch(failed));
