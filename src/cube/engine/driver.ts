@@ -7,6 +7,7 @@ import type { ClickHouseClient, ClickHouseClientConfigOptions } from '@clickhous
 import type { QueryLimits, Warehouse } from '../../warehouse/connection';
 import { statementTicket, type Ticket } from '../../warehouse/statement-queue';
 import { markDriverError } from '../errors';
+import { BuildStamps } from './build-stamps';
 import { jsonLinesInSlices } from './row-reader';
 
 /** Column names, then their types, then one JSON array a row: the format of the driver's own stream(). */
@@ -37,6 +38,7 @@ export function createDriverFactory(
 ): () => ClickHouseDriver {
   const { rollupDatabase } = warehouse.config;
   const rollupLimits: QueryLimits = { ...limits, ...buildLimits };
+  const buildStamps = new BuildStamps();
 
   class RollupWriter extends ClickHouseDriver {
     // Cube fills a rollup table with a CREATE … AS SELECT sent as a query,
@@ -62,6 +64,17 @@ export function createDriverFactory(
       // chDB writes 64-bit integers in JSON unquoted, and a JavaScript number past 2^53 is another number: a UInt64
       // sum or key would come back rounded, with no error. Quoted, it stays the string of digits the API answers.
       this.config.clickhouseSettings = { ...this.config.clickhouseSettings, output_format_json_quote_64bit_integers: 1 };
+    }
+
+    /** When Cube names a rollup table it is about to build (BuildStamps). */
+    override nowTimestamp(): number {
+      return buildStamps.next();
+    }
+
+    override async getTablesQuery(schemaName: string): ReturnType<ClickHouseDriver['getTablesQuery']> {
+      const tables = await super.getTablesQuery(schemaName);
+      buildStamps.saw(tables.map((t) => t.table_name ?? ''));
+      return tables;
     }
 
     private rollupWriter(): RollupWriter {

@@ -3,7 +3,8 @@
  * the dashboard's shape from it, for an account and for the operator, with
  * the answers of the funnel written by hand (funnelStepsSql) over the same
  * rows; an account's rollup holds its own rows only; a query it cannot serve
- * reads the raw tables; and added rows reach its answers after a rebuild.
+ * reads the raw tables; added rows reach its answers after a rebuild, even one
+ * made within the same second as the build before it.
  */
 import request from 'supertest';
 import { funnelStepsSql } from '../support/catalog';
@@ -16,6 +17,8 @@ const ROLLUP = 'WebEventsFromPodcastFunnel.conversionsByStep';
 const ACCOUNTS = ['northwind-audio', 'harbor-lane-media'] as const;
 /** An account of its own, whose rows the freshness test adds and removes. */
 const PROBE = 'rollup-freshness-probe';
+/** An account of its own, whose rollup the rebuilds within one second test rebuilds. */
+const RAPID = 'rollup-rapid-rebuilds';
 let service: TestService;
 let oracle: Oracle;
 /** Last day of the data (UTC). */
@@ -23,7 +26,7 @@ let END: string;
 
 beforeAll(async () => {
   // No result cache in front of Cube: the freshness test reads Cube's answers as they change.
-  service = await startService({ RESULT_CACHE_MB: '0', CUBE_ROLLUP_REFRESH_SECONDS: '0' }, { accounts: [...ACCOUNTS, PROBE] });
+  service = await startService({ RESULT_CACHE_MB: '0', CUBE_ROLLUP_REFRESH_SECONDS: '0' }, { accounts: [...ACCOUNTS, PROBE, RAPID] });
   oracle = openOracle();
   END = (await oracle.rows<{ d: string }>(`SELECT toString(max(toDate(ts))) AS d FROM ${db}.downloads`))[0].d;
 }, 120_000);
@@ -192,5 +195,27 @@ describe('freshness', () => {
     expect(got).toEqual(want);
     // Still the rollup, rebuilt, not the raw tables.
     expect(await rollupsFor(PROBE, query)).not.toEqual([]);
+  }, 90_000);
+});
+
+describe('rebuilds within one second', () => {
+  afterAll(async () => {
+    await oracle.command(`ALTER TABLE ${db}.downloads DELETE WHERE account_id = '${RAPID}' SETTINGS mutations_sync = 2`);
+    await service.cube.dataChanged([{ account: RAPID }]);
+  });
+
+  // Cube stamps a rollup table with its build's second and answers from the latest stamp; a tie went by name, so a
+  // table built in the same second as the one before it was answered from half the time (src/cube/engine/driver.ts).
+  it('answer from the newest table: each change dataChanged was told of is in the next answer', async () => {
+    const query = shape('last 7 days');
+    expect(await rollupsFor(RAPID, query)).not.toEqual([]);
+    const keep = `t >= ${at(`${T(7)} 00:00:00`)} AND t < ${at(`${T(0)} 00:00:00`)}`;
+    for (let i = 1; i <= 8; i += 1) {
+      await oracle.command(`INSERT INTO ${db}.downloads (account_id, ip4, ts) VALUES ('${RAPID}', ${167772416 + i}, '${T(1)} 08:00:00')`);
+      await service.cube.dataChanged([{ account: RAPID }]);
+      const want = await expected(RAPID, keep);
+      expect(want).toEqual({ 'Podcast Download': i });
+      expect(await answer(RAPID, query)).toEqual(want);
+    }
   }, 90_000);
 });

@@ -244,3 +244,14 @@ it('names every @cubejs-backend module the engine folder imports, so none goes u
   const unchecked = imported.filter((name) => !checked.has(name) && name !== '@cubejs-backend/shared');
   expect(unchecked).toEqual([]);
 });
+
+it('Cube still stamps a rollup table with the driver’s nowTimestamp in base-32 seconds and answers from the latest stamp (src/cube/engine/build-stamps.ts)', () => {
+  const source = readFileSync(fromServerCore.resolve('@cubejs-backend/query-orchestrator/dist/src/orchestrator/PreAggregations.js'), 'utf8');
+  const rules: [string, RegExp][] = [
+    ['the stamp of a new table is the driver’s nowTimestamp', /client\.nowTimestamp\?\.\(\)/],
+    ['a stamp is written as base-32 seconds', /Math\.floor\(time \/ 1000\)\.toString\(32\)/],
+    ['tables are ranked by their stamps alone, latest first', /sortBy\(table => -table\.last_updated_at/],
+  ];
+  const gone = rules.filter(([, pattern]) => !pattern.test(source)).map(([rule]) => rule);
+  expect(gone).toEqual([]);
+});
