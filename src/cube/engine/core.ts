@@ -10,7 +10,11 @@ import { normalizeEachQueryOnce } from './normalize-once';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
 import { shareCompiledModels } from './shared-compile';
 import { reuseSqlPlans, SqlPlans } from './sql-plans';
+import { clearContinueWaitTimers } from './queue-timers';
 import { unrefIntervals } from './unref-intervals';
+
+// Once for the process, before any of Cube's queues waits (queue-timers.ts).
+clearContinueWaitTimers();
 
 /** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
 const CHDB_CUBE_CONCURRENCY = 10_000;

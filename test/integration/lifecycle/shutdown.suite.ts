@@ -1,3 +1,4 @@
+import { createHook } from 'node:async_hooks';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { existsSync } from 'node:fs';
@@ -120,11 +121,50 @@ describe('a request still open at SHUTDOWN_TIMEOUT_SECONDS', () => {
 });
 
 describe('close', () => {
-  it('removes the key file a local service made for itself (one directory per test service was left in the temp folder)', async () => {
-    const service = await startService({}, { accounts: ['bright-signal'] });
-    const dir = path.dirname(service.config.keys.file);
-    expect(existsSync(path.join(dir, 'api-keys.json'))).toBe(true);
-    await service.close();
-    expect(existsSync(dir)).toBe(false);
+  let keyDir: string;
+  let keyFileBeforeClose: boolean;
+  // The timers Cube's in-memory queue starts to wait for a query's result (src/cube/engine/queue-timers.ts), and
+  // those of them not yet fired or cleared.
+  let queueTimers = 0;
+  const pending = new Map<number, NodeJS.Timeout>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'Timeout' || !new Error().stack?.includes('.getResultBlocking ')) return;
+      queueTimers += 1;
+      pending.set(id, resource as NodeJS.Timeout);
+    },
+    destroy(id) {
+      pending.delete(id);
+    },
+  });
+
+  beforeAll(async () => {
+    hook.enable();
+    try {
+      const service = await startService({ RESULT_CACHE_MB: '0' }, { accounts: ['bright-signal'] });
+      keyDir = path.dirname(service.config.keys.file);
+      keyFileBeforeClose = existsSync(path.join(keyDir, 'api-keys.json'));
+      for (const value of ['a', 'b', 'c']) {
+        await request(service.app)
+          .post('/v1/data/load/')
+          .set('x-api-key', API_KEY)
+          .send({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.city', operator: 'notEquals', values: [`close-${value}`] }] } })
+          .expect(200);
+      }
+      await service.close();
+    } finally {
+      hook.disable();
+    }
+  });
+
+  it('removes the key file a local service made for itself (one directory per test service was left in the temp folder)', () => {
+    expect(keyFileBeforeClose).toBe(true);
+    expect(existsSync(keyDir)).toBe(false);
+  });
+
+  it('leaves no timer of Cube’s query queue behind to keep the process alive', () => {
+    expect(queueTimers).toBeGreaterThanOrEqual(3);
+    // Cube's continue-wait timeout is 5 s here: a timer left running would hold the process now.
+    expect([...pending.values()].filter((timer) => timer.hasRef()).length).toBe(0);
   });
 });

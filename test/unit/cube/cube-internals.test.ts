@@ -71,6 +71,14 @@ const EXPECTED: Expectation[] = [
     fields: ['store'],
   },
   {
+    usedBy: 'src/cube/engine/queue-timers.ts (LocalQueueDriverConnection.getResultBlocking replaced)',
+    module: '@cubejs-backend/query-orchestrator/dist/src/orchestrator/LocalQueueDriver',
+    load: () => fromRoot('@cubejs-backend/query-orchestrator/dist/src/orchestrator/LocalQueueDriver'),
+    exportName: 'LocalQueueDriverConnection',
+    methods: ['getResultBlocking', 'resultListKey', 'getResultPromise'],
+    fields: ['continueWaitTimeout', 'queryDef', 'resultPromises'],
+  },
+  {
     usedBy: 'src/cube/engine/request-path.ts (reuseVisibleMeta, transformResultsInSlices), row-limits.ts, export-sql.ts and the gateway calls of core.ts',
     module: '@cubejs-backend/api-gateway',
     load: () => fromServerCore('@cubejs-backend/api-gateway'),
