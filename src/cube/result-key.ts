@@ -38,9 +38,12 @@ export function asksRenewal(query: Query | Query[]): boolean {
 /**
  * When Cube computed an answer: its lastRefreshTime, or the oldest of its
  * results' for a multi answer. Undefined when any is missing, and the
- * answer is then not kept.
+ * answer is then not kept. Never later than `now`: an answer from a rollup
+ * carries its table's stamp, which runs ahead of the clock while builds
+ * come faster than one a second (src/cube/engine/build-stamps.ts), and would
+ * otherwise be kept that much longer.
  */
-export function refreshedAt(answer: unknown): number | undefined {
+export function refreshedAt(answer: unknown, now = Date.now()): number | undefined {
   const body = answer as { lastRefreshTime?: unknown; results?: { lastRefreshTime?: unknown }[] };
   const times = Array.isArray(body.results) ? body.results.map((r) => r.lastRefreshTime) : [body.lastRefreshTime];
   let oldest = Infinity;
@@ -49,5 +52,5 @@ export function refreshedAt(answer: unknown): number | undefined {
     if (Number.isNaN(ms)) return undefined;
     oldest = Math.min(oldest, ms);
   }
-  return times.length === 0 ? undefined : oldest;
+  return times.length === 0 ? undefined : Math.min(oldest, now);
 }

@@ -5,7 +5,7 @@
  * that changes an answer, relative date ranges included.
  */
 import { ResultCache } from '../../../src/cube/result-cache';
-import { cacheKey } from '../../../src/cube/result-key';
+import { cacheKey, refreshedAt } from '../../../src/cube/result-key';
 
 const WINDOW_MS = 10_000;
 
@@ -118,5 +118,20 @@ describe('keys', () => {
 
   it('is undefined for a range Cube cannot parse, so Cube answers it', () => {
     expect(cacheKey('v1', { ...query, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'whenever' }] }, account, '')).toBeUndefined();
+  });
+});
+
+describe('when Cube computed an answer', () => {
+  const NOW = Date.parse('2026-11-27T00:30:00.000Z');
+  it('is its lastRefreshTime, the oldest of a multi answer’s, and none when one is missing', () => {
+    expect(refreshedAt({ lastRefreshTime: '2026-11-27T00:29:55.000Z' }, NOW)).toBe(NOW - 5_000);
+    expect(refreshedAt({ results: [{ lastRefreshTime: '2026-11-27T00:29:58.000Z' }, { lastRefreshTime: '2026-11-27T00:29:50.000Z' }] }, NOW)).toBe(
+      NOW - 10_000,
+    );
+    expect(refreshedAt({ results: [{ lastRefreshTime: '2026-11-27T00:29:58.000Z' }, {}] }, NOW)).toBeUndefined();
+  });
+
+  it('is never later than now: a rollup stamped ahead of the clock is not kept longer for it', () => {
+    expect(refreshedAt({ lastRefreshTime: '2026-11-27T00:30:04.000Z' }, NOW)).toBe(NOW);
   });
 });
