@@ -1,3 +1,6 @@
+/** More than any run of builds a second apart puts a stamp ahead of the clock. */
+const MAX_AHEAD_MS = 600_000;
+
 /**
  * The times Cube 0.33 names rollup tables with: each build's later than any
  * other's. Cube stamps a new table with the time its build starts, to the
@@ -12,9 +15,6 @@
  * A stamp runs ahead of the clock only while builds come faster than one a
  * second.
  */
-/** More than any run of builds a second apart puts a stamp ahead of the clock. */
-const MAX_AHEAD_MS = 600_000;
-
 export class BuildStamps {
   private last = 0;
 
