@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +8,9 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+// Before chdb, as in the service (src/index.ts): chDB's allocator reads its options when the library loads, so
+// without this the exports were measured with the allocator's built-in options, not the service's.
+import '../src/warehouse/allocator';
 import { drainPending } from 'chdb';
 import type { LocalService } from '../src/assembly';
 import type { Query } from '../src/cube/service';
@@ -106,12 +109,13 @@ async function main(): Promise<number> {
       'MB written',
       'RSS MB before / peak / after (median run)',
       'RSS growth MB (each run)',
+      'Anon / file RSS growth MB (median run)',
       'arrayBuffers MB before / peak, external peak',
       'Largest chunk MB (chunks)',
       'CPU s (median run)',
       'Each run',
     ];
-    const align: ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+    const align: ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
 
     /** Per format, `repeat` exports through the API alternated with the same SQL on the engine, as the median runs' rows. */
     const compare = async (query: Query, limit: number, accountId: string | null): Promise<string[][]> => {
@@ -143,6 +147,7 @@ async function main(): Promise<number> {
             mb(m.value),
             rss(m),
             runs.map((r) => `+${mb(r.rssPeak - r.rssBefore)}`).join(', '),
+            `+${mb(m.anonPeak - m.anonBefore)} / +${mb(m.filePeak - m.fileBefore)}`,
             `${mb(m.arrayBuffersBefore)} / ${mb(m.arrayBuffersPeak)} / ${mb(m.externalPeak)}`,
             `${(m.largestChunk / 1024 / 1024).toFixed(2)} (${m.chunks})`,
             m.cpuSeconds.toFixed(1),
@@ -151,6 +156,7 @@ async function main(): Promise<number> {
           results.push(row('via API', api, apiRuns), row('direct', engine, engineRuns), [
             `${label} ratio API ÷ direct`,
             (engine.seconds / api.seconds).toFixed(2),
+            '',
             '',
             '',
             '',
@@ -324,6 +330,14 @@ interface Measured<T> {
   rssBefore: number;
   rssPeak: number;
   rssAfter: number;
+  /**
+   * The RSS's anonymous part (the heaps: the engine's allocator's, Node's) and its file-backed part (mapped
+   * files, the binaries), before and at their peaks: whether the growth is memory the process allocated.
+   */
+  anonBefore: number;
+  anonPeak: number;
+  fileBefore: number;
+  filePeak: number;
   /** Node's own buffers before and at their peak: what of the RSS the service's JavaScript holds outside its heap. */
   arrayBuffersBefore: number;
   arrayBuffersPeak: number;
@@ -367,6 +381,9 @@ async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<
   const { arrayBuffers: arrayBuffersBefore } = process.memoryUsage();
   const rssBefore = process.memoryUsage.rss();
   let peak = rssBefore;
+  const { anon: anonBefore, file: fileBefore } = rssParts();
+  let anonPeak = anonBefore;
+  let filePeak = fileBefore;
   let arrayBuffersPeak = 0;
   let externalPeak = 0;
   chunks.largest = 0;
@@ -374,6 +391,9 @@ async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<
   const timer = setInterval(() => {
     const now = process.memoryUsage();
     peak = Math.max(peak, now.rss);
+    const parts = rssParts();
+    anonPeak = Math.max(anonPeak, parts.anon);
+    filePeak = Math.max(filePeak, parts.file);
     arrayBuffersPeak = Math.max(arrayBuffersPeak, now.arrayBuffers);
     externalPeak = Math.max(externalPeak, now.external);
   }, SAMPLE_MS);
@@ -390,6 +410,10 @@ async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<
       rssBefore,
       rssPeak: Math.max(peak, rssAfter),
       rssAfter,
+      anonBefore,
+      anonPeak,
+      fileBefore,
+      filePeak,
       arrayBuffersBefore,
       arrayBuffersPeak,
       externalPeak,
@@ -399,6 +423,18 @@ async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<
   } finally {
     clearInterval(timer);
   }
+}
+
+/** The process's anonymous and file-backed resident bytes (Linux's /proc/self/status; zero elsewhere). */
+function rssParts(): { anon: number; file: number } {
+  let status = '';
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return { anon: 0, file: 0 };
+  }
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { anon: kib('RssAnon'), file: kib('RssFile') };
 }
 
 /** The run of median duration. */
