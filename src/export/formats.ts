@@ -31,6 +31,21 @@ export interface ExportFormat {
  */
 export const EXPORT_BLOCK_ROWS = 8192;
 
+/** Rows in each row group of a parquet export (see the format's settings). */
+export const PARQUET_ROW_GROUP_ROWS = 65536;
+
+/**
+ * Settings of every export statement that reads Cube's SQL on chDB, whose
+ * memory is the service's own process's. A query ungrouped reads in the
+ * table's order, merging a stream per part, and ClickHouse buffers each
+ * stream's blocks before that merge (BufferChunks, for parallelism): about
+ * 135 MiB of the engine's memory for one account's raw requests, at 150,000
+ * rows as at 600,000; about 70 MiB without it, as fast (docs/benchmarks.md,
+ * "Exports"). A ClickHouse server's memory is not the service's, and a
+ * server older than the setting would refuse the statement.
+ */
+export const IN_PROCESS_READ_SETTINGS: Readonly<Record<string, number>> = { read_in_order_use_buffering: 0 };
+
 export const FORMATS: readonly ExportFormat[] = [
   {
     name: 'csv',
@@ -58,7 +73,9 @@ export const FORMATS: readonly ExportFormat[] = [
     contentType: 'application/vnd.apache.parquet',
     accepts: ['application/vnd.apache.parquet', 'application/x-parquet'],
     extension: 'parquet',
-    settings: {},
+    // The writer holds a whole row group until it writes it, by default up to 1,000,000 rows (all of a 600,000-row
+    // raw export, about 100 MiB of the engine's memory); smaller groups bound it.
+    settings: { output_format_parquet_row_group_size: PARQUET_ROW_GROUP_ROWS },
     records: 'none',
   },
 ];

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { EXPORT_BLOCK_ROWS } from '../../../src/export/formats';
+import { EXPORT_BLOCK_ROWS, PARQUET_ROW_GROUP_ROWS } from '../../../src/export/formats';
 import { SPOOL_MEMORY_BYTES } from '../../../src/http/routes/export';
 import { API_KEY } from '../support/constants';
 import { parseCsv } from '../support/csv';
@@ -153,12 +153,22 @@ it('parquet: a million rows in their order, the file whole and readable, the cut
   const file = path.join(dir, 'million.parquet');
   writeFileSync(file, body);
   try {
-    // Read back by the engine: the rows, and how many are out of place (number n belongs on row n).
+    // Read back by the engine: the rows, and how many are out of place (number n belongs on row n). The file has
+    // several row groups, which the engine's reader decodes side by side unless told to keep the file's order.
     const read = await service.warehouse.client().query({
-      query: `SELECT count() AS rows, countIf(\`Numbers.number\` != rowNumberInAllBlocks()) AS misplaced FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0, max_threads = 1`,
+      query: `SELECT count() AS rows, countIf(\`Numbers.number\` != rowNumberInAllBlocks()) AS misplaced FROM file('${file}', Parquet) SETTINGS output_format_json_quote_64bit_integers = 0, max_threads = 1, input_format_parquet_preserve_order = 1`,
       format: 'JSONEachRow',
     });
     expect(await read.json()).toEqual([{ rows: 1_000_000, misplaced: 0 }]);
+    // The engine's writer holds a row group whole until it writes it: the groups are bounded, not the whole file in
+    // one. It closes a group at the first block that reaches the size, so a group may run a block past it.
+    const groups = await service.warehouse.client().query({
+      query: `SELECT num_row_groups AS groups, arrayMax(arrayMap(g -> g.num_rows, row_groups)) AS largest FROM file('${file}', ParquetMetadata) SETTINGS output_format_json_quote_64bit_integers = 0`,
+      format: 'JSONEachRow',
+    });
+    const [{ groups: count, largest }] = await groups.json<{ groups: number; largest: number }>();
+    expect(count).toBeGreaterThanOrEqual(1_000_000 / (2 * PARQUET_ROW_GROUP_ROWS));
+    expect(largest).toBeLessThanOrEqual(2 * PARQUET_ROW_GROUP_ROWS);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
