@@ -26,7 +26,7 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * Export benchmark: `npm run bench:export -- [--scale 1] [--rows 1000000] [--data-dir DIR]
  * [--repeat 3] [--formats csv,ndjson,parquet] [--client curl|node] [--slow-rows 1000000]
  * [--slow-kib-per-second 2048] [--raw-rows 150000,600000] [--raw-account cedar-street-studios]
- * [--max-block-size N,…] [--only grouped,raw,slow]`. DIR may hold a finished demo build made by
+ * [--max-block-size N,…] [--only grouped,raw,slow] [--purge]`. DIR may hold a finished demo build made by
  * `npm run warehouse -- demo` (used as it is; its scale is the build's), or
  * the benchmark builds its own demo at `scale` there.
  * For each format, `repeat` exports of `rows` rows through the API over real HTTP
@@ -40,7 +40,8 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * largest chunk chDB handed out. Beside that GROUP BY, `raw-rows` of one account's raw requests
  * (ungrouped, read in the table's order: no aggregation state in the engine) at each size, to tell
  * the export's own memory from the engine's; `--max-block-size` reruns each format with that
- * max_block_size on the streamed statements. The ratio
+ * max_block_size on the streamed statements; `--purge` has the engine's allocator return its freed
+ * pages before each run (SYSTEM JEMALLOC PURGE), so that each run's growth starts from the same floor. The ratio
  * API ÷ direct is the figure; the process's CPU seconds (every thread,
  * the engine's too) say what each run cost on a machine whose wall clock
  * other work shares. Then a slow reader: a csv export of `slow-rows`
@@ -66,6 +67,7 @@ async function main(): Promise<number> {
       'raw-rows': { type: 'string', default: '150000,600000' },
       'raw-account': { type: 'string', default: 'cedar-street-studios' },
       'max-block-size': { type: 'string', default: '' },
+      purge: { type: 'boolean', default: false },
       only: { type: 'string', default: 'grouped,raw,slow' },
     },
   });
@@ -100,6 +102,14 @@ async function main(): Promise<number> {
       const { sql, columns } = await service.cube.exportSql(query, limit, { requestId: 'bench-export', accountId, lane: 'bench' });
       return `SELECT ${columns.map((c) => `\`${c.alias}\` AS \`${c.member}\``).join(', ')} FROM (${sql}) LIMIT ${limit}`;
     };
+    // With --purge the engine's allocator returns its freed pages before each run, so that a run's growth is all
+    // the memory it took, not what the run before it left for it to reuse.
+    const settle = values.purge
+      ? () =>
+          statementTicket.run({ lane: 'bench', signal: new AbortController().signal }, () =>
+            service.warehouse.client().command({ query: 'SYSTEM JEMALLOC PURGE' }),
+          )
+      : undefined;
     const formats = values.formats.split(',').filter(Boolean);
     const repeat = Number(values.repeat);
     const only = new Set(values.only.split(','));
@@ -135,8 +145,8 @@ async function main(): Promise<number> {
           const apiRuns: Measured<number>[] = [];
           const engineRuns: Measured<number>[] = [];
           for (let i = 0; i < repeat; i++) {
-            apiRuns.push(await measured(exportRun, chunks));
-            engineRuns.push(await measured(() => engineRun(service, direct, name, limit, outDir), chunks));
+            apiRuns.push(await measured(exportRun, chunks, settle));
+            engineRuns.push(await measured(() => engineRun(service, direct, name, limit, outDir), chunks, settle));
           }
           chunks.blockRows = undefined;
           const api = median(apiRuns);
@@ -375,9 +385,10 @@ function watchChunks(service: LocalService): ChunkWatch {
 }
 
 /** Runs `work` while sampling RSS and Node's buffers. */
-async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch): Promise<Measured<T>> {
+async function measured<T>(work: () => Promise<T>, chunks: ChunkWatch, settle?: () => Promise<unknown>): Promise<Measured<T>> {
   // The last run's garbage collected first (with --expose-gc), so that each run's figures start alike.
   (globalThis as { gc?: () => void }).gc?.();
+  await settle?.();
   const { arrayBuffers: arrayBuffersBefore } = process.memoryUsage();
   const rssBefore = process.memoryUsage.rss();
   let peak = rssBefore;
