@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+// Before chdb: the allocator's options are read when the library loads.
+import '../src/warehouse/allocator';
 import { drainPending } from 'chdb';
 import { createLogger } from '../src/log';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection';

@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+// Before chdb: the allocator's options are read when the library loads.
+import '../src/warehouse/allocator';
 import { drainPending } from 'chdb';
 import type { DemoConfig } from '../src/config';
 import { createLogger } from '../src/log';

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+// Before chdb: the allocator's options are read when the library loads.
+import '../src/warehouse/allocator';
 import { drainPending } from 'chdb';
 import { createLogger } from '../src/log';
 import { openWarehouse } from '../src/warehouse/connection';

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+// Before chdb: the allocator's options are read when the library loads.
+import '../src/warehouse/allocator';
 import { Session } from 'chdb';
 import { parseConfig } from '../src/config';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';

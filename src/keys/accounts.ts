@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+// Before chdb: the allocator's options are read when the library loads.
+import '../warehouse/allocator';
 import { drainPending } from 'chdb';
 import type { WarehouseConfig } from '../config';
 import { openWarehouse, type Warehouse } from '../warehouse/connection';

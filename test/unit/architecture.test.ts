@@ -17,7 +17,7 @@ function filesUnder(dir: string): string[] {
 function importsUnder(dir: string): [string, string[]][] {
   return filesUnder(dir).map((file) => {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
-    const named = [...text.matchAll(/(?:from\s+|require(?:\.resolve)?\(|import\()\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
+    const named = [...text.matchAll(/(?:from\s+|require(?:\.resolve)?\(|import\(|^import\s+)\s*['"]([^'"]+)['"]/gm)].map((match) => match[1]);
     return [file, named];
   });
 }
@@ -44,5 +44,23 @@ describe('what each folder may import', () => {
 
   it('keeps src/ off test/ and bench/', () => {
     expect(breaking('src', (module, file) => /^(test|bench)\//.test(resolved(file, module)))).toEqual([]);
+  });
+});
+
+describe('chDB’s allocator options', () => {
+  // libchdb reads JE_MALLOC_CONF once, when it loads (src/warehouse/allocator.ts): a file that imports chdb before
+  // the allocator module ran the engine with other options (the export benchmark measured with them for a day).
+  // The service's and the benchmarks' files; the tests' oracles need no allocator of the service's.
+  it('are set before chdb is imported, in every file of the service and the benchmarks that imports it', () => {
+    const late = ['src', 'bench'].flatMap((dir) =>
+      importsUnder(dir)
+        .filter(([, modules]) => modules.some((module) => /^chdb(\/|$)/.test(module)))
+        .filter(([file, modules]) => {
+          const allocator = modules.findIndex((module) => resolved(file, module) === 'src/warehouse/allocator');
+          return allocator < 0 || allocator > modules.findIndex((module) => /^chdb(\/|$)/.test(module));
+        })
+        .map(([file]) => file),
+    );
+    expect(late).toEqual([]);
   });
 });

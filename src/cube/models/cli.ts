@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+// Before chdb: the allocator's options are read when the library loads.
+import '../../warehouse/allocator';
 import { drainPending } from 'chdb';
 import { ConfigError, loadConfig, type Config } from '../../config';
 import { createLogger, routeConsole } from '../../log';
