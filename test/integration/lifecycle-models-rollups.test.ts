@@ -1,9 +1,15 @@
 import { removeModelDirs } from './models/support';
 import { runSuites } from './support/suites';
 
-// The models and rollups suites, each with its own service, in one jest file: as two files each loaded Cube and
-// compiled the models once more, about half of each file's time (see docs/testing.md).
+// The lifecycle, models and rollups suites, each with its own service, in one jest file: as three files each loaded
+// Cube and compiled the models once more, 9-10 s of CPU a file (see support/suites.ts and docs/testing.md).
+// lifecycle first: its fair queue, flood and shutdown suites measure waits, so they run as in a file of their own,
+// with no other suite's statements or heap before them.
 runSuites(__dirname, [
+  'lifecycle/connection-flood',
+  'lifecycle/fair-queue',
+  'lifecycle/health',
+  'lifecycle/shutdown',
   'models/cube-fixtures',
   'models/hot-reload',
   'models/other-team',
