@@ -1,15 +1,14 @@
 import { removeModelDirs } from './models/support';
 import { runSuites } from './support/suites';
 
-// The lifecycle, models and rollups suites, each with its own service, in one jest file: as three files each loaded
+// The models, rollups and lifecycle suites, each with its own service, in one jest file: as three files each loaded
 // Cube and compiled the models once more, 9-10 s of CPU a file (see support/suites.ts and docs/testing.md).
-// lifecycle first: its fair queue, flood and shutdown suites measure waits, so they run as in a file of their own,
-// with no other suite's statements or heap before them.
+// models and rollups first, in their old file's order: Cube's caches and queues are module state that every service
+// of one jest file shares, and with the lifecycle suites run before them rollups/restart's first answer after new rows
+// was once the rollup from before them (1 of 3 runs, 2026-11-27; never seen in their own file; the cause not found).
+// lifecycle last: every service before it has closed, and each close waits for the statements chDB still runs
+// (Warehouse.close), so none runs under its timings.
 runSuites(__dirname, [
-  'lifecycle/connection-flood',
-  'lifecycle/fair-queue',
-  'lifecycle/health',
-  'lifecycle/shutdown',
   'models/cube-fixtures',
   'models/hot-reload',
   'models/other-team',
@@ -20,6 +19,10 @@ runSuites(__dirname, [
   'rollups/funnel-rollup',
   'rollups/refresh-worker',
   'rollups/restart',
+  'lifecycle/connection-flood',
+  'lifecycle/fair-queue',
+  'lifecycle/health',
+  'lifecycle/shutdown',
 ]);
 // After the suites' own hooks (theirs are inside their describes), so no watcher sees its directory go.
 afterAll(removeModelDirs);
