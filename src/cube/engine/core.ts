@@ -46,14 +46,11 @@ class Core extends CubejsServerCore {
 
   /**
    * Forgets Cube's cached results and refresh-key values (its SQL_QUERY_RESULT
-   * entries), in its cache driver and its in-memory copy of refresh keys, and
-   * its lists of rollup tables. A list is read, then stored: one read by
-   * Cube's refresh worker before a rebuild ended and stored after it would
-   * lack the new table, and a query would then answer from the table before.
+   * entries), in its cache driver and its in-memory copy of refresh keys.
+   * (Its lists of rollup tables are never kept: cache-driver.ts.)
    */
   forgetCachedResults(): void {
     this.cacheDriver.removeStartingWith('SQL_QUERY_RESULT_');
-    this.cacheDriver.removeWhere((key) => key.startsWith('SQL_PRE_AGGREGATIONS_TABLES_') && !/^SQL_PRE_AGGREGATIONS_TABLES_(TOUCH|USED)_/.test(key));
     for (const api of this.orchestratorApis())
       (api.getQueryOrchestrator().getQueryCache() as unknown as { memoryCache: { reset(): void } }).memoryCache.reset();
   }

@@ -86,6 +86,17 @@ describe('the driver', () => {
     expect(sizes.at(-1)).toBe(40);
   });
 
+  it('keeps no list of a rollup database’s tables, which a read under way while a build ends would have held stale, and keeps the bookkeeping of tables touched and used', async () => {
+    const driver = new BoundedCacheDriver(10_000);
+    await driver.set('SQL_PRE_AGGREGATIONS_TABLES_STANDALONE_defaultanalytics_rollups', [{ table_name: 't_a_b_c' }], 3600);
+    await driver.set('SQL_PRE_AGGREGATIONS_TABLES_TOUCH_STANDALONE_t', value(40), 3600);
+    await driver.set('SQL_PRE_AGGREGATIONS_TABLES_USED_STANDALONE_t', value(40), 3600);
+    expect(await driver.get('SQL_PRE_AGGREGATIONS_TABLES_STANDALONE_defaultanalytics_rollups')).toBeUndefined();
+    expect(await driver.get('SQL_PRE_AGGREGATIONS_TABLES_TOUCH_STANDALONE_t')).toBe(value(40));
+    expect(await driver.get('SQL_PRE_AGGREGATIONS_TABLES_USED_STANDALONE_t')).toBe(value(40));
+    expect(driver.size).toBe(80);
+  });
+
   it("keeps a store of its own, apart from Cube's process-wide one", async () => {
     const driver = new BoundedCacheDriver(10_000);
     const cubes = new LocalCacheDriver();
