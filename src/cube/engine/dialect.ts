@@ -15,8 +15,9 @@ export function rollupSourceDatabase(rollupDatabase: string): string {
 export const ROLLUP_TIME_ZONE = 'UTC';
 
 /**
- * Cube 0.33's ClickHouse dialect with six of its mistakes corrected, each
- * proven by a case in test/integration/query-language/filters.suite.ts or time.suite.ts:
+ * Cube 0.33's ClickHouse dialect with seven of its mistakes corrected, each
+ * proven by a case in test/integration/query-language/filters.suite.ts,
+ * time.suite.ts or order-limit.suite.ts:
  * - a date-only value of `beforeOrOnDate` / `afterDate` is read as that
  *   day's first instant, which leaves the day out of the former and in the
  *   latter; the day's last instant is the bound both need;
@@ -29,7 +30,8 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  *   never: startsWith "%" matched every row, and a value ending in a
  *   backslash failed the query;
  * - `order` on a time member is dropped when a range-only entry for that
- *   member (no column of its own) comes before the grouped one.
+ *   member (no column of its own) comes before the grouped one;
+ * - rows that tie on `order` come in no fixed order (see orderBy).
  *
  * And one rewrite, exact, so ClickHouse can answer from the tables' hourly
  * aggregate projections (src/warehouse/ddl.ts), which it uses only when
@@ -102,6 +104,48 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
       (d: { dimension?: string; aliasName(): string | null }) => d.dimension?.toUpperCase() === id.toUpperCase() && d.aliasName() !== null,
     );
     return grouped ? grouped.aliasName() : super.getFieldAlias(id);
+  }
+
+  /**
+   * The query's order, then each of its columns the order leaves out,
+   * ascending: dimensions and time dimensions as listed (a grouped row's
+   * key), and an ungrouped query's measures. Rows that tie on the order
+   * otherwise come in the order the engine's threads finish them, which
+   * differs from run to run, so pages at growing offsets repeated some rows
+   * and skipped others without an error. The echoed `order` stays the
+   * client's.
+   *
+   * When measures of several cubes are joined (joinFullKeyQueryAggregate),
+   * every subquery has the dimensions' columns, so they are named by the
+   * first's (`q_0.`): ClickHouse refuses an unqualified one as ambiguous.
+   */
+  override orderBy(): string {
+    if (this.options.preAggregationQuery) return super.orderBy();
+    const dimensions = new Set(this.dimensionAliasNames());
+    const column = (alias: string) => (this.joinedSubqueries && dimensions.has(alias) ? `q_0.${alias}` : alias);
+    const terms: string[] = [];
+    const ordered = new Set<string>();
+    for (const hash of this.order as { id?: string; desc?: boolean }[]) {
+      const alias = hash?.id ? this.getFieldAlias(hash.id) : null;
+      if (alias === null) continue;
+      ordered.add(alias);
+      terms.push(`${column(alias)} ${hash.desc ? 'DESC' : 'ASC'}`);
+    }
+    const keys = [...dimensions, ...(this.ungrouped ? this.measures.map((m: { aliasName(): string }) => m.aliasName()) : [])];
+    for (const alias of new Set(keys)) if (!ordered.has(alias)) terms.push(`${column(alias)} ASC`);
+    return terms.length > 0 ? ` ORDER BY ${terms.join(', ')}` : '';
+  }
+
+  /** Whether orderBy is writing the ORDER BY of subqueries joined on the dimensions' columns. */
+  private joinedSubqueries = false;
+
+  override joinFullKeyQueryAggregate(multipliedMeasures: unknown, regularMeasures: unknown, cumulativeMeasures: unknown, toJoin: unknown[]): string {
+    this.joinedSubqueries = toJoin.length > 1;
+    try {
+      return super.joinFullKeyQueryAggregate(multipliedMeasures, regularMeasures, cumulativeMeasures, toJoin);
+    } finally {
+      this.joinedSubqueries = false;
+    }
   }
 
   override timeStampCast(value: string): string {

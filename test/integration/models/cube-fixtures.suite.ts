@@ -190,6 +190,24 @@ describe('served', () => {
     );
   });
 
+  it('answers a rolling window beside a count (subqueries joined on their dimensions) in the order asked, ties by the dimension', async () => {
+    const query = { measures: ['ECommerce.count', 'ECommerce.rollingCountByUnbounded'], dimensions: ['ECommerce.city'] };
+    const bySql = (orderBy: string) =>
+      oracle.rows(
+        `SELECT city AS \`ECommerce.city\`, toString(count()) AS \`ECommerce.count\`, \`ECommerce.count\` AS \`ECommerce.rollingCountByUnbounded\`
+         FROM ${DB}.ecommerce GROUP BY city ORDER BY ${orderBy}`,
+      );
+    const cases: [Record<string, string> | undefined, string][] = [
+      [{ 'ECommerce.city': 'desc' }, 'city DESC'],
+      [{ 'ECommerce.count': 'desc' }, 'count() DESC, city ASC'],
+      [undefined, 'count() DESC, city ASC'],
+    ];
+    for (const [order, orderBy] of cases) {
+      const res = await load({ ...query, ...(order ? { order } : {}) }).expect(200);
+      expectRows(res.body.data, await bySql(orderBy));
+    }
+  });
+
   it('answers RetailCalendar like SQL over retailcalendar', async () => {
     const res = await load({
       timeDimensions: [{ dimension: 'RetailCalendar.date_val', granularity: 'year' }],

@@ -257,6 +257,84 @@ describe('limit, offset and total', () => {
   });
 });
 
+describe('rows that tie on the order', () => {
+  // The documented rule (docs/api.md, "Order"): the query's order, then each column it leaves out, ascending —
+  // dimensions, then time dimensions, as listed; an ungrouped query's measures after them.
+  const DAY = `formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000')`;
+  const BY_COUNTRY_AND_DAY = `SELECT country AS "Downloads.country", ${DAY} AS "Downloads.ts.day", "Downloads.ts.day" AS "Downloads.ts",
+      count() AS "Downloads.count" FROM analytics.downloads GROUP BY country, "Downloads.ts.day"`;
+  const cases: { name: string; query: Query; ordered: string[]; sql: string }[] = [
+    {
+      name: 'ordered by the measure only: ties by the dimension, then the day',
+      query: {
+        measures: ['Downloads.count'],
+        dimensions: ['Downloads.country'],
+        timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }],
+        order: { 'Downloads.count': 'desc' },
+      },
+      ordered: ['Downloads.count'],
+      sql: `${BY_COUNTRY_AND_DAY} ORDER BY "Downloads.count" DESC, "Downloads.country" ASC, "Downloads.ts.day" ASC`,
+    },
+    {
+      name: "Cube's default order (the day): ties by the dimension",
+      query: { measures: ['Downloads.count'], dimensions: ['Downloads.country'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }] },
+      ordered: ['Downloads.ts.day'],
+      sql: `${BY_COUNTRY_AND_DAY} ORDER BY "Downloads.ts.day" ASC, "Downloads.country" ASC`,
+    },
+    {
+      name: "Cube's default order (the first measure): ties by the dimensions as listed",
+      query: { measures: ['Downloads.count'], dimensions: ['Downloads.device_type', 'Downloads.country'] },
+      ordered: ['Downloads.count'],
+      sql: `SELECT device_type AS "Downloads.device_type", country AS "Downloads.country", count() AS "Downloads.count" FROM analytics.downloads
+        GROUP BY device_type, country ORDER BY "Downloads.count" DESC, "Downloads.device_type" ASC, "Downloads.country" ASC`,
+    },
+    {
+      name: 'ordered by the second dimension: ties by the first',
+      query: { measures: ['Downloads.count'], dimensions: ['Downloads.country', 'Downloads.os_name'], order: [['Downloads.os_name', 'desc']] },
+      ordered: ['Downloads.os_name'],
+      sql: `SELECT country AS "Downloads.country", os_name AS "Downloads.os_name", count() AS "Downloads.count" FROM analytics.downloads
+        GROUP BY country, os_name ORDER BY "Downloads.os_name" DESC, "Downloads.country" ASC`,
+    },
+    {
+      name: 'ungrouped: ties by the other dimensions',
+      query: {
+        dimensions: ['PodcastEvents.country', 'PodcastEvents.city', 'PodcastEvents.parsedUa'],
+        order: { 'PodcastEvents.country': 'desc' },
+        ungrouped: true,
+      },
+      ordered: ['PodcastEvents.country'],
+      sql: `SELECT country AS "PodcastEvents.country", city AS "PodcastEvents.city", parsed_ua AS "PodcastEvents.parsedUa" FROM analytics.podcast_events
+        ORDER BY "PodcastEvents.country" DESC, "PodcastEvents.city" ASC, "PodcastEvents.parsedUa" ASC`,
+    },
+  ];
+
+  it.each(cases)('$name: the whole answer and its pages in that order', async ({ query, ordered, sql }) => {
+    const expected = await suite.oracle.rows<Row>(sql);
+    expect(expected.length).toBeGreaterThan(20);
+    const orderKey = (row: Row) => JSON.stringify(ordered.map((member) => cell(row[member])));
+    // Rows that tie on the order asked for, or the case shows nothing.
+    expect(expected.some((row, i) => i > 0 && orderKey(row) === orderKey(expected[i - 1]))).toBe(true);
+    const limit = Math.min(expected.length, 50_000);
+    const whole = await loadOk({ ...query, limit });
+    expect(inOrder(whole.data)).toEqual(inOrder(expected.slice(0, limit)));
+    const size = 7;
+    for (const offset of [0, size, 2 * size, expected.length - size]) {
+      const page = await loadOk({ ...query, limit: size, offset });
+      expect(inOrder(page.data)).toEqual(inOrder(expected.slice(offset, offset + size)));
+    }
+  });
+
+  it('the echoed order is the one asked for, without the columns added to break ties', async () => {
+    const body = await loadOk({
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.country', 'Downloads.city'],
+      order: { 'Downloads.count': 'desc' },
+      limit: 3,
+    });
+    expect(body.query.order).toEqual([{ id: 'Downloads.count', desc: true }]);
+  });
+});
+
 describe('ungrouped', () => {
   it('dimensions only (with the primary key Cube requires) return the raw rows, one per event', async () => {
     const body = await loadOk({ dimensions: ['WebEvents.eventId', 'WebEvents.appId', 'WebEvents.se_category'], ungrouped: true, limit: 50000 });

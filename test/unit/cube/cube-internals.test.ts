@@ -153,6 +153,8 @@ const EXPECTED: Expectation[] = [
       'newFilter',
       'newTimeDimension',
       'getFieldAlias',
+      'orderBy',
+      'dimensionAliasNames',
       'timeStampCast',
       'dateTimeCast',
       'preAggregationSchema',
