@@ -116,14 +116,13 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     });
   }
 
-  if (Array.isArray(order)) {
-    order.forEach((pair, i) => {
-      const name = Array.isArray(pair) ? pair[0] : undefined;
-      if (typeof name === 'string' && !isMember(name)) notAMember(`order[${i}]`, name);
-    });
-  } else if (typeof order === 'object' && order !== null) {
-    for (const name of Object.keys(order)) if (!isMember(name)) notAMember('order', name);
-  }
+  const ordered: [string, string][] = Array.isArray(order)
+    ? order.flatMap((pair, i) => (Array.isArray(pair) && typeof pair[0] === 'string' ? [[pair[0], `order[${i}]`] as [string, string]] : []))
+    : typeof order === 'object' && order !== null
+      ? Object.keys(order).map((name) => [name, 'order'] as [string, string])
+      : [];
+  for (const [name, where] of ordered) if (!isMember(name)) notAMember(where, name);
+  if (ordered.length > 0) checkOrderedAreReturned(query, ordered);
 
   eachFilter(filters, ({ member, dimension, operator, values }, where) => {
     if (typeof operator === 'string' && !KNOWN_OPERATORS.has(operator)) {
@@ -142,4 +141,36 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
       if (Array.isArray(values) && values.includes(null)) refuse('nullValues', `${where}: the ${operator} filter needs text values, not null.`);
     }
   });
+}
+
+/**
+ * Cube 0.33 orders only by columns the answer has: an `order` entry naming a
+ * member the query does not return was left out of the SQL without a word,
+ * and the answer came back in another order while its echo showed the one
+ * asked for.
+ */
+function checkOrderedAreReturned(query: Record<string, unknown>, ordered: [string, string][]): void {
+  const returned = new Set<string>();
+  for (const field of ['measures', 'dimensions']) {
+    const list = query[field];
+    if (!Array.isArray(list)) continue;
+    for (const name of list) {
+      if (typeof name !== 'string') continue;
+      // `<Cube>.<time>.<granularity>` returns the time dimension `<Cube>.<time>`.
+      returned.add(name.split('.').length === 3 ? name.split('.').slice(0, 2).join('.') : name);
+    }
+  }
+  if (Array.isArray(query.timeDimensions)) {
+    for (const td of query.timeDimensions) {
+      const { dimension, granularity } = (typeof td === 'object' && td !== null ? td : {}) as Record<string, unknown>;
+      if (typeof dimension === 'string' && typeof granularity === 'string') returned.add(dimension);
+    }
+  }
+  for (const [name, where] of ordered) {
+    if (returned.has(name)) continue;
+    refuse(
+      'orderedMembers',
+      `${where}: ${JSON.stringify(name)} is not one of the query's measures, dimensions or time dimensions with a granularity, so the answer cannot be ordered by it; add it to the query or leave it out of \`order\`.`,
+    );
+  }
 }

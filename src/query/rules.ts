@@ -99,6 +99,11 @@ export const ADMISSION_RULES = {
     stage: 'model',
     asks: "Every member the query names (lists, the `<Cube>.<time>.<granularity>` shorthand, filters at any depth, both forms of `order`) is one of `/meta`'s.",
   },
+  orderedMembers: {
+    code: 'invalid_query',
+    stage: 'model',
+    asks: 'Each member `order` names is one the query returns: a measure, a dimension, or a time dimension with a granularity.',
+  },
   operators: { code: 'invalid_query', stage: 'model', asks: "A filter's `operator` is one of Cube 0.33's." },
   memberKinds: {
     code: 'invalid_query',

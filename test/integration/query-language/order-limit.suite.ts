@@ -11,6 +11,7 @@
  */
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
+import { expectEnvelope } from '../limits/envelope';
 import { withDefaultService } from '../support/default-service';
 
 type Row = Record<string, unknown>;
@@ -254,6 +255,44 @@ describe('limit, offset and total', () => {
     const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], ...extra });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
+  });
+});
+
+describe('an order by a member the query does not return', () => {
+  // Cube 0.33 left such an entry out of the SQL and answered 200 in another order, echoing the order asked for.
+  const cases: [string, Query, RegExp][] = [
+    ['a measure', { dimensions: ['Downloads.country'], order: { 'Downloads.count': 'desc' } }, /^order: "Downloads\.count" is not one of the query's/],
+    ['a dimension', { measures: ['Downloads.count'], order: [['Downloads.country', 'asc']] }, /^order\[0\]: "Downloads\.country" is not one of the query's/],
+    [
+      'a time dimension the query only filters on',
+      { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 7 days' }], order: { 'Downloads.ts': 'asc' } },
+      /^order: "Downloads\.ts" is not one of the query's/,
+    ],
+  ];
+  it.each(cases)('%s: 400 invalid_query naming it, on both routes and in a multi query', async (_, query, message) => {
+    for (const res of [
+      await load(query),
+      await request(suite.service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send({ query }),
+      await request(suite.service.app)
+        .post('/v1/data/load/')
+        .set('x-api-key', API_KEY)
+        .send({ query: [{ measures: ['Downloads.count'] }, query], queryType: 'multi' }),
+    ]) {
+      expectEnvelope(res, 'invalid_query', message);
+    }
+  });
+
+  it('a time dimension grouped by a granularity, in either form, is ordered by', async () => {
+    const expected = await suite.oracle.rows<Row>(
+      `SELECT formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000') AS day, count() AS c FROM analytics.downloads GROUP BY day ORDER BY day DESC`,
+    );
+    for (const query of [
+      { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }], order: { 'Downloads.ts': 'desc' } },
+      { measures: ['Downloads.count'], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'desc']] },
+    ]) {
+      const body = await loadOk(query);
+      expect(body.data.map((row) => [row['Downloads.ts.day'], Number(row['Downloads.count'])])).toEqual(expected.map((row) => [row.day, Number(row.c)]));
+    }
   });
 });
 

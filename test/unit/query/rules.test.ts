@@ -96,6 +96,34 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
   ['an inherited property as a member', () => admitQueries({ dimensions: ['Downloads.__proto__'] }, MODEL), 'knownMembers', 'invalid_query'],
   ['an order key that is no member', () => admitQueries({ measures: [count], order: { 'Downloads.nope': 'asc' } }, MODEL), 'knownMembers', 'invalid_query'],
   [
+    'an order by a measure the query does not return',
+    () => admitQueries({ dimensions: ['Downloads.country'], order: { [count]: 'desc' } }, MODEL),
+    'orderedMembers',
+    'invalid_query',
+  ],
+  [
+    'an order by a dimension the query does not return, in the array form',
+    () =>
+      admitQueries(
+        {
+          measures: [count],
+          order: [
+            [count, 'desc'],
+            ['Downloads.country', 'asc'],
+          ],
+        },
+        MODEL,
+      ),
+    'orderedMembers',
+    'invalid_query',
+  ],
+  [
+    'an order by a time dimension the query only filters on',
+    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last week' }], order: { 'Downloads.ts': 'asc' } }, MODEL),
+    'orderedMembers',
+    'invalid_query',
+  ],
+  [
     'a nested filter on an unknown member',
     () => admitQueries({ filters: [{ or: [{ member: 'Nope.x', operator: 'set' }] }] }, MODEL),
     'knownMembers',
@@ -242,6 +270,9 @@ describe('query admission: one error type, one table of rules', () => {
     expect(() => admitQueries(pagingOf(query), MODEL)).not.toThrow();
     expect(() => admitQueries([byDay('last week'), byDay('this week')], MODEL)).not.toThrow();
     expect(() => admitQueries({ dimensions: ['Events.id'], ungrouped: true }, MODEL)).not.toThrow();
+    // A time dimension is returned when grouped by a granularity, in either form.
+    expect(() => admitQueries({ ...byDay('last week'), order: { 'Downloads.ts': 'asc' } }, MODEL)).not.toThrow();
+    expect(() => admitQueries({ measures: [count], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'asc']] }, MODEL)).not.toThrow();
     expect(() => refuseMultiOnly(query)).not.toThrow();
     expect(() => refuseInExport(query)).not.toThrow();
   });
