@@ -1,5 +1,6 @@
 import { formatMySql } from '@cubejs-backend/shared';
 import { CubeFailure } from '../errors';
+import { RECORDS_AS_READ } from './dialect';
 
 /**
  * The SQL an export runs: the very SQL Cube generates for the query and the
@@ -33,7 +34,10 @@ export async function generateExportSql(gateway: SqlGateway, query: Loose, gatew
     const [queryType, normalized] = await gateway.getNormalizedQueries(query, gatewayContext, true);
     // Admission let only one regular query through (query/admit.ts refuseInExport); anything else is our bug.
     if (queryType !== 'regularQuery' || normalized.length !== 1) throw new Error(`an export reached Cube as ${normalized.length} ${queryType}`);
-    [sqlQuery] = await gateway.getSqlQueriesInternal(gatewayContext, normalized);
+    [sqlQuery] = await gateway.getSqlQueriesInternal(
+      gatewayContext,
+      normalized.map((one) => (one.ungrouped ? { ...one, [RECORDS_AS_READ]: true } : one)),
+    );
   } catch (err) {
     // Cube's verdicts on the query are UserErrors; anything else is ours.
     if (err instanceof Error && err.constructor.name === 'UserError') throw new CubeFailure('invalid_query', err.message);

@@ -9,6 +9,7 @@
  * dimension ascending. The echoed `order` stays what the client sent ([] when
  * none): the default order is applied to the SQL only.
  */
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { expectEnvelope } from '../limits/envelope';
@@ -361,6 +362,18 @@ describe('rows that tie on the order', () => {
       const page = await loadOk({ ...query, limit: size, offset });
       expect(inOrder(page.data)).toEqual(inOrder(expected.slice(offset, offset + size)));
     }
+  });
+
+  it('an export of records keeps the order asked, ties as the engine reads them; loads and grouped exports break ties', async () => {
+    const orderBy = (sql: string) => /ORDER BY (.*?)(?: LIMIT|$)/s.exec(sql)![1].replace(/\s+/g, ' ');
+    const loadSql = async (query: Query) =>
+      (await request(suite.service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
+    const exportSql = async (query: Query) => (await suite.service.cube.exportSql(query, 100, { requestId: randomUUID(), accountId: null })).sql;
+    const records = { dimensions: ['PodcastEvents.country', 'PodcastEvents.city'], order: { 'PodcastEvents.country': 'desc' }, ungrouped: true };
+    expect(orderBy(await exportSql(records))).toMatch(/^`?podcast_events__country`? DESC$/);
+    expect(orderBy(await loadSql(records))).toMatch(/^`?podcast_events__country`? DESC, `?podcast_events__city`? ASC$/);
+    const groups = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], order: { 'Downloads.count': 'desc' } };
+    for (const sql of [await exportSql(groups), await loadSql(groups)]) expect(orderBy(sql)).toMatch(/^`?downloads__count`? DESC, `?downloads__country`? ASC$/);
   });
 
   it('the echoed order is the one asked for, without the columns added to break ties', async () => {
