@@ -1,6 +1,6 @@
 import { formatMySql } from '@cubejs-backend/shared';
 import { CubeFailure } from '../errors';
-import { RECORDS_AS_READ } from './dialect';
+import { TIES_AS_READ } from './dialect';
 
 /**
  * The SQL an export runs: the very SQL Cube generates for the query and the
@@ -36,7 +36,7 @@ export async function generateExportSql(gateway: SqlGateway, query: Loose, gatew
     if (queryType !== 'regularQuery' || normalized.length !== 1) throw new Error(`an export reached Cube as ${normalized.length} ${queryType}`);
     [sqlQuery] = await gateway.getSqlQueriesInternal(
       gatewayContext,
-      normalized.map((one) => (one.ungrouped ? { ...one, [RECORDS_AS_READ]: true } : one)),
+      normalized.map((one) => ({ ...one, [TIES_AS_READ]: true })),
     );
   } catch (err) {
     // Cube's verdicts on the query are UserErrors; anything else is ours.

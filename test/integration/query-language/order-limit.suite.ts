@@ -364,7 +364,7 @@ describe('rows that tie on the order', () => {
     }
   });
 
-  it('an export of records keeps the order asked, ties as the engine reads them; loads and grouped exports break ties', async () => {
+  it('an export keeps the order asked, ties as the engine gives them; a load breaks ties, of records and of groups', async () => {
     const orderBy = (sql: string) => /ORDER BY (.*?)(?: LIMIT|$)/s.exec(sql)![1].replace(/\s+/g, ' ');
     const loadSql = async (query: Query) =>
       (await request(suite.service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
@@ -373,7 +373,8 @@ describe('rows that tie on the order', () => {
     expect(orderBy(await exportSql(records))).toMatch(/^`?podcast_events__country`? DESC$/);
     expect(orderBy(await loadSql(records))).toMatch(/^`?podcast_events__country`? DESC, `?podcast_events__city`? ASC$/);
     const groups = { measures: ['Downloads.count'], dimensions: ['Downloads.country'], order: { 'Downloads.count': 'desc' } };
-    for (const sql of [await exportSql(groups), await loadSql(groups)]) expect(orderBy(sql)).toMatch(/^`?downloads__count`? DESC, `?downloads__country`? ASC$/);
+    expect(orderBy(await exportSql(groups))).toMatch(/^`?downloads__count`? DESC$/);
+    expect(orderBy(await loadSql(groups))).toMatch(/^`?downloads__count`? DESC, `?downloads__country`? ASC$/);
   });
 
   it('the echoed order is the one asked for, without the columns added to break ties', async () => {
