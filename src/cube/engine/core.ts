@@ -9,12 +9,15 @@ import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } 
 import { normalizeEachQueryOnce } from './normalize-once';
 import { ownRowLimits, type GatewayRowLimits } from './row-limits';
 import { shareCompiledModels } from './shared-compile';
+import { makePerQueryWorkOnce } from './per-query-work';
 import { reuseSqlPlans, SqlPlans } from './sql-plans';
 import { clearContinueWaitTimers } from './queue-timers';
 import { unrefIntervals } from './unref-intervals';
 
 // Once for the process, before any of Cube's queues waits (queue-timers.ts).
 clearContinueWaitTimers();
+// Once for the process, before the first query (per-query-work.ts).
+makePerQueryWorkOnce();
 
 /** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
 const CHDB_CUBE_CONCURRENCY = 10_000;

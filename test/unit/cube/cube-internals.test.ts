@@ -190,6 +190,36 @@ const EXPECTED: Expectation[] = [
     fields: ['config'],
   },
   {
+    usedBy: 'src/cube/engine/per-query-work.ts (envReadOncePerValue replaces the gateway’s getEnv)',
+    module: '@cubejs-backend/shared/dist/src/env (as the gateway loads it)',
+    load: () => createRequire(fromServerCore.resolve('@cubejs-backend/api-gateway'))('@cubejs-backend/shared/dist/src/env'),
+    exportName: 'getEnv',
+  },
+  {
+    usedBy: 'src/cube/engine/per-query-work.ts (hashOncePerKey replaces getCacheHash)',
+    module: '@cubejs-backend/query-orchestrator/dist/src/orchestrator/utils (as server-core loads it)',
+    load: () => fromServerCore('@cubejs-backend/query-orchestrator/dist/src/orchestrator/utils'),
+    exportName: 'getCacheHash',
+  },
+  {
+    usedBy: 'src/cube/engine/per-query-work.ts (hashOncePerKey appends the process id as Cube does)',
+    module: '@cubejs-backend/shared (as the query orchestrator loads it)',
+    load: () => createRequire(fromServerCore.resolve('@cubejs-backend/query-orchestrator'))('@cubejs-backend/shared'),
+    exportName: 'getProcessUid',
+  },
+  {
+    usedBy: 'src/cube/engine/per-query-work.ts (timeoutErrorWhenDue replaces timeout)',
+    module: 'promise-timeout (as server-core loads it)',
+    load: () => fromServerCore('promise-timeout'),
+    exportName: 'timeout',
+  },
+  {
+    usedBy: 'src/cube/engine/per-query-work.ts (timeoutErrorWhenDue rejects with it)',
+    module: 'promise-timeout (as server-core loads it)',
+    load: () => fromServerCore('promise-timeout'),
+    exportName: 'TimeoutError',
+  },
+  {
     usedBy: 'src/cube/engine/driver.ts (WarehouseDriver words a failed statement as the driver does)',
     module: '@cubejs-backend/clickhouse-driver/dist/src/utils.js',
     load: () => fromRoot('@cubejs-backend/clickhouse-driver/dist/src/utils.js'),
