@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 /**
  * Work Cube 0.33 repeats for every uncached query though its result cannot
  * have changed since the last one, made once (docs/benchmarks.md, issue 21's
- * eighth step: about 0.5 ms of the main thread a load). Each replacement
+ * eighth step: 0.1–0.7 ms of the main thread a load). Each replacement
  * returns what Cube's own function returns for the same input; each is a
  * member of a module Cube loads at the time of the call, patched once for the
  * process (test/unit/cube/cube-internals.test.ts lists them).
@@ -18,10 +18,10 @@ const fromOrchestrator = createRequire(fromServerCore.resolve('@cubejs-backend/q
 type GetEnv = (key: string, opts?: unknown) => unknown;
 
 /**
- * The gateway's getEnv reads read on every load, with the environment
+ * The gateway's getEnv reads made on every load, with the environment
  * variable each of them reads (@cubejs-backend/shared's env.js): each read
- * goes through env-var, which `require`s its accessors on every call (about
- * 60 µs a read in the service, three reads a load).
+ * goes through env-var, which `require`s its accessors on every call (60–100
+ * µs a read in the service, three reads a load).
  */
 export const PER_LOAD_ENV: Readonly<Record<string, string>> = {
   devMode: 'CUBEJS_DEV_MODE',
@@ -79,7 +79,7 @@ interface PromiseTimeout {
  * promise-timeout's timeout, which Cube's OrchestratorApi puts around every
  * query (its continue-wait), with its TimeoutError made when the time is up
  * rather than before: the package makes one for every call and formats its
- * stack at once (about 140 µs a load), to throw it away when the query
+ * stack at once (140–230 µs a load), to throw it away when the query
  * answers first, as nearly every query does. The error is the same class
  * and message; its stack shows the timer instead of the caller.
  */

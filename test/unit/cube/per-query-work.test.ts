@@ -87,27 +87,31 @@ describe("Cube's query-key hash (hashOncePerKey)", () => {
 
   it('hashes every key as Cube does, the same objects again and after they changed in place', () => {
     fc.assert(
-      fc.property(fc.array(keys, { minLength: 1, maxLength: 8 }), fc.array(fc.tuple(fc.nat(), fc.option(fc.uuid(), { nil: undefined }), json), { maxLength: 20 }), (generated, uses) => {
-        // Changed in place below: a copy, so fast-check's own values stay as it made them.
-        const made = structuredClone(generated);
-        const ours = hashOncePerKey(cubeHash, getProcessUid);
-        for (const key of made) expect(ours(key)).toBe(cubeHash(key));
-        for (const [at, uid, value] of uses) {
-          const key = made[at % made.length];
-          // Every other use changes an object key in place first.
-          if (at % 2 === 1 && typeof key === 'object' && key !== null) {
-            if (Array.isArray(key)) key.push(value);
-            else (key as Record<string, unknown>).changed = value;
+      fc.property(
+        fc.array(keys, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.tuple(fc.nat(), fc.option(fc.uuid(), { nil: undefined }), json), { maxLength: 20 }),
+        (generated, uses) => {
+          // Changed in place below: a copy, so fast-check's own values stay as it made them.
+          const made = structuredClone(generated);
+          const ours = hashOncePerKey(cubeHash, getProcessUid);
+          for (const key of made) expect(ours(key)).toBe(cubeHash(key));
+          for (const [at, uid, value] of uses) {
+            const key = made[at % made.length];
+            // Every other use changes an object key in place first.
+            if (at % 2 === 1 && typeof key === 'object' && key !== null) {
+              if (Array.isArray(key)) key.push(value);
+              else (key as Record<string, unknown>).changed = value;
+            }
+            expect(ours(key, uid)).toBe(cubeHash(key, uid));
           }
-          expect(ours(key, uid)).toBe(cubeHash(key, uid));
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
 });
 
-describe("the continue-wait timeout around each query (timeoutErrorWhenDue)", () => {
+describe('the continue-wait timeout around each query (timeoutErrorWhenDue)', () => {
   const ours = timeoutErrorWhenDue(promiseTimeout.TimeoutError);
   const settled = (promise: Promise<unknown>) =>
     promise.then(
