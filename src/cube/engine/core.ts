@@ -13,11 +13,14 @@ import { makePerQueryWorkOnce } from './per-query-work';
 import { reuseSqlPlans, SqlPlans } from './sql-plans';
 import { clearContinueWaitTimers } from './queue-timers';
 import { unrefIntervals } from './unref-intervals';
+import { cacheYamlExpressions } from './yaml-expressions';
 
 // Once for the process, before any of Cube's queues waits (queue-timers.ts).
 clearContinueWaitTimers();
 // Once for the process, before the first query (per-query-work.ts).
 makePerQueryWorkOnce();
+// Once for the process, before any core compiles its models (yaml-expressions.ts).
+cacheYamlExpressions();
 
 /** More than the statements that can be in flight (keys × RATE_LIMIT_CONCURRENT in practice). */
 const CHDB_CUBE_CONCURRENCY = 10_000;

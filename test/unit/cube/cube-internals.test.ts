@@ -131,6 +131,13 @@ const EXPECTED: Expectation[] = [
     exportName: 'prepareCompiler',
   },
   {
+    usedBy: 'src/cube/engine/yaml-expressions.ts (the YAML expressions parsed before are not parsed again)',
+    module: '@cubejs-backend/schema-compiler/dist/src/compiler/YamlCompiler',
+    load: () => fromServerCore('@cubejs-backend/schema-compiler/dist/src/compiler/YamlCompiler'),
+    exportName: 'YamlCompiler',
+    methods: ['parsePythonAndTranspileToJs', 'compileYamlFile'],
+  },
+  {
     usedBy: 'src/cube/engine/normalize-once.ts (the gateway normalizes each query once)',
     module: '@cubejs-backend/api-gateway/dist/src/query',
     load: () => fromServerCore('@cubejs-backend/api-gateway/dist/src/query'),
