@@ -97,10 +97,8 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
 
   each('measures', (name, where) => isMember(name) || notAMember(where, name));
   each('dimensions', (name, where) => {
-    // `<Cube>.<time dimension>.<granularity>` is Cube's shorthand for a time dimension.
-    const parts = name.split('.');
-    if (parts.length === 3) {
-      const dimension = parts.slice(0, 2).join('.');
+    const dimension = shorthandTimeDimension(name);
+    if (dimension !== undefined) {
       if (!model.timeDimensions.has(dimension)) notAMember(where, dimension, 'a time dimension of the model');
     } else if (!isMember(name)) {
       notAMember(where, name);
@@ -156,8 +154,7 @@ function checkOrderedAreReturned(query: Record<string, unknown>, ordered: [strin
     if (!Array.isArray(list)) continue;
     for (const name of list) {
       if (typeof name !== 'string') continue;
-      // `<Cube>.<time>.<granularity>` returns the time dimension `<Cube>.<time>`.
-      returned.add(name.split('.').length === 3 ? name.split('.').slice(0, 2).join('.') : name);
+      returned.add(shorthandTimeDimension(name) ?? name);
     }
   }
   if (Array.isArray(query.timeDimensions)) {
@@ -173,4 +170,10 @@ function checkOrderedAreReturned(query: Record<string, unknown>, ordered: [strin
       `${where}: ${JSON.stringify(name)} is not one of the query's measures, dimensions or time dimensions with a granularity, so the answer cannot be ordered by it; add it to the query or leave it out of \`order\`.`,
     );
   }
+}
+
+/** The time dimension of Cube's shorthand `<Cube>.<time dimension>.<granularity>`; undefined for any other name. */
+function shorthandTimeDimension(name: string): string | undefined {
+  const parts = name.split('.');
+  return parts.length === 3 ? `${parts[0]}.${parts[1]}` : undefined;
 }
