@@ -21,6 +21,7 @@ runSuites(__dirname, [
   'query-language/float-sums',
   'query-language/funnel',
   'query-language/funnel-percent',
+  'query-language/joins',
   'query-language/order-limit',
   'query-language/properties',
   'query-language/time',

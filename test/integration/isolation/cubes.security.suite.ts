@@ -178,6 +178,20 @@ describe('the PodcastEvents → WebEvents join', () => {
       expect(want).toBeGreaterThan(0);
     }
   });
+
+  it("counts an account's web events once each, by the country of that account's requests from their address", async () => {
+    const query = { measures: ['WebEvents.count'], dimensions: ['PodcastEvents.country'] };
+    for (const account of accounts) {
+      const got = Object.fromEntries((await data(service.accountKeys[account], query)).map((r) => [r['PodcastEvents.country'], Number(r['WebEvents.count'])]));
+      const want = await oracle.rows<{ country: string; events: string }>(`
+        SELECT p.country AS country, count(w.event_id) AS events
+        FROM (SELECT DISTINCT account_id, ip4, country FROM ${db}.podcast_events WHERE account_id = ${quote(account)}) AS p
+        LEFT JOIN (SELECT * FROM ${db}.web_events WHERE account_id = ${quote(account)}) AS w ON p.account_id = w.account_id AND p.ip4 = w.ip4
+        GROUP BY p.country SETTINGS join_use_nulls = 1`);
+      expect(got).toEqual(Object.fromEntries(want.map((r) => [r.country, Number(r.events)])));
+      expect(want.some((r) => Number(r.events) > 0)).toBe(true);
+    }
+  });
 });
 
 describe('public chart cubes', () => {

@@ -190,7 +190,23 @@ export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) =
  */
 export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): string {
   return `
-  WITH
+  WITH ${funnelSteps(db, where)}
+  SELECT 'Podcast Download' AS k, count() AS v FROM (SELECT ip, max(t) AS t FROM d GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Website Visit', count() FROM (SELECT ip, max(dt) AS t FROM visits GROUP BY ip) WHERE ${keep}
+  UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
+}
+
+/** The addresses of funnelStepsSql's steps, without a time condition: rows step and ip, the tuple (account_id, ip4). */
+export function funnelAddressesSql(db: string, where = '1 = 1'): string {
+  return `
+  WITH ${funnelSteps(db, where)}
+  SELECT 'Podcast Download' AS step, ip FROM d GROUP BY ip
+  UNION ALL SELECT 'Website Visit', ip FROM visits GROUP BY ip
+  UNION ALL SELECT 'Conversion', ip FROM conversions GROUP BY ip`;
+}
+
+function funnelSteps(db: string, where: string): string {
+  return `
     d AS (SELECT (account_id, ip4) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
     v AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
     c AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
@@ -199,8 +215,5 @@ export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): str
       WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
     conversions AS (
       SELECT visits.ip AS ip, visits.dt AS dt FROM visits INNER JOIN c ON visits.ip = c.ip
-      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)
-  SELECT 'Podcast Download' AS k, count() AS v FROM (SELECT ip, max(t) AS t FROM d GROUP BY ip) WHERE ${keep}
-  UNION ALL SELECT 'Website Visit', count() FROM (SELECT ip, max(dt) AS t FROM visits GROUP BY ip) WHERE ${keep}
-  UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
+      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)`;
 }

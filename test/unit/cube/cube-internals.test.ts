@@ -162,6 +162,8 @@ const EXPECTED: Expectation[] = [
       'getFieldAlias',
       'orderBy',
       'dimensionAliasNames',
+      'joinFullKeyQueryAggregate',
+      'multipliedJoinRowResult',
       'timeStampCast',
       'dateTimeCast',
       'preAggregationSchema',
