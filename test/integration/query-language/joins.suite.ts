@@ -106,6 +106,24 @@ describe('measures across the joins, against SQL', () => {
     expect(asSet(got.filter((row) => Number(row['WebEventsFromPodcastFunnel.conversions']) > 0))).toEqual(asSet(want));
   });
 
+  it('WebEventsFromPodcastFunnel.conversionsPercent by step and WebEvents.appId: over the first step’s addresses with events of the same app', async () => {
+    const want = await oracle(`
+      WITH reached AS (
+        SELECT a.step AS step, w.app_id AS app, count() AS n
+        FROM (${funnelAddressesSql(db)}) AS a
+        INNER JOIN (SELECT DISTINCT (account_id, ip4) AS ip, app_id FROM ${db}.web_events) AS w ON a.ip = w.ip
+        GROUP BY a.step, w.app_id)
+      SELECT f.s AS \`WebEventsFromPodcastFunnel.step\`, f.app AS \`WebEvents.appId\`,
+        100.0 * ifNull(r.n, 0) / f.n AS \`WebEventsFromPodcastFunnel.conversionsPercent\`
+      FROM (SELECT app, n, s FROM reached ARRAY JOIN ['Podcast Download', 'Website Visit', 'Conversion'] AS s WHERE step = 'Podcast Download') AS f
+      LEFT JOIN reached AS r ON r.app = f.app AND r.step = f.s`);
+    expect(want.some((row) => Number(row['WebEventsFromPodcastFunnel.conversionsPercent']) < 100)).toBe(true);
+    const got = await load({ measures: ['WebEventsFromPodcastFunnel.conversionsPercent'], dimensions: ['WebEventsFromPodcastFunnel.step', 'WebEvents.appId'] });
+    expect(
+      asSet(got.filter((row) => row['WebEventsFromPodcastFunnel.step'] !== null && row['WebEventsFromPodcastFunnel.conversionsPercent'] !== null)),
+    ).toEqual(asSet(want));
+  });
+
   it('ungrouped: the join’s rows, one per raw request and web event of an address, a measure as the row’s value', async () => {
     const [event] = await suite.oracle.rows<{ id: string; value: number; requests: string }>(`
       SELECT toString(w.event_id) AS id, w.se_value AS value, count() AS requests
