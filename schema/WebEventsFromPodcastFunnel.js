@@ -183,6 +183,11 @@ UNION ALL ${steps}`;
       sql: (conversions, firstStepConversions) => `CASE WHEN ${firstStepConversions} > 0 THEN 100.0 * ${conversions} / ${firstStepConversions} ELSE NULL END`,
       type: 'number',
       format: 'percent',
+      // The service refuses it beside another cube's members (src/cube/engine/dialect.ts).
+      meta: {
+        notAcrossJoins:
+          "it divides by the first step's addresses, which other cubes' rows cannot be joined to; ask for conversions by step with those members and divide by the first step's.",
+      },
     },
   },
 };

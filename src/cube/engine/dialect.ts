@@ -1,6 +1,7 @@
 import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension';
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations';
+import { UserError } from '@cubejs-backend/schema-compiler/dist/src/compiler/UserError';
 
 /**
  * Where the service keeps tables rollups are built from: beside
@@ -182,6 +183,24 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
     const join = this.join as { joins: unknown[]; multiplicationFactor: Record<string, boolean> } | undefined;
     if (!join) return false;
     return (join.joins.length > 0 && !this.ungrouped) || Boolean(join.multiplicationFactor[cubeName]);
+  }
+
+  /**
+   * A measure whose model says `meta: { notAcrossJoins: "<why>" }` refuses a
+   * query that joins other cubes to it, with the model's reason: a 400
+   * instead of a number the join cannot make right. The funnel's
+   * conversionsPercent divides by rows (the first step's, repeated for each
+   * later step) that have no user id to join on: by a WebEvents member it
+   * answered 2,500 %.
+   */
+  override buildSqlAndParams(exportAnnotatedSql?: boolean): ReturnType<ClickHouseQuery['buildSqlAndParams']> {
+    if ((this.join as { joins: unknown[] } | undefined)?.joins.length) {
+      for (const { measure } of this.measures as { measure: string }[]) {
+        const why = (this.cubeEvaluator.measureByPath(measure) as { meta?: { notAcrossJoins?: unknown } }).meta?.notAcrossJoins;
+        if (typeof why === 'string') throw new UserError(`${measure} cannot be asked with members of other cubes: ${why}`);
+      }
+    }
+    return super.buildSqlAndParams(exportAnnotatedSql);
   }
 
   override timeStampCast(value: string): string {
