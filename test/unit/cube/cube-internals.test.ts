@@ -164,6 +164,7 @@ const EXPECTED: Expectation[] = [
       'dimensionAliasNames',
       'joinFullKeyQueryAggregate',
       'multipliedJoinRowResult',
+      'buildSqlAndParams',
       'timeStampCast',
       'dateTimeCast',
       'preAggregationSchema',
@@ -175,6 +176,12 @@ const EXPECTED: Expectation[] = [
     load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations'),
     exportName: 'PreAggregations',
     methods: ['findPreAggregationForQuery'],
+  },
+  {
+    usedBy: 'src/cube/engine/dialect.ts (a measure refused across joins is a UserError: Cube answers it 400)',
+    module: '@cubejs-backend/schema-compiler/dist/src/compiler/UserError',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/compiler/UserError'),
+    exportName: 'UserError',
   },
   {
     usedBy: 'src/cube/engine/dialect.ts (HourTimeDimension)',
