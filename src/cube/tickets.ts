@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Ticket } from '../warehouse/statement-queue';
 import { CubeFailure } from './errors';
 
@@ -21,6 +22,9 @@ export class Tickets {
   issue(requestId: string, lane: string, timeoutMs: number): Issued {
     if (this.refusing) throw shuttingDown();
     const controller = new AbortController();
+    // Each statement of the load listens while it waits in the queue: a request of QUERY_MAX_QUERIES queries has
+    // that many waiting at once, and Node's default of 10 logged a leak warning for them. The signal ends with the load.
+    setMaxListeners(0, controller.signal);
     const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The query did not finish within ${timeoutMs / 1000} s.`)), timeoutMs);
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
