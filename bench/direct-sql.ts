@@ -18,6 +18,8 @@ import { neverValue, queryOf, type LoadScenario } from './scenarios';
 export interface DirectSql {
   /** The SQL of the scenario's n-th request, parameters in place. */
   sqlOf(n: number): string;
+  /** The n-th request's SQL run, its rows read as the driver reads them, as objects keyed by column name. */
+  rows(n: number): Promise<Record<string, unknown>[]>;
   run(n: number): Promise<Outcome>;
 }
 
@@ -36,15 +38,26 @@ export async function directSql(
   if (scenario.cache === 'uncached' && marker < 0) throw new Error(`Cube's SQL for ${scenario.shape.name} lacks the per-request filter value`);
   const sqlOf = (n: number) => formatMySql(text, marker < 0 ? params : params.map((p, i) => (i === marker ? neverValue(n) : p)));
 
+  // Read as the driver reads it: a slice of lines parsed per turn of the event loop.
+  const read = async (sql: string, onSlice: (lines: unknown[]) => void) => {
+    const answer = await client.exec({ query: `${sql}\nFORMAT ${ROW_FORMAT}`, clickhouse_settings: { send_progress_in_http_headers: 0 } });
+    for await (const lines of jsonLinesInSlices(answer.stream as AsyncIterable<Uint8Array>)) onSlice(lines);
+  };
+
   return {
     sqlOf,
+    rows: async (n) => {
+      const lines: unknown[] = [];
+      await read(sqlOf(n), (slice) => lines.push(...slice));
+      // The format's first two lines are the column names and types.
+      const [names, , ...values] = lines as string[][];
+      return values.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])));
+    },
     run: async (n) => {
       const sql = sqlOf(n);
       const started = performance.now();
       try {
-        // Read as the driver reads it: a slice of lines parsed per turn of the event loop.
-        const answer = await client.exec({ query: `${sql}\nFORMAT ${ROW_FORMAT}`, clickhouse_settings: { send_progress_in_http_headers: 0 } });
-        for await (const lines of jsonLinesInSlices(answer.stream as AsyncIterable<Uint8Array>)) void lines;
+        await read(sql, () => {});
         return { ms: performance.now() - started, ok: true };
       } catch (err) {
         return { ms: performance.now() - started, ok: false, error: err instanceof Error ? err.message : String(err) };
