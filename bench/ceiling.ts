@@ -20,7 +20,7 @@ export function startCeiling(path: string, body: string, port = 0): Promise<Bare
   app.post(path, express.json({ type: () => true }), (_req, res) => {
     res.type('application/json').send(body);
   });
-  return listening(app, port);
+  return listen(app, port);
 }
 
 /** The two bare servers the floor is measured on: Node's own, and Express 5 with its JSON body parser only. */
@@ -40,9 +40,9 @@ export function startFloor(kind: FloorKind, path: string, answer: (body: unknown
     app.post(path, express.json({ type: () => true }), (req, res, next) => {
       answer(req.body).then((result) => res.json(result), next);
     });
-    return listening(app, 0);
+    return listen(app);
   }
-  return listening((req, res) => {
+  return listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -60,10 +60,11 @@ export function startFloor(kind: FloorKind, path: string, answer: (body: unknown
           },
         );
     });
-  }, 0);
+  });
 }
 
-async function listening(handler: http.RequestListener, port: number): Promise<BareEndpoint> {
+/** Serves `handler` on the loopback, on `port` or a free one. */
+export async function listen(handler: http.RequestListener, port = 0): Promise<BareEndpoint> {
   const server = http.createServer(handler).listen(port, '127.0.0.1');
   await once(server, 'listening');
   return {

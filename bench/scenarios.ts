@@ -29,8 +29,18 @@ export interface LoadScenario {
   cache: CacheMode;
 }
 
+const NEVER_PREFIX = 'bench-no-such-value-';
+
 /** The uncached variant's filter value for the n-th request: no row holds it. */
-export const neverValue = (n: number) => `bench-no-such-value-${n}`;
+export const neverValue = (n: number) => `${NEVER_PREFIX}${n}`;
+
+/** The n of the uncached query a request carries, so an endpoint that stands in for Cube runs that request's SQL. */
+export function requestNumberOf(query: Query): number {
+  const values = ((query.filters as { values?: unknown[] }[] | undefined) ?? []).flatMap((filter) => filter.values ?? []);
+  const never = values.find((value): value is string => typeof value === 'string' && value.startsWith(NEVER_PREFIX));
+  if (never === undefined) throw new Error('not an uncached query of the bench');
+  return Number(never.slice(NEVER_PREFIX.length));
+}
 
 /** The query the n-th request of a scenario sends. */
 export function queryOf({ shape, cache }: Pick<LoadScenario, 'shape' | 'cache'>, n: number): Query {
