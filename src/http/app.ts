@@ -23,7 +23,7 @@ import { healthzRoute } from './routes/healthz';
 import { metaRoute } from './routes/meta';
 import { openApiRoute } from './routes/openapi';
 import { readyzRoute } from './routes/readyz';
-import { routeLabeller } from './route-label';
+import { DATA_ROUTES, LABELLED_ROUTES, routeLabeller } from './route-label';
 import { securityHeaders } from './security-headers';
 import { serverTiming } from './server-timing';
 import type { ShutdownGate } from './shutdown-gate';
@@ -43,20 +43,6 @@ export interface AppDeps {
 
 /** What a client may send as x-request-id: Cube's clients send `<uuid>-span-<n>`. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The routes that carry Server-Timing. */
-const DATA_ROUTES = [
-  '/v1/data/meta',
-  '/v1/data/load',
-  '/v1/data/export',
-  '/cubejs-api/v1/meta',
-  '/cubejs-api/v1/load',
-  '/cubejs-api/v1/sql',
-  '/cubejs-api/v1/dry-run',
-];
-
-/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/operations.md lists them all). */
-export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
 
 /**
  * The HTTP surface, in the order a request meets it: request id, metrics

@@ -1,3 +1,17 @@
+/** The routes that carry Server-Timing. */
+export const DATA_ROUTES = [
+  '/v1/data/meta',
+  '/v1/data/load',
+  '/v1/data/export',
+  '/cubejs-api/v1/meta',
+  '/cubejs-api/v1/load',
+  '/cubejs-api/v1/sql',
+  '/cubejs-api/v1/dry-run',
+];
+
+/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/operations.md lists them all). */
+export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
+
 /**
  * The route pattern a request path counts under, as mounting a middleware
  * on each pattern (`app.use(pattern, …)`) finds it: the pattern itself or

@@ -1,7 +1,6 @@
 import express from 'express';
 import request from 'supertest';
-import { LABELLED_ROUTES } from '../../../src/http/app';
-import { routeLabeller } from '../../../src/http/route-label';
+import { LABELLED_ROUTES, routeLabeller } from '../../../src/http/route-label';
 
 /** The oracle: Express mounting a middleware on each pattern, as the app labelled its routes before. */
 function mountedApp() {

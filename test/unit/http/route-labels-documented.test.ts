@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LABELLED_ROUTES } from '../../../src/http/app';
+import { LABELLED_ROUTES } from '../../../src/http/route-label';
 
 /**
  * docs/operations.md lists every value the request metrics' `route` label
- * takes: the routes app.ts labels, and "unmatched" for any other path.
+ * takes: the routes src/http/route-label.ts lists, and "unmatched" for any other path.
  */
 it('docs/operations.md lists every route label value, and no other', () => {
   const doc = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'operations.md'), 'utf8');
