@@ -6,10 +6,10 @@
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] };
 // Jest runs every module (Cube's and its dependencies' too) in a vm context, where each read of a global such as
 // `Math` or `Object` goes through the context's interceptor instead of an inline cache: Cube's ANTLR parse of the YAML
-// models ran 3x slower than in plain node (4 million `Math.imul` reads in its hash function), its SQL compiles about
-// 1.3x. Jest passes the globals named here to each module as parameters, read once (docs/testing.md, "Where the time
-// goes"). Only built-ins that no test replaces and no module declares at its top level (a `const Buffer` or
-// graphql-scalars' `const JSON` would no longer parse); Date and the timers stay globals for jest's fake timers.
+// models ran 4-5 times slower than in plain node (4 million `Math.imul` calls in its hash function). Jest passes the
+// globals named here to each module as parameters, read once (docs/testing.md, "Where the time goes"). Only built-ins
+// that no test replaces and that no module declares at its top level (a module's `const Buffer`, or graphql-scalars'
+// `const JSON`, would no longer parse); Date and the timers stay globals for jest's fake timers.
 const sandboxInjectedGlobals = [
   'Math',
   'Object',
