@@ -56,23 +56,6 @@ function isRangePhrase(text: string, timezone: string): boolean {
   }
 }
 
-/**
- * A range's two dates in order: Cube reads `["2026-11-10", "2026-11-01"]` as
- * an empty range and answers 0 rows (notInDateRange: every row) with a 200.
- * A date alone is its day's first instant as a start and its last as an end,
- * as the dialect reads it. Values that name a zone are not compared: the
- * other's zone is the query's.
- */
-function inOrder(where: string, member: string, rule: 'dateFilters' | 'dateRanges', [from, to]: string[]): void {
-  const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/;
-  if (zoned.test(from) || zoned.test(to)) return;
-  const instant = (value: string, end: boolean) => {
-    const [date, time = end ? '23:59:59.999' : '00:00:00.000'] = value.split(/[T ]/);
-    return `${date}T${`${time}${'00:00:00.000'.slice(time.length)}`}`;
-  };
-  if (instant(from, false) > instant(to, true)) refuse(rule, `${where}: the range for ${member} ends before it starts (${shown(from)} is after ${shown(to)}).`);
-}
-
 const shown = (value: unknown) => {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
@@ -91,7 +74,6 @@ export function checkDateFilter(where: string, member: string, operator: string,
   for (const value of list) {
     if (!isDateValue(value)) refuse('dateFilters', `${where}: the ${operator} filter on ${member} needs ${DATE_FORMS}; ${shown(value)} is not one.`);
   }
-  if (list.length === 2) inOrder(where, member, 'dateFilters', list as string[]);
 }
 
 /** One time dimension's `dateRange` or one range of its `compareDateRange`: a phrase, or one or two dates. */
@@ -108,7 +90,6 @@ export function checkDateRange(where: string, member: string, range: unknown, ti
   for (const value of range) {
     if (!isDateValue(value)) refuse('dateRanges', `${where}: ${shown(value)} is not a date for ${member}; expected ${DATE_FORMS}.`);
   }
-  if (range.length === 2) inOrder(where, member, 'dateRanges', range as string[]);
 }
 
 /** Every date of a query: its date filters at any depth and its time dimensions' ranges. */

@@ -125,12 +125,12 @@ export const ADMISSION_RULES = {
   dateFilters: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'A date filter has as many values as its operator reads (one, or one or two for ranges and `onTheDate`), each a date that exists (`YYYY-MM-DD`, optionally a local time); of two, the first is not after the second.',
+    asks: 'A date filter has as many values as its operator reads (one, or one or two for ranges and `onTheDate`), each a date that exists (`YYYY-MM-DD`, optionally a local time).',
   },
   dateRanges: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, the first not after the second, or a phrase Cube reads (`"last 7 days"`, `"from 7 days ago to now"`).',
+    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, or a phrase Cube reads (`"last 7 days"`, `"from 7 days ago to now"`).',
   },
   blending: {
     code: 'invalid_query',
