@@ -76,6 +76,23 @@ export function checkDateFilter(where: string, member: string, operator: string,
   }
 }
 
+/** Operators that compare a member with its values as written; on a time dimension the values are instants (the dialect reads them in the query's time zone). */
+const VALUE_OPERATORS = new Set(['equals', 'notEquals', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte']);
+
+/**
+ * The values of a value operator on a time dimension: dates or local times,
+ * null aside (equals and notEquals read null as `IS NULL`); anything else
+ * reached ClickHouse's parser and failed the query, or was read as some
+ * other time.
+ */
+export function checkTimeValues(where: string, member: string, operator: string, values: unknown): void {
+  if (!VALUE_OPERATORS.has(operator) || !Array.isArray(values)) return;
+  for (const value of values) {
+    if (value !== null && !isDateValue(value))
+      refuse('dateFilters', `${where}: the ${operator} filter on ${member} compares times; ${shown(value)} is not ${DATE_FORMS}.`);
+  }
+}
+
 /** One time dimension's `dateRange` or one range of its `compareDateRange`: a phrase, or one or two dates. */
 export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
   const zone = typeof timezone === 'string' ? timezone : 'UTC';

@@ -40,6 +40,10 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
     if (COMPARISON_OPERATORS.has(operator) && Array.isArray(values) && values.some((v) => v === null || v === undefined)) {
       refuse('nullValues', `The ${operator} filter on ${name} needs a value, not null.`);
     }
+    // Cube 0.33 compared with the first value and ignored the others without a word.
+    if (COMPARISON_OPERATORS.has(operator) && Array.isArray(values) && values.length > 1) {
+      refuse('oneValue', `The ${operator} filter on ${name} compares with one value; got ${values.length}.`);
+    }
   });
 }
 

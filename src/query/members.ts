@@ -1,4 +1,5 @@
 import { refuse } from './rules';
+import { checkTimeValues } from './dates';
 import { eachFilter } from './filters';
 import type { Schema } from '../cube/shapes';
 
@@ -133,8 +134,10 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     ] as const) {
       if (typeof name !== 'string') continue;
       if (!isMember(name)) notAMember(`${where}.${key}`, name);
-      if (typeof operator !== 'string' || !TEXT_OPERATORS.has(operator)) continue;
+      if (typeof operator !== 'string') continue;
       const type = model.types.get(name);
+      if (type === 'time') checkTimeValues(where, name, operator, values);
+      if (!TEXT_OPERATORS.has(operator)) continue;
       if (type !== 'string') refuse('memberKinds', `${where}: the ${operator} filter compares text; ${name} is of type ${type}.`);
       if (Array.isArray(values) && values.includes(null)) refuse('nullValues', `${where}: the ${operator} filter needs text values, not null.`);
     }

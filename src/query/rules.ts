@@ -115,6 +115,11 @@ export const ADMISSION_RULES = {
     stage: 'model',
     asks: 'Comparison (`gt`, `gte`, `lt`, `lte`) and text operators take values, not `null`.',
   },
+  oneValue: {
+    code: 'invalid_query',
+    stage: 'model',
+    asks: 'A comparison (`gt`, `gte`, `lt`, `lte`) takes one value.',
+  },
   timezone: {
     code: 'invalid_query',
     stage: 'model',
@@ -125,7 +130,7 @@ export const ADMISSION_RULES = {
   dateFilters: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'A date filter has as many values as its operator reads (one, or one or two for ranges and `onTheDate`), each a date that exists (`YYYY-MM-DD`, optionally a local time).',
+    asks: 'A date filter has as many values as its operator reads (one, or one or two for ranges and `onTheDate`), each a date that exists (`YYYY-MM-DD`, optionally a local time); so are the values of `equals`, `notEquals`, `in`, `notIn` and comparisons on a time dimension.',
   },
   dateRanges: {
     code: 'invalid_query',

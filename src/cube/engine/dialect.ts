@@ -23,7 +23,7 @@ export const TIES_AS_READ = 'tiesAsRead';
 export const ROLLUP_TIME_ZONE = 'UTC';
 
 /**
- * Cube 0.33's ClickHouse dialect with eight of its mistakes corrected, each
+ * Cube 0.33's ClickHouse dialect with nine of its mistakes corrected, each
  * proven by a case in test/integration/query-language/filters.suite.ts,
  * time.suite.ts, order-limit.suite.ts or joins.suite.ts:
  * - a date-only value of `beforeOrOnDate` / `afterDate` is read as that
@@ -33,6 +33,8 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  *   the end of today instead of covering that one value's day or instant;
  * - bounds are parsed to whole seconds, so millisecond columns (WebEvents)
  *   miss events inside the bounding second;
+ * - equals, in, gt and the other value operators on a time member read
+ *   their values in UTC, whatever the query's time zone;
  * - contains/startsWith/endsWith fold case for ASCII letters only;
  * - their LIKE patterns escape `%` and `_` for contains only and a backslash
  *   never: startsWith "%" matched every row, and a value ending in a
@@ -310,6 +312,14 @@ class HourTimeDimension extends BaseTimeDimension {
 type Filter = ReturnType<ClickHouseQuery['newFilter']>;
 type FilterClass = new (query: unknown, filter: unknown) => Filter;
 
+/**
+ * Operators that compare a member with values as written. On a time member
+ * Cube 0.33 handed the value to ClickHouse unconverted, which read it in
+ * UTC whatever the query's time zone: `gt "2026-11-01T10:00:00"` in
+ * America/New_York answered what afterDate answers in UTC.
+ */
+const VALUE_OPERATORS = new Set(['equals', 'notEquals', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte']);
+
 /** The operators Cube writes as LIKE patterns. */
 const LIKE_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
 
@@ -322,6 +332,7 @@ function withFixes(ClickHouseFilter: FilterClass): FilterClass {
   const Base = ClickHouseFilter as new (query: unknown, filter: unknown) => any;
   return class FixedClickHouseFilter extends Base {
     filterParams(): unknown[] {
+      if (this.comparesTimes()) return (super.filterParams() as string[]).map((value) => this.inDbTimeZoneDateFrom(value));
       if (!this.isDateOperator()) return super.filterParams();
       const [first, second] = this.values as (string | undefined)[];
       switch (this.camelizeOperator) {
@@ -335,6 +346,15 @@ function withFixes(ClickHouseFilter: FilterClass): FilterClass {
         default:
           return super.filterParams();
       }
+    }
+
+    castParameter(): string {
+      return this.comparesTimes() ? this.query.timeStampCast('?') : super.castParameter();
+    }
+
+    /** A value operator on a time member: its values are instants local to the query's time zone, as date operators' are. */
+    comparesTimes(): boolean {
+      return !this.measure && VALUE_OPERATORS.has(this.camelizeOperator) && this.definition().type === 'time';
     }
 
     isWildcardOperator(): boolean {

@@ -16,7 +16,8 @@
  * - Several values in equals / contains / startsWith / endsWith / in mean OR;
  *   in notEquals / notContains / … they mean AND (none of them).
  * - Date values are local to the query's timezone (UTC unless given); a
- *   'YYYY-MM-DD' value is that whole day.
+ *   'YYYY-MM-DD' value is that whole day for the date operators and its
+ *   first instant for equals, in, gt and the other value operators.
  * - Filters on measures become HAVING; measureFilter applies a measure's own
  *   `filters` to the rows (WHERE).
  */
@@ -39,6 +40,9 @@ interface Ctx {
   /** A web event whose track_ts has milliseconds: 'YYYY-MM-DDTHH:mm:ss.SSS', and the start of that second. */
   eventTs: string;
   eventSecond: string;
+  /** That event's track_ts as local times of New York and of Kolkata (a half-hour offset). */
+  eventTsNewYork: string;
+  eventTsKolkata: string;
 }
 let ctx: Ctx;
 
@@ -46,10 +50,12 @@ beforeAll(async () => {
   const [days] = await suite.oracle.rows<{ d10: string; d3: string }>(
     `SELECT toString(toDate(max(ts)) - 10) AS d10, toString(toDate(max(ts)) - 3) AS d3 FROM analytics.downloads`,
   );
-  const [event] = await suite.oracle.rows<{ ts: string; second: string }>(`
-    SELECT replaceOne(toString(track_ts), ' ', 'T') AS ts, replaceOne(toString(toStartOfSecond(track_ts)), ' ', 'T') AS second
+  const [event] = await suite.oracle.rows<{ ts: string; second: string; newYork: string; kolkata: string }>(`
+    SELECT replaceOne(toString(track_ts), ' ', 'T') AS ts, replaceOne(toString(toStartOfSecond(track_ts)), ' ', 'T') AS second,
+      replaceOne(toString(toTimeZone(track_ts, 'America/New_York')), ' ', 'T') AS newYork,
+      replaceOne(toString(toTimeZone(track_ts, 'Asia/Kolkata')), ' ', 'T') AS kolkata
     FROM analytics.web_events WHERE toMillisecond(track_ts) >= 100 ORDER BY track_ts, event_id LIMIT 1`);
-  ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second };
+  ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second, eventTsNewYork: event.newYork, eventTsKolkata: event.kolkata };
 });
 
 const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
@@ -495,6 +501,67 @@ const DATE_CASES: Case[] = [
       GROUP BY app_id`,
     cube033Bug: 'Same cast as the inDateRange filter: parseDateTimeBestEffort() drops the milliseconds of the dateRange bounds.',
   },
+  {
+    name: 'gt on a time member, a local time of the query timezone (America/New_York)',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'gt', [`${c.d10}T10:00:00`])], { timezone: 'America/New_York' }),
+    sql: downloadsWhere((c) => `ts > toDateTime('${c.d10} 10:00:00', 'America/New_York')`),
+    cube033Bug: 'Value operators on a time member handed the value to ClickHouse as written, which read it in UTC whatever the query timezone.',
+  },
+  {
+    name: 'lte on a time member, a date: up to its first instant in the query timezone',
+    query: downloadsByCountry((c) => [f('Downloads.ts', 'lte', [c.d10])], { timezone: 'America/New_York' }),
+    sql: downloadsWhere((c) => `ts <= toDateTime('${c.d10} 00:00:00', 'America/New_York')`),
+    cube033Bug: 'The date was read as midnight UTC.',
+  },
+  {
+    name: 'gte and lt on a time member, local times with milliseconds, in UTC',
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      filters: [f('WebEvents.trackTs', 'gte', [c.eventTs]), f('WebEvents.trackTs', 'lt', [`${c.d3}T00:00:00.000`])],
+    }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts >= toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC') AND track_ts < toDateTime64('${c.d3} 00:00:00', 3, 'UTC')
+      GROUP BY app_id`,
+  },
+  {
+    name: 'equals on a time member, an instant with milliseconds as New York writes it',
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      filters: [f('WebEvents.trackTs', 'equals', [c.eventTsNewYork])],
+      timezone: 'America/New_York',
+    }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts = toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC') GROUP BY app_id`,
+    cube033Bug: 'The New York time was compared as a UTC time, five hours off: no row.',
+  },
+  {
+    name: 'in on a time member, in a half-hour zone (Asia/Kolkata)',
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      filters: [f('WebEvents.trackTs', 'in', [c.eventTsKolkata, `${c.d3}T05:30:00`])],
+      timezone: 'Asia/Kolkata',
+    }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts IN (toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC'), toDateTime64('${c.d3} 05:30:00', 3, 'Asia/Kolkata'))
+      GROUP BY app_id`,
+    cube033Bug: 'Both values were read in UTC.',
+  },
+  {
+    name: 'notIn on a time member leaves out exactly those instants of the query timezone',
+    query: (c) => ({
+      measures: ['WebEvents.count'],
+      dimensions: ['WebEvents.appId'],
+      filters: [f('WebEvents.trackTs', 'notIn', [c.eventTsKolkata, c.d10])],
+      timezone: 'Asia/Kolkata',
+    }),
+    sql: (c) => `SELECT app_id AS "WebEvents.appId", count() AS "WebEvents.count" FROM analytics.web_events
+      WHERE track_ts NOT IN (toDateTime64('${c.eventTs.replace('T', ' ')}', 3, 'UTC'), toDateTime64('${c.d10} 00:00:00', 3, 'Asia/Kolkata'))
+      GROUP BY app_id`,
+    cube033Bug: 'Read in UTC, the values matched no event, so the event was kept.',
+  },
 ];
 
 // ---------------------------------------------------------------------------
@@ -639,6 +706,8 @@ describe('operator coverage and rejected filters', () => {
     ['both member and dimension', [{ member: 'Downloads.country', dimension: 'Downloads.country', operator: 'equals', values: ['Germany'] }]],
     ['a dimension and a measure in one logical group', [{ or: [f('Downloads.country', 'equals', ['Germany']), f('Downloads.count', 'gt', ['1'])] }]],
     ['an unknown member', [f('Downloads.nope', 'equals', ['x'])]],
+    ['gt with two values (Cube 0.33 compared with the first alone)', [f('Downloads.count', 'gt', ['1', '100000000'])]],
+    ['equals on a time member with a value that is not a time', [f('Downloads.ts', 'equals', ['yesterday'])]],
   ])('%s is a 400', async (_name, filters) => {
     const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters });
     expect(res.status).toBe(400);
@@ -656,7 +725,13 @@ describe('operator coverage and rejected filters', () => {
  */
 describe('filters: the same query with other values', () => {
   const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const SHAPES: { name: string; values: string[][]; query: (values: string[]) => Query; sql: (values: string[]) => string }[] = [
+  const SHAPES: {
+    name: string;
+    /** The values to ask with, in turn; a function of the dataset's dates where they must fall in it. */
+    values: string[][] | ((c: Ctx) => string[][]);
+    query: (values: string[]) => Query;
+    sql: (values: string[]) => string;
+  }[] = [
     {
       name: 'equals, one value',
       values: [['Germany'], ['Spain'], ["Côte d'Ivoire"], [''], ['Japan'], ['a\\b']],
@@ -712,12 +787,20 @@ describe('filters: the same query with other values', () => {
       sql: ([rank, platform]) => `SELECT category AS "ChannelRanks.category", count() AS "ChannelRanks.count"
         FROM analytics.channel_ranks WHERE platform = ${literal(platform)} GROUP BY category HAVING sum(rank) / count() < ${rank}`,
     },
+    {
+      name: 'gt on a time member in the query timezone',
+      values: (c) => [[`${c.d10}T10:00:00`], [c.d3], [`${c.d3}T23:30:00`]],
+      query: ([v]) => by(['Downloads.count'], ['Downloads.continent'], [f('Downloads.ts', 'gt', [v])], { timezone: 'America/New_York' })(),
+      sql: ([v]) => `SELECT continent AS "Downloads.continent", count() AS "Downloads.count"
+        FROM analytics.downloads WHERE ts > parseDateTimeBestEffort(${literal(v)}, 'America/New_York')
+        GROUP BY continent`,
+    },
   ];
 
   for (const shape of SHAPES) {
     it(shape.name, async () => {
       const answers: string[][] = [];
-      for (const values of shape.values) {
+      for (const values of typeof shape.values === 'function' ? shape.values(ctx) : shape.values) {
         const [res, expected] = await Promise.all([load(shape.query(values)), suite.oracle.rows<Row>(shape.sql(values))]);
         expect(res.status).toBe(200);
         expect(canonical(res.body.data)).toEqual(canonical(expected));

@@ -183,6 +183,24 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
     'invalid_query',
   ],
   [
+    'gt with two values',
+    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: ['5', '100'] }] }, MODEL),
+    'oneValue',
+    'invalid_query',
+  ],
+  [
+    'equals on a time dimension with a value that is not a time',
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'equals', values: ['2026-11-01T10:00:00', 'yesterday'] }] }, MODEL),
+    'dateFilters',
+    'invalid_query',
+  ],
+  [
+    'lt on a time dimension with a number',
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'lt', values: [1767225600] }] }, MODEL),
+    'dateFilters',
+    'invalid_query',
+  ],
+  [
     'beforeDate with two dates',
     () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'beforeDate', values: ['2026-01-01', '2026-01-02'] }] }, MODEL),
     'dateFilters',
@@ -270,6 +288,10 @@ describe('query admission: one error type, one table of rules', () => {
     expect(() => admitQueries(pagingOf(query), MODEL)).not.toThrow();
     expect(() => admitQueries([byDay('last week'), byDay('this week')], MODEL)).not.toThrow();
     expect(() => admitQueries({ dimensions: ['Events.id'], ungrouped: true }, MODEL)).not.toThrow();
+    const filtered = (filters: unknown[]) => admitQueries({ measures: [count], filters }, MODEL);
+    expect(() => filtered([{ member: 'Downloads.ts', operator: 'equals', values: ['2026-01-02', '2026-01-03T10:00:00.000', null] }])).not.toThrow();
+    expect(() => filtered([{ member: 'Downloads.ts', operator: 'gt', values: ['2026-01-02T10:00:00Z'] }])).not.toThrow();
+    expect(() => filtered([{ member: 'Downloads.episodes', operator: 'lte', values: [100] }])).not.toThrow();
     // A time dimension is returned when grouped by a granularity, in either form.
     expect(() => admitQueries({ ...byDay('last week'), order: { 'Downloads.ts': 'asc' } }, MODEL)).not.toThrow();
     expect(() => admitQueries({ measures: [count], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'asc']] }, MODEL)).not.toThrow();
