@@ -479,6 +479,43 @@ describe('time zones other than UTC', () => {
     expect(res.body.data).toEqual(asTimeRows('WebEvents.trackTs', 'week', 'WebEvents.count', expected));
   });
 
+  // Cube 0.33 wrote these in UTC, in the same form as the buckets' local times: a New York reader was five hours off.
+  it('America/New_York: a time member listed without a granularity comes as New York local time, as its buckets do', async () => {
+    const tz = 'America/New_York';
+    const res = await load({
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.ts'],
+      timezone: tz,
+      filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: [D(3)] }],
+    }).expect(200);
+    const expected = await suite.oracle.rows<Row>(
+      `SELECT ${isoTime(`toTimeZone(ts, '${tz}')`)} AS "Downloads.ts", toString(count()) AS "Downloads.count" FROM ${db}.downloads
+       WHERE toDate(ts, '${tz}') = '${D(3)}' GROUP BY ts ORDER BY ts`,
+    );
+    expect(expected.length).toBeGreaterThan(100);
+    expect(res.body.data).toEqual(expected);
+  });
+
+  it('Asia/Kolkata: ungrouped records keep their DateTime64 milliseconds in local time (WebEvents.trackTs)', async () => {
+    const tz = 'Asia/Kolkata';
+    const res = await load({
+      dimensions: ['WebEvents.eventId', 'WebEvents.trackTs', 'WebEvents.ingestTs'],
+      ungrouped: true,
+      timezone: tz,
+      filters: [{ member: 'WebEvents.trackTs', operator: 'inDateRange', values: [D(4)] }],
+      order: [['WebEvents.trackTs', 'asc']],
+      limit: 500,
+    }).expect(200);
+    const local = (column: string) => `replaceOne(toString(toTimeZone(${column}, '${tz}')), ' ', 'T')`;
+    const expected = await suite.oracle.rows<Row>(
+      `SELECT event_id AS "WebEvents.eventId", ${local('track_ts')} AS "WebEvents.trackTs", ${local('toDateTime64(ingest_ts, 3)')} AS "WebEvents.ingestTs"
+       FROM ${db}.web_events WHERE toDate(track_ts, '${tz}') = '${D(4)}' ORDER BY track_ts, event_id LIMIT 500`,
+    );
+    expect(expected.length).toBeGreaterThan(10);
+    expect(expected.some((row) => !String(row['WebEvents.trackTs']).endsWith('.000'))).toBe(true);
+    expect(res.body.data).toEqual(expected);
+  });
+
   it('an unknown time zone is a 400', async () => {
     const res = await load({
       measures: ['Downloads.count'],

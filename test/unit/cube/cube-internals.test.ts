@@ -184,6 +184,14 @@ const EXPECTED: Expectation[] = [
     exportName: 'UserError',
   },
   {
+    usedBy: 'src/cube/engine/dialect.ts (LocalTimeDimension)',
+    module: '@cubejs-backend/schema-compiler/dist/src/adapter/BaseDimension',
+    load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/BaseDimension'),
+    exportName: 'BaseDimension',
+    methods: ['dimensionSql', 'definition'],
+    fields: ['query', 'expression', 'dimension'],
+  },
+  {
     usedBy: 'src/cube/engine/dialect.ts (HourTimeDimension)',
     module: '@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension',
     load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/BaseTimeDimension'),
@@ -195,7 +203,7 @@ const EXPECTED: Expectation[] = [
     module: '@cubejs-backend/schema-compiler/dist/src/adapter/BaseFilter',
     load: () => fromRoot('@cubejs-backend/schema-compiler/dist/src/adapter/BaseFilter'),
     exportName: 'BaseFilter',
-    methods: ['filterParams', 'isDateOperator', 'inDateRangeWhere', 'onTheDateWhere', 'likeIgnoreCase'],
+    methods: ['filterParams', 'isDateOperator', 'inDateRangeWhere', 'onTheDateWhere', 'likeIgnoreCase', 'castParameter', 'inDbTimeZoneDateFrom', 'definition'],
   },
   {
     usedBy: 'src/cube/engine/driver.ts (WarehouseDriver, RollupWriter)',
