@@ -28,7 +28,9 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
       }
     }
   }
-  eachFilter(filters, ({ member, dimension, operator, values }) => {
+  eachFilter(filters, ({ member, dimension, operator, values, or }, where) => {
+    // An `or` of nothing matches no row; Cube 0.33 dropped it and answered every row.
+    if (Array.isArray(or) && or.length === 0) refuse('emptyOr', `${where}.or lists no condition; an "or" needs at least one.`);
     const name = member ?? dimension;
     if (typeof name !== 'string' || typeof operator !== 'string') return;
     if (DATE_OPERATORS.has(operator) && !kinds.timeDimensions.has(name)) {

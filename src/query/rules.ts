@@ -115,6 +115,11 @@ export const ADMISSION_RULES = {
     stage: 'model',
     asks: 'Comparison (`gt`, `gte`, `lt`, `lte`) and text operators take values, not `null`.',
   },
+  emptyOr: {
+    code: 'invalid_query',
+    stage: 'model',
+    asks: 'An `or` lists at least one condition.',
+  },
   oneValue: {
     code: 'invalid_query',
     stage: 'model',

@@ -708,6 +708,7 @@ describe('operator coverage and rejected filters', () => {
     ['an unknown member', [f('Downloads.nope', 'equals', ['x'])]],
     ['gt with two values (Cube 0.33 compared with the first alone)', [f('Downloads.count', 'gt', ['1', '100000000'])]],
     ['equals on a time member with a value that is not a time', [f('Downloads.ts', 'equals', ['yesterday'])]],
+    ['an empty or (Cube 0.33 answered every row)', [{ or: [] }]],
   ])('%s is a 400', async (_name, filters) => {
     const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters });
     expect(res.status).toBe(400);

@@ -182,6 +182,7 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
     'dateFilters',
     'invalid_query',
   ],
+  ['an empty or, nested', () => admitQueries({ filters: [{ and: [{ or: [] }] }] }, MODEL), 'emptyOr', 'invalid_query'],
   [
     'gt with two values',
     () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: ['5', '100'] }] }, MODEL),
@@ -292,6 +293,7 @@ describe('query admission: one error type, one table of rules', () => {
     expect(() => filtered([{ member: 'Downloads.ts', operator: 'equals', values: ['2026-01-02', '2026-01-03T10:00:00.000', null] }])).not.toThrow();
     expect(() => filtered([{ member: 'Downloads.ts', operator: 'gt', values: ['2026-01-02T10:00:00Z'] }])).not.toThrow();
     expect(() => filtered([{ member: 'Downloads.episodes', operator: 'lte', values: [100] }])).not.toThrow();
+    expect(() => filtered([{ and: [] }])).not.toThrow();
     // A time dimension is returned when grouped by a granularity, in either form.
     expect(() => admitQueries({ ...byDay('last week'), order: { 'Downloads.ts': 'asc' } }, MODEL)).not.toThrow();
     expect(() => admitQueries({ measures: [count], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'asc']] }, MODEL)).not.toThrow();
