@@ -47,7 +47,8 @@ export function normalizeEachQueryOnce(): void {
   const parse = dates.dateParser;
   const parseOnce = (range: unknown, timezone: unknown) =>
     typeof range === 'string' && typeof timezone === 'string' ? resolveDateRange(range, timezone) : parse(range, timezone);
-  queries.normalizeQuery = (query, persistent) => {
+  queries.normalizeQuery = (sent, persistent) => {
+    const query = withLocalBounds(sent);
     const earlier = typeof query === 'object' && query !== null ? normalized.get(query) : undefined;
     if (earlier !== undefined && earlier.persistent === persistent && earlier.json === JSON.stringify(query)) return againOf(query);
     const shape = persistent ? shapeOf(query) : undefined;
@@ -70,6 +71,62 @@ export function normalizeEachQueryOnce(): void {
     normalized.set(answer, { persistent, json: JSON.stringify(answer) });
     return answer;
   };
+}
+
+/** A date range bound written with its offset: `…T10:00:00Z` (what a JavaScript client's `toISOString()` sends), `…T10:00:00+02:00`. */
+const ZONED_BOUND = /^\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})$/;
+const isZoned = (bound: unknown): bound is string => typeof bound === 'string' && ZONED_BOUND.test(bound);
+
+/**
+ * Cube's normalizeQuery writes each bound of a `dateRange` with
+ * `moment.utc(bound)`, so a bound with an offset became its UTC clock time,
+ * then read as a local time of the query's time zone: `["…T10:00:00Z",
+ * "…T12:00:00Z"]` in New York counted 10:00 to 12:00 New York time. Such a
+ * bound is handed to Cube as the local time of that instant in the query's
+ * zone (`compareDateRange` ranges reach this as `dateRange`s). Filters'
+ * values with an offset were read right, and still are.
+ */
+export function withLocalBounds(query: Loose): Loose {
+  const { timeDimensions, timezone } = query;
+  const zoned = (td: unknown) => Array.isArray((td as Loose | null)?.dateRange) && ((td as Loose).dateRange as unknown[]).some(isZoned);
+  if (!Array.isArray(timeDimensions) || !timeDimensions.some(zoned)) return query;
+  const zone = typeof timezone === 'string' ? timezone : 'UTC';
+  // An unknown zone is admission's to refuse (query/admit.ts); Cube gets the query as sent.
+  if (!isKnownZone(zone)) return query;
+  return {
+    ...query,
+    timeDimensions: timeDimensions.map((td) =>
+      zoned(td) ? { ...td, dateRange: ((td as Loose).dateRange as unknown[]).map((bound) => (isZoned(bound) ? localTime(bound, zone) : bound)) } : td,
+    ),
+  };
+}
+
+function isKnownZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The clock time of an instant in a time zone, as Cube writes local times (`2026-10-20T06:00:00.000`). */
+function localTime(bound: string, zone: string): string {
+  const ms = Date.parse(bound.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  if (Number.isNaN(ms)) return bound;
+  const clock = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const part = Object.fromEntries(clock.formatToParts(ms).map(({ type, value }) => [type, value]));
+  const millis = String(((ms % 1000) + 1000) % 1000).padStart(3, '0');
+  return `${part.year.padStart(4, '0')}-${part.month}-${part.day}T${part.hour}:${part.minute}:${part.second}.${millis}`;
 }
 
 /** Query shapes whose normalization is kept (all of them dropped when full): a few per dashboard, a new set each second for relative ranges. */

@@ -479,6 +479,27 @@ describe('time zones other than UTC', () => {
     expect(res.body.data).toEqual(asTimeRows('WebEvents.trackTs', 'week', 'WebEvents.count', expected));
   });
 
+  // Cube 0.33 wrote each bound with its UTC clock time and read that as New York time: four or five hours off.
+  it('America/New_York: a dateRange of instants with an offset (toISOString) counts those instants', async () => {
+    const tz = 'America/New_York';
+    const range = [`${D(3)}T10:00:00.000Z`, `${D(3)}T13:59:59.999+02:00`];
+    const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] }).expect(200);
+    const expected = await count(
+      `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(3)} 10:00:00', 'UTC') AND ts < toDateTime('${D(3)} 12:00:00', 'UTC')`,
+    );
+    expect(expected).toBeGreaterThan(0);
+    expect(dataCount(res.body, 'Downloads.count')).toBe(expected);
+    const multi = await loadMulti({
+      measures: ['Downloads.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [range, [`${D(2)}T10:00:00Z`, `${D(2)}T11:59:59.999Z`]] }],
+    }).expect(200);
+    const second = await count(
+      `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(2)} 10:00:00', 'UTC') AND ts < toDateTime('${D(2)} 12:00:00', 'UTC')`,
+    );
+    expect(multi.body.results.map((result: { data: Row[] }) => Number(result.data[0]['Downloads.count']))).toEqual([expected, second]);
+  });
+
   // Cube 0.33 wrote these in UTC, in the same form as the buckets' local times: a New York reader was five hours off.
   it('America/New_York: a time member listed without a granularity comes as New York local time, as its buckets do', async () => {
     const tz = 'America/New_York';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createRequire } from 'node:module';
-import { normalizeEachQueryOnce } from '../../../src/cube/engine/normalize-once';
+import { normalizeEachQueryOnce, withLocalBounds } from '../../../src/cube/engine/normalize-once';
 import { FILTER_OPERATORS } from '../../../src/query/members';
 
 type Loose = Record<string, unknown>;
@@ -9,7 +9,10 @@ type Normalize = (query: unknown, persistent: boolean) => Loose;
 // The copy of Cube's query module the service's gateway loads; its own normalizeQuery taken before the change.
 const fromServerCore = createRequire(require.resolve('@cubejs-backend/server-core'));
 const cubeQuery = fromServerCore('@cubejs-backend/api-gateway/dist/src/query') as { normalizeQuery: Normalize };
-const cubes = cubeQuery.normalizeQuery;
+const cubeNormalize = cubeQuery.normalizeQuery;
+// Cube's answer for the query as the service hands it over: date range bounds with an offset made local times (tested apart below).
+const cubes: Normalize = (query, persistent) =>
+  cubeNormalize(typeof query === 'object' && query !== null ? withLocalBounds(query as Loose) : query, persistent);
 normalizeEachQueryOnce();
 const ours = (): Normalize => cubeQuery.normalizeQuery;
 
@@ -194,6 +197,29 @@ describe('normalizeEachQueryOnce', () => {
   it('normalizes the same answer in full when it comes back with the other persistence', () => {
     const first = ours()({ measures: ['Downloads.count'], limit: 100_000 }, true);
     expect(outcome(() => ours()(first, false))).toStrictEqual(outcome(() => cubes(first, false)));
+  });
+});
+
+// Cube 0.33 wrote such a bound with moment.utc, its UTC clock time, then read it as a local time of the query's zone.
+describe('date range bounds with an offset', () => {
+  const range = (timezone: string, dateRange: unknown[]) => ({ timezone, timeDimensions: [{ dimension: 'Downloads.time', dateRange }] });
+
+  it.each([
+    ['America/Los_Angeles', '2026-01-01T00:00:00.000Z', '2025-12-31T16:00:00.000'],
+    ['Asia/Kolkata', '2026-01-01T00:00:00Z', '2026-01-01T05:30:00.000'],
+    ['America/New_York', '2026-07-01T12:00:00+02:00', '2026-07-01T06:00:00.000'],
+    ['America/New_York', '2026-07-01 12:00:00.5+0200', '2026-07-01T06:00:00.500'],
+    ['UTC', '2026-07-01T23:59:59.999-01:00', '2026-07-02T00:59:59.999'],
+  ])('in %s, %s is the local time %s', (timezone, bound, local) => {
+    expect(withLocalBounds(range(timezone, [bound, '2026-12-31']))).toEqual(range(timezone, [local, '2026-12-31']));
+    // And the service's normalization hands Cube those local times.
+    expect((ours()({ measures: ['Downloads.count'], ...range(timezone, [bound]) }, false).timeDimensions as Loose[])[0].dateRange).toEqual([local, local]);
+  });
+
+  it('leaves a query without such bounds, or in a zone no one knows, as it is', () => {
+    for (const q of [range('America/New_York', ['2026-01-01', '2026-01-02T10:00:00.000']), range('Not/AZone', ['2026-01-01T00:00:00Z']), { measures: [] }]) {
+      expect(withLocalBounds(q)).toBe(q);
+    }
   });
 });
 
