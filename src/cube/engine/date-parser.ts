@@ -31,8 +31,56 @@ export function resolveDateRange(range: string, timezone: string): readonly stri
   const key = `${timezone}\n${range}`;
   let dates = resolved.get(key);
   if (dates === undefined) {
-    dates = Object.freeze(dateParser(range, timezone));
+    dates = Object.freeze(withExactTimes(range, timezone, dateParser(range, timezone)));
     resolved.set(key, dates);
   }
   return dates;
+}
+
+/** Cube's "from … to …" phrase, split as its parser splits it. */
+const FROM_TO = /^from (.*) to (.*)$/i;
+/** A date with a time of day, optionally an offset. */
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * Cube's parser reads each side of "from … to …" with chrono and rounds it
+ * to its day (to its hour, minute or second only when the phrase names
+ * one): "from 2026-10-20T06:00:00 to 2026-10-20T20:00:00" covered all of
+ * 20 October, without an error. A side written as a date and time is kept
+ * to the millisecond, as the same bounds in a `dateRange` array are (an
+ * offset read as that instant, see localTime); dates and relative sides
+ * ("7 days ago", "now") keep Cube's reading.
+ */
+function withExactTimes(range: string, timezone: string, parsed: string[]): string[] {
+  const sides = FROM_TO.exec(range.trim());
+  if (sides === null || parsed.length !== 2) return parsed;
+  return parsed.map((bound, i) => exactTime(sides[i + 1].trim(), timezone) ?? bound);
+}
+
+/** A date and time as Cube writes a local time of `timezone` ('2026-10-20T06:00:00.000'); undefined for anything else. */
+function exactTime(text: string, timezone: string): string | undefined {
+  const match = DATE_TIME.exec(text);
+  if (match === null) return undefined;
+  const [, day, hour, minute, second = '00', fraction = '', offset] = match;
+  if (offset !== undefined) return localTime(text, timezone);
+  return `${day}T${hour}:${minute}:${second}.${fraction.padEnd(3, '0').slice(0, 3)}`;
+}
+
+/** The clock time of an instant written with an offset, in a time zone, as Cube writes local times (`2026-10-20T06:00:00.000`). */
+export function localTime(instant: string, zone: string): string {
+  const ms = Date.parse(instant.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  if (Number.isNaN(ms)) return instant;
+  const clock = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const part = Object.fromEntries(clock.formatToParts(ms).map(({ type, value }) => [type, value]));
+  const millis = String(((ms % 1000) + 1000) % 1000).padStart(3, '0');
+  return `${part.year.padStart(4, '0')}-${part.month}-${part.day}T${part.hour}:${part.minute}:${part.second}.${millis}`;
 }

@@ -1,6 +1,6 @@
 import * as cubeDates from '@cubejs-backend/api-gateway/dist/src/dateParser';
 import * as cubeQuery from '@cubejs-backend/api-gateway/dist/src/query';
-import { resolveDateRange } from './date-parser';
+import { localTime, resolveDateRange } from './date-parser';
 
 type Loose = Record<string, unknown>;
 type Normalize = (query: Loose, persistent: boolean) => Loose;
@@ -108,25 +108,6 @@ function isKnownZone(zone: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The clock time of an instant in a time zone, as Cube writes local times (`2026-10-20T06:00:00.000`). */
-function localTime(bound: string, zone: string): string {
-  const ms = Date.parse(bound.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
-  if (Number.isNaN(ms)) return bound;
-  const clock = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
-  const part = Object.fromEntries(clock.formatToParts(ms).map(({ type, value }) => [type, value]));
-  const millis = String(((ms % 1000) + 1000) % 1000).padStart(3, '0');
-  return `${part.year.padStart(4, '0')}-${part.month}-${part.day}T${part.hour}:${part.minute}:${part.second}.${millis}`;
 }
 
 /** Query shapes whose normalization is kept (all of them dropped when full): a few per dashboard, a new set each second for relative ranges. */

@@ -500,6 +500,23 @@ describe('time zones other than UTC', () => {
     expect(multi.body.results.map((result: { data: Row[] }) => Number(result.data[0]['Downloads.count']))).toEqual([expected, second]);
   });
 
+  // Cube 0.33 rounded each side of the phrase to its day.
+  it('America/New_York: "from <date and time> to <date and time>" keeps the times, an offset read as that instant', async () => {
+    const tz = 'America/New_York';
+    const ask = async (dateRange: string) =>
+      dataCount(
+        (await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(200)).body,
+        'Downloads.count',
+      );
+    const local = await count(
+      `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(3)} 06:30:00', '${tz}') AND ts <= toDateTime('${D(3)} 18:15:30', '${tz}')`,
+    );
+    const mixed = await count(`SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(4)} 10:00:00', 'UTC') AND toDate(ts, '${tz}') <= '${D(3)}'`);
+    expect(local).toBeGreaterThan(0);
+    expect(await ask(`from ${D(3)}T06:30:00 to ${D(3)}T18:15:30`)).toBe(local);
+    expect(await ask(`from ${D(4)}T10:00:00Z to ${D(3)}`)).toBe(mixed);
+  });
+
   // Cube 0.33 wrote these in UTC, in the same form as the buckets' local times: a New York reader was five hours off.
   it('America/New_York: a time member listed without a granularity comes as New York local time, as its buckets do', async () => {
     const tz = 'America/New_York';

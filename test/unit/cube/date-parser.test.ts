@@ -42,6 +42,25 @@ describe('resolveDateRange', () => {
     expect(() => resolveDateRange('next blue moon', 'UTC')).toThrow((cube as Error).message);
   });
 
+  // Cube's parser rounded each side to its day: all of 20 October for the first phrase below.
+  it.each([
+    ['from 2026-10-20T06:00:00 to 2026-10-20T20:00:00', 'America/New_York', ['2026-10-20T06:00:00.000', '2026-10-20T20:00:00.000']],
+    ['from 2026-10-20 06:30 to 2026-10-21T01:02:03.456789', 'UTC', ['2026-10-20T06:30:00.000', '2026-10-21T01:02:03.456']],
+    ['from 2026-10-20T10:00:00Z to 2026-10-21', 'America/New_York', ['2026-10-20T06:00:00.000', '2026-10-21T23:59:59.999']],
+    ['From 2026-10-20 to 2026-10-21T00:00:00+05:30', 'Asia/Kolkata', ['2026-10-20T00:00:00.000', '2026-10-21T00:00:00.000']],
+  ])('keeps the times of "%s" in %s to the millisecond', (phrase, zone, bounds) => {
+    jest.setSystemTime(new Date('2026-11-26T20:00:00.000Z'));
+    expect(resolveDateRange(phrase, zone)).toEqual(bounds);
+  });
+
+  it('keeps Cube’s reading of dates and relative sides of "from … to …"', () => {
+    jest.setSystemTime(new Date('2026-11-26T20:00:00.000Z'));
+    for (const phrase of ['from 2026-10-20 to 2026-10-21', 'from 7 days ago to now']) {
+      expect(resolveDateRange(phrase, 'America/New_York')).toEqual(dateParser(phrase, 'America/New_York'));
+    }
+    expect(resolveDateRange('from 2026-10-20T06:00:00 to now', 'UTC')).toEqual(['2026-10-20T06:00:00.000', '2026-11-26T23:59:59.999']);
+  });
+
   it('answers what callers cannot change', () => {
     jest.setSystemTime(new Date('2026-11-26T20:00:00.000Z'));
     expect(Object.isFrozen(resolveDateRange('last 7 days', 'UTC'))).toBe(true);
