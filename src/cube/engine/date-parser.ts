@@ -49,9 +49,13 @@ const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,
  * 20 October, without an error. A side written as a date and time is kept
  * to the millisecond, as the same bounds in a `dateRange` array are (an
  * offset read as that instant, see localTime); dates and relative sides
- * ("7 days ago", "now") keep Cube's reading.
+ * ("7 days ago", "now") keep Cube's reading. So is a whole phrase that is
+ * a date and time ("2026-10-20T10:00:00"): that instant, as the array
+ * `["2026-10-20T10:00:00"]` is, where Cube's parser gave its whole day.
  */
 function withExactTimes(range: string, timezone: string, parsed: string[]): string[] {
+  const whole = exactTime(range.trim(), timezone);
+  if (whole !== undefined) return [whole, whole];
   const sides = FROM_TO.exec(range.trim());
   if (sides === null || parsed.length !== 2) return parsed;
   return parsed.map((bound, i) => exactTime(sides[i + 1].trim(), timezone) ?? bound);

@@ -279,6 +279,10 @@ describe('absolute date ranges (UTC)', () => {
     const expected = await count(`SELECT count() FROM ${db}.downloads WHERE ts = '${t}'`);
     expect(expected).toBeGreaterThan(0);
     expect(dataCount(res.body, 'Downloads.count')).toBe(expected);
+    // Written as a plain string, the same instant (Cube 0.33's parser gave its whole day).
+    const plain = await downloads(t.replace(' ', 'T')).expect(200);
+    expect(plain.body.query.timeDimensions).toEqual([{ dimension: 'Downloads.ts', dateRange: [instant, instant] }]);
+    expect(dataCount(plain.body, 'Downloads.count')).toBe(expected);
   });
 
   it('a date and a timestamp mix: the date starts at its midnight, the timestamp is kept', async () => {
