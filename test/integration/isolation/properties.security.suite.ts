@@ -143,10 +143,11 @@ function toSql(shape: Shape): string {
         return `(${f.dim.sql}) IN (${values})`;
       case 'notEquals':
         return `(${f.dim.sql}) NOT IN (${values})`;
+      // Text members only: '' is not set, as NULL is.
       case 'set':
-        return `(${f.dim.sql}) IS NOT NULL`;
+        return `((${f.dim.sql}) IS NOT NULL AND (${f.dim.sql}) != '')`;
       case 'notSet':
-        return `(${f.dim.sql}) IS NULL`;
+        return `((${f.dim.sql}) IS NULL OR (${f.dim.sql}) = '')`;
     }
   };
   const columns = [

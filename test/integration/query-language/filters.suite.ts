@@ -24,6 +24,7 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
+import { CUBES, type CubeSpec } from '../support/catalog';
 import { withDefaultService } from '../support/default-service';
 
 type Row = Record<string, unknown>;
@@ -669,6 +670,36 @@ for (const [group, cases] of Object.entries(GROUPS)) {
     }
   });
 }
+
+/**
+ * set / notSet on every text member of every table-backed cube, against SQL:
+ * the warehouse stores a missing text as '' (most text columns are not
+ * Nullable), so on a text member "not set" is NULL or ''. The members include
+ * text written over other column types (`toString(ip4)`, booleans as text).
+ */
+describe('filters: set and notSet on every text member', () => {
+  const members = CUBES.filter((spec): spec is CubeSpec & { table: string } => spec.table !== undefined).flatMap((spec) =>
+    spec.dims.filter((dim) => dim.type === 'string').map((dim) => ({ spec, dim, label: `${spec.cube}.${dim.name}` })),
+  );
+  it.each(members)('$label', async ({ spec, dim }) => {
+    const measure = `${spec.cube}.${spec.counts[0]}`;
+    const count = async (operator: string) => {
+      const res = await load({ measures: [measure], filters: [{ member: `${spec.cube}.${dim.name}`, operator }] });
+      expect(res.status).toBe(200);
+      return Number(res.body.data[0][measure]);
+    };
+    const unset = `isNull(${dim.sql}) OR ${dim.sql} = ''`;
+    const [expected] = await suite.oracle.rows<{ notSet: string; set: string }>(`
+      SELECT toString(countIf(${unset})) AS notSet, toString(countIf(NOT (${unset}))) AS set FROM analytics.${spec.table}`);
+    expect({ notSet: await count('notSet'), set: await count('set') }).toEqual({ notSet: Number(expected.notSet), set: Number(expected.set) });
+  });
+
+  it('includes the members whose missing values are empty texts', () => {
+    expect(members.map((m) => m.label)).toEqual(
+      expect.arrayContaining(['PodcastEvents.referer', 'Downloads.referer', 'WebEvents.se_category', 'LinksDashboard.openParam']),
+    );
+  });
+});
 
 /** The operators Cube 0.33's API gateway accepts, read from its own validation code. */
 function operatorsOfCube033(): string[] {
