@@ -131,6 +131,30 @@ export const CHECKED_COLUMNS = [
 const INSERT_SETTINGS =
   'max_block_size = 8192, max_insert_threads = 2, min_insert_block_size_rows = 131072, min_insert_block_size_bytes = 67108864, min_insert_block_size_rows_for_materialized_views = 1, min_insert_block_size_bytes_for_materialized_views = 1';
 
+/**
+ * The times `podcast_events.ts` (DateTime) holds: ClickHouse wraps a time
+ * outside them silently (epoch milliseconds read as seconds landed in 2046,
+ * 1960 in 2096), so the check refuses them by name.
+ */
+const LAST_EPOCH_SECOND = 2 ** 32 - 1;
+const FIRST_TIME = '1970-01-01T00:00:00Z';
+const LAST_TIME = '2106-02-07T06:28:15Z';
+
+/**
+ * ISO 8601 with a zone, extended (`2026-01-05T23:30:00.250+05:30`, a space
+ * for the T as RFC 3339 allows) or basic (`20260105T233000Z`). Each field
+ * is held to its range here: ClickHouse's best-effort parser, which reads the
+ * matched text, rolls `T25:00` into the next day and takes an offset of +25:00.
+ */
+const ISO_TIME = (() => {
+  const [month, day, hour, sixty] = ['(0[1-9]|1[0-2])', '(0[1-9]|[12][0-9]|3[01])', '([01][0-9]|2[0-3])', '[0-5][0-9]'];
+  const fraction = '([.][0-9]+)?';
+  const zone = `(Z|[+-]${hour}(:?${sixty})?)`;
+  const extended = `[0-9]{4}-${month}-${day}[T ]${hour}:${sixty}(:${sixty}${fraction})?`;
+  const basic = `[0-9]{4}${month}${day}T${hour}${sixty}${sixty}${fraction}`;
+  return `^(${extended}|${basic})${zone}$`;
+})();
+
 export function validateSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   return `
     SELECT line, if(reason = '', '', line_text) AS raw, reason,
@@ -144,9 +168,10 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   return `
     SELECT line, ${a.line} AS line_text, ${a.columns},
       ${a.text('time')} AS time_text,
+      match(time_text, '^[0-9]+([.][0-9]+)?$') AS time_epoch,
       multiIf(
-        match(time_text, '^[0-9]+([.][0-9]+)?$'), fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'),
-        match(time_text, '(Z|[+-][0-9][0-9]:?[0-9][0-9])$'), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
+        time_epoch, if(toFloat64(time_text) <= ${LAST_EPOCH_SECOND}, fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'), NULL),
+        match(time_text, ${sqlLiteral(ISO_TIME)}), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
         NULL) AS time64,
       toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
       ${a.text('ip')} AS ip_text,
@@ -166,7 +191,9 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       multiIf(
         NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
         length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
+        time64 IS NULL AND time_epoch, 'time is epoch seconds past ${LAST_TIME} (epoch milliseconds are not read)',
         time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
+        time64 < toDateTime64(0, 3, 'UTC') OR time64 > toDateTime64(${LAST_EPOCH_SECOND}, 3, 'UTC'), 'time is outside ${FIRST_TIME} … ${LAST_TIME}, the times the warehouse holds',
         NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
         method = '', 'method is missing',
         status_raw != '' AND NOT match(status_raw, '^[0-9]{1,3}$'), 'status is not an HTTP status code',

@@ -250,6 +250,73 @@ describe.each([
   });
 });
 
+describe('the time of a request', () => {
+  // Instants written out by hand; ClickHouse wrapped the refused ones into other years before the check named them.
+  const accepted: [unknown, string][] = [
+    ['2026-01-05T23:30:00-05:00', '2026-01-06 04:30:00'],
+    ['2026-01-05T23:30:00+05:30', '2026-01-05 18:00:00'],
+    ['2026-01-05T23:30:00+0530', '2026-01-05 18:00:00'],
+    ['2026-01-05T23:30:00+05', '2026-01-05 18:30:00'],
+    ['2026-01-05 23:30:00.250Z', '2026-01-05 23:30:00'],
+    ['2026-01-05T23:30Z', '2026-01-05 23:30:00'],
+    ['20260105T233000Z', '2026-01-05 23:30:00'],
+    ['2024-02-29T10:00:00Z', '2024-02-29 10:00:00'],
+    ['1767655800', '2026-01-05 23:30:00'],
+    [1767655800, '2026-01-05 23:30:00'],
+    ['1767655800.9', '2026-01-05 23:30:00'],
+    ['1970-01-01T00:00:00Z', '1970-01-01 00:00:00'],
+    ['2106-02-07T06:28:15Z', '2106-02-07 06:28:15'],
+    ['4294967295', '2106-02-07 06:28:15'],
+  ];
+  const notIso = 'time is not an ISO 8601 time with a zone or epoch seconds';
+  const outside = 'time is outside 1970-01-01T00:00:00Z … 2106-02-07T06:28:15Z, the times the warehouse holds';
+  const pastEpoch = 'time is epoch seconds past 2106-02-07T06:28:15Z (epoch milliseconds are not read)';
+  const refused: [unknown, string][] = [
+    ['1767655800123', pastEpoch],
+    ['4294967296', pastEpoch],
+    ['99999999999999999999', pastEpoch],
+    ['1969-12-31T23:59:59Z', outside],
+    ['1960-01-01T00:00:00Z', outside],
+    ['2106-02-07T06:28:16Z', outside],
+    ['2200-01-01T00:00:00Z', outside],
+    ['2026-01-05T25:00:00Z', notIso],
+    ['2026-01-05T24:00:00Z', notIso],
+    ['2026-01-05T23:60:00Z', notIso],
+    ['2026-01-05T23:30:00+25:00', notIso],
+    ['2026-02-29T10:00:00Z', notIso],
+    ['2026-13-05T23:30:00Z', notIso],
+    ['2026-01-05T23:30:00', notIso],
+    ['2026-01-05', notIso],
+    ['Mon, 05 Jan 2026 23:30:00 GMT', notIso],
+  ];
+
+  it('is read as the instant it names, and one the warehouse cannot hold is refused by its line and reason', async () => {
+    const database = await freshDatabase();
+    const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-times-')), 'times.ndjson');
+    const rows = [...accepted, ...refused].map(([time], i) =>
+      JSON.stringify({
+        time,
+        ip: `198.51.100.${i + 1}`,
+        method: 'GET',
+        url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+        userAgent: 'AppleCoreMedia/1.0.0',
+      }),
+    );
+    writeFileSync(file, rows.join('\n'));
+    const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: refused.length }));
+    expect(summary).toMatchObject({ outcome: 'imported', imported: accepted.length, rejected: refused.length });
+    const stored = await (
+      await client.query({ query: `SELECT IPv4NumToString(ip4) AS ip, toString(ts) AS ts FROM ${database}.podcast_events ORDER BY ip4`, format: 'JSONEachRow' })
+    ).json<{ ip: string; ts: string }>();
+    expect(stored).toEqual(accepted.map(([, ts], i) => ({ ip: `198.51.100.${i + 1}`, ts })));
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    expect(rejects.map((r) => [r.line, r.reason])).toEqual(refused.map(([, reason], i) => [accepted.length + i + 1, reason]));
+  });
+});
+
 describe('an import killed after moving its rows in', () => {
   it('leaves nothing: the next import removes its rows and derives their span again', async () => {
     const database = await freshDatabase();
