@@ -123,12 +123,14 @@ function addFilter(filter = { member: '', operator: 'equals', values: [] }) {
   member.value = filter.member;
   const operator = el('select', { class: 'filter-operator', id: `filter-operator-${n}` }, ...OPERATORS.map((o) => el('option', { text: o })));
   operator.value = filter.operator;
-  const values = el('input', {
+  // One value a line: values hold commas ("KHTML, like Gecko"), which a comma-separated field split into two.
+  const values = el('textarea', {
     class: 'filter-values',
     id: `filter-values-${n}`,
-    value: (filter.values ?? []).join(', '),
-    placeholder: 'values, comma-separated',
+    rows: Math.max(1, filter.values?.length ?? 1),
+    placeholder: 'one value a line',
   });
+  values.value = (filter.values ?? []).join('\n');
   const remove = el('button', { type: 'button', text: 'Remove', 'aria-label': `Remove filter ${n}` });
   const row = el(
     'div',
@@ -166,7 +168,7 @@ function buildQuery() {
       operator: row.querySelector('.filter-operator').value,
       values: row
         .querySelector('.filter-values')
-        .value.split(',')
+        .value.split(/\r?\n/)
         .map((v) => v.trim())
         .filter(Boolean),
     }))
@@ -206,8 +208,18 @@ function showQuery() {
   return query;
 }
 
+/** A range needs both ends: with one, the query would run over all time and look filtered. */
+function halfRange() {
+  return Boolean($('time-dimension').value) && !$('date-from').value !== !$('date-to').value;
+}
+const HALF_RANGE = 'Give both From and To for a date range, or neither.';
+
 async function run() {
   const query = showQuery();
+  if (halfRange()) {
+    showError(HALF_RANGE);
+    return;
+  }
   lastQuery = query;
   showError('');
   $('truncated').hidden = true;
@@ -305,6 +317,10 @@ function renderChart(rows, query) {
 }
 
 async function download(format) {
+  if (!lastQuery && halfRange()) {
+    showError(HALF_RANGE);
+    return;
+  }
   const query = lastQuery ?? buildQuery();
   showError('');
   const res = await fetch(`/v1/data/export?format=${format}`, { method: 'POST', headers: { 'x-api-key': key() }, body: JSON.stringify({ query }) });

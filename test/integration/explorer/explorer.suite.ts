@@ -175,6 +175,44 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.context().close();
   });
 
+  it('sends a filter value with a comma as one value, and refuses a date range with one end', async () => {
+    const value = 'KHTML, like Gecko';
+    const expected = await oracle.value(`SELECT count() FROM ${DATABASE}.downloads WHERE positionCaseInsensitiveUTF8(parsed_ua, 'KHTML') = 0`);
+    const page = await openPage(1280, 900);
+    const sent: { query: Record<string, unknown> }[] = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url() === `${url}/v1/data/load/`) sent.push(JSON.parse(req.postData() ?? 'null'));
+    });
+    await page.goto(`${url}/explore`);
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByLabel('Search').fill('downloads.count');
+    await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Member', { exact: true }).selectOption('Downloads.parsed_ua');
+    await page.getByLabel('Operator', { exact: true }).selectOption('notContains');
+    await page.getByLabel('Values', { exact: true }).fill(`${value}\nKHTML`);
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page
+      .locator('#status')
+      .getByText(/rows in/)
+      .waitFor();
+    expect(sent.map((body) => body.query.filters)).toEqual([[{ member: 'Downloads.parsed_ua', operator: 'notContains', values: [value, 'KHTML'] }]]);
+    await expect(page.locator('#table tbody td').allTextContents()).resolves.toEqual([String(expected)]);
+
+    // The same query reopened from its link keeps the two values.
+    await page.reload();
+    await expect(page.getByLabel('Values', { exact: true }).inputValue()).resolves.toBe(`${value}\nKHTML`);
+
+    await page.getByLabel('Time dimension').selectOption('Downloads.ts');
+    await page.getByLabel('From', { exact: true }).fill(day(3));
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page.locator('#error').getByText('Give both From and To for a date range, or neither.').waitFor();
+    // Reopening the link does not run the query, and the refused one was not sent.
+    expect(sent).toHaveLength(1);
+    await page.context().close();
+  });
+
   it('serves the page without a key, under a CSP without unsafe-inline for scripts', async () => {
     const res = await request(service.app).get('/explore').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
