@@ -1,6 +1,7 @@
 // Podcast listeners who go on to visit the podcast's website and convert
-// there, matched by IPv4 address. Cube's own funnel extension builds the
-// cube; a JS file because YAML cannot call it.
+// there, matched by IPv4 address (LISTENER below says how IPv6 listeners
+// count). Cube's own funnel extension builds the cube; a JS file because
+// YAML cannot call it.
 // access: account (a key reads its own account's rows only)
 const Funnels = require('Funnels');
 
@@ -43,22 +44,28 @@ const notHourly = (SQL_UTILS) =>
 const STEP_NAMES = ['Podcast Download', 'Website Visit', 'Conversion'];
 const FIRST_STEP = STEP_NAMES[0];
 
+// A listener's address: its IPv4 address, or for one who downloaded over
+// IPv6 (ip4 0.0.0.0) the IPv6 address itself. Keyed by ip4 alone, every IPv6
+// listener of an account was one address of the first step. Web events hold
+// IPv4 addresses only, so an IPv6 listener is counted but never matched.
+const LISTENER = 'if(ip4 = toIPv4(0), IPv6NumToString(ip), toString(ip4))';
+
 const funnel = Funnels.eventFunnel({
-  userId: { sql: () => "concat(account_id, '/', toString(ip4))" },
+  userId: { sql: () => "concat(account_id, '/', address)" },
   time: { sql: () => 'ts' },
   steps: [
     {
       name: STEP_NAMES[0],
       eventsView: {
         sql: (SECURITY_CONTEXT, SQL_UTILS) =>
-          `SELECT account_id, ip4, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')} AND ${notHourly(SQL_UTILS)}`,
+          `SELECT account_id, ${LISTENER} AS address, ts FROM downloads WHERE ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'ts')} AND ${notHourly(SQL_UTILS)}`,
       },
     },
     {
       name: STEP_NAMES[1],
       eventsView: {
         sql: (SECURITY_CONTEXT, SQL_UTILS) =>
-          `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
+          `SELECT account_id, toString(ip4) AS address, track_ts AS ts FROM web_events WHERE se_category = '' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
@@ -66,7 +73,7 @@ const funnel = Funnels.eventFunnel({
       name: STEP_NAMES[2],
       eventsView: {
         sql: (SECURITY_CONTEXT, SQL_UTILS) =>
-          `SELECT account_id, ip4, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
+          `SELECT account_id, toString(ip4) AS address, track_ts AS ts FROM web_events WHERE se_category = 'conversion' AND ${SECURITY_CONTEXT.accountId.filter('account_id')} AND ${since(SQL_UTILS, 'track_ts')} AND ${notHourly(SQL_UTILS)}`,
       },
       timeToConvert: '7 day',
     },
@@ -168,12 +175,12 @@ UNION ALL ${steps}`;
   // The extension's measures, as it defines them, with the descriptions it lacks.
   measures: {
     conversions: {
-      description: 'Number of listener addresses (ip4, per account) that reached the step.',
+      description: 'Number of listener addresses (per account: the IPv4 address, or the IPv6 one of a listener without) that reached the step.',
       sql: () => 'user_id',
       type: 'count',
     },
     firstStepConversions: {
-      description: 'Number of listener addresses (ip4, per account) that downloaded: the first step, which conversionsPercent divides by.',
+      description: 'Number of listener addresses (per account, as in conversions) that downloaded: the first step, which conversionsPercent divides by.',
       sql: () => 'first_step_counted',
       type: 'countDistinct',
       shown: false,

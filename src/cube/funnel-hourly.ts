@@ -48,6 +48,13 @@ export const ADDRESS_TABLE = 'funnel_address';
 export const BUILT_TABLE = 'funnel_built';
 export const COMPLETE_TABLE = 'funnel_complete';
 
+/**
+ * How `funnel_address` keys a listener, recorded in `funnel_built.addresses`:
+ * 0 none kept; 1 by ip4, every IPv6 listener of an account one address; 2 by
+ * the listener's address (its IPv6 one without an IPv4). Hours made by an
+ * older key get a whole remake at the start's catch-up.
+ */
+const ADDRESS_KEY = 2;
 const LANE = 'funnel-hourly';
 const HOUR_SECONDS = 3_600;
 /** More rows than any account has: every IPv4 address at each of the 3 steps. */
@@ -158,7 +165,7 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, cu
         await rows<{ a: string; d: string; w: string; x: number }>(
           `SELECT account_id AS a, argMax(downloads, built) AS d, argMax(web_events, built) AS w, argMax(addresses, built) AS x FROM ${built} WHERE ${where} GROUP BY a`,
         )
-      ).map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w), addresses: Number(r.x) === 1 }]),
+      ).map((r) => [r.a, { downloads: Number(r.d), web_events: Number(r.w), addresses: Number(r.x) === ADDRESS_KEY }]),
     );
 
   /** A scratch table of the account's, made like `like`, dropped once `work` is done. */
@@ -262,7 +269,7 @@ export function createFunnelHourly({ client, database, sourceDatabase, sqlOf, cu
     if (!partial) await remakeWhole(account);
     // A SELECT, not VALUES: chDB's statements carry their settings after it (withStatementSettings).
     await command(
-      `INSERT INTO ${built} (account_id, downloads, web_events, addresses, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, 1, now64(6)`,
+      `INSERT INTO ${built} (account_id, downloads, web_events, addresses, built) SELECT ${quoteString(account)}, ${counts.downloads}, ${counts.web_events}, ${ADDRESS_KEY}, now64(6)`,
     );
     logger.info('funnel hours remade', {
       account,

@@ -163,6 +163,12 @@ export function validateSql(lines: Lines, a: Accessors, options: ImportOptions):
     SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`;
 }
 
+/**
+ * Each line's fields, checked. An IPv4 client logged IPv4-mapped
+ * (`::ffff:a.b.c.d`, as dual-stack servers write it) gets that IPv4 address
+ * as its `ip4`, as one logged `a.b.c.d` does: the places, the funnel and the
+ * PodcastEvents → WebEvents join read ip4.
+ */
 function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   const prefix = sqlLiteral(options.trackingPrefix);
   return `
@@ -176,7 +182,7 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
       ${a.text('ip')} AS ip_text,
       multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
-      if(isIPv4String(ip_text), toIPv4(ip_text), toIPv4(0)) AS ip4,
+      if(isIPAddressInRange(IPv6NumToString(ip), '::ffff:0:0/96'), toIPv4(substring(IPv6NumToString(ip), 8)), toIPv4(0)) AS ip4,
       ${a.text('method')} AS method,
       ${a.raw('status')} AS status_raw,
       if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,

@@ -317,6 +317,47 @@ describe('the time of a request', () => {
   });
 });
 
+describe('the address of a request', () => {
+  it('an IPv4 client logged IPv4-mapped has its IPv4 address, as one logged plainly does; an IPv6 client has none', async () => {
+    const database = await freshDatabase();
+    const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-mapped-')), 'mapped.ndjson');
+    // Each address as logged, and its IPv6 and IPv4 forms written out by hand (0:0:0:0:0:ffff:c000:0202 is 192.0.2.2).
+    const addresses = [
+      ['203.0.113.5', '::ffff:203.0.113.5', '203.0.113.5'],
+      ['::ffff:198.51.100.7', '::ffff:198.51.100.7', '198.51.100.7'],
+      ['::FFFF:192.0.2.1', '::ffff:192.0.2.1', '192.0.2.1'],
+      ['0:0:0:0:0:ffff:c000:0202', '::ffff:192.0.2.2', '192.0.2.2'],
+      ['2001:db8::ffff:1', '2001:db8::ffff:1', '0.0.0.0'],
+      ['2001:db8::1', '2001:db8::1', '0.0.0.0'],
+    ];
+    writeFileSync(
+      file,
+      addresses
+        .map(([ip], i) =>
+          JSON.stringify({
+            time: `2026-01-05T10:0${i}:00Z`,
+            ip,
+            method: 'GET',
+            url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+            userAgent: 'AppleCoreMedia/1.0.0',
+          }),
+        )
+        .join('\n'),
+    );
+    expect(await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }))).toMatchObject({
+      outcome: 'imported',
+      imported: addresses.length,
+    });
+    const stored = await (
+      await client.query({
+        query: `SELECT IPv6NumToString(ip) AS ip, IPv4NumToString(ip4) AS ip4 FROM ${database}.podcast_events ORDER BY ts`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ ip: string; ip4: string }>();
+    expect(stored).toEqual(addresses.map(([, ip, ip4]) => ({ ip, ip4 })));
+  });
+});
+
 describe('an import killed after moving its rows in', () => {
   it('leaves nothing: the next import removes its rows and derives their span again', async () => {
     const database = await freshDatabase();

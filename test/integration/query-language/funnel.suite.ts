@@ -11,6 +11,7 @@
 import request from 'supertest';
 import { funnelStepsSql } from '../support/catalog';
 import { API_KEY, DATABASE } from '../support/constants';
+import { ddlStatements } from '../../../src/warehouse/ddl';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 
 const db = DATABASE;
@@ -169,5 +170,55 @@ describe('the steps read from the query’s earliest time on', () => {
     expect(bounded.map((m) => m[1])).toEqual(['ts', 'track_ts', 'track_ts'].flatMap((column) => bounds.map(() => column)));
     // The outer filter may hold the same value once more.
     for (const bound of bounds) expect(params.filter((p) => p === bound).length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('the funnel’s listeners', () => {
+  // A database of its own: two IPv4 listeners and three IPv6 ones (ip4 0.0.0.0), of which one IPv4 listener visits
+  // the website and converts. Counted by hand: 5, 1, 1. Keyed by ip4 alone, the three IPv6 listeners were one.
+  const FUNNEL_DB = `funnel_listeners_${process.pid}`;
+  const DAY = '2026-01-05';
+  let own: TestService;
+  beforeAll(async () => {
+    for (const statement of ddlStatements(FUNNEL_DB)) await oracle.command(statement);
+    const download = (ip: string, ip4: string) => `('acme', '${DAY} 08:00:00', toIPv6('${ip}'), toIPv4('${ip4}'), 'abc123')`;
+    await oracle.command(
+      `INSERT INTO ${FUNNEL_DB}.downloads (account_id, ts, ip, ip4, token) VALUES ${[
+        download('::ffff:192.0.2.1', '192.0.2.1'),
+        download('::ffff:192.0.2.2', '192.0.2.2'),
+        download('2001:db8::1', '0.0.0.0'),
+        download('2001:db8::2', '0.0.0.0'),
+        download('2001:db8:1::1', '0.0.0.0'),
+      ].join(', ')}`,
+    );
+    await oracle.command(
+      `INSERT INTO ${FUNNEL_DB}.web_events (account_id, ip4, track_ts, se_category) VALUES ('acme', toIPv4('192.0.2.1'), '${DAY} 09:00:00', ''), ('acme', toIPv4('192.0.2.1'), '${DAY} 10:00:00', 'conversion')`,
+    );
+    own = await startService({ CLICKHOUSE_DATABASE: FUNNEL_DB });
+  });
+  afterAll(async () => {
+    await own?.close();
+    await oracle.command(`DROP DATABASE IF EXISTS ${FUNNEL_DB}`);
+  });
+
+  it.each(['UTC', 'America/New_York'])('are addresses: each IPv6 listener counts once in the first step (%s)', async (timezone) => {
+    const res = await request(own.app)
+      .post('/v1/data/load/')
+      .set('x-api-key', API_KEY)
+      .send({
+        query: {
+          measures: ['WebEventsFromPodcastFunnel.conversions', 'WebEventsFromPodcastFunnel.conversionsPercent'],
+          dimensions: ['WebEventsFromPodcastFunnel.step'],
+          timezone,
+        },
+      });
+    expect(res.status).toBe(200);
+    const steps = Object.fromEntries(
+      res.body.data.map((row: Record<string, string>) => [
+        row['WebEventsFromPodcastFunnel.step'],
+        [Number(row['WebEventsFromPodcastFunnel.conversions']), Number(row['WebEventsFromPodcastFunnel.conversionsPercent'])],
+      ]),
+    );
+    expect(steps).toEqual({ 'Podcast Download': [5, 100], 'Website Visit': [1, 20], Conversion: [1, 20] });
   });
 });

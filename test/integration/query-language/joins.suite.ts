@@ -98,7 +98,7 @@ describe('measures across the joins, against SQL', () => {
     const want = await oracle(`
       SELECT a.step AS \`WebEventsFromPodcastFunnel.step\`, w.app_id AS \`WebEvents.appId\`, count() AS \`WebEventsFromPodcastFunnel.conversions\`
       FROM (${funnelAddressesSql(db)}) AS a
-      INNER JOIN (SELECT DISTINCT (account_id, ip4) AS ip, app_id FROM ${db}.web_events) AS w ON a.ip = w.ip
+      INNER JOIN (SELECT DISTINCT (account_id, IPv4NumToString(ip4)) AS ip, app_id FROM ${db}.web_events) AS w ON a.ip = w.ip
       GROUP BY a.step, w.app_id`);
     expect(want.length).toBeGreaterThan(3);
     const got = await load({ measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step', 'WebEvents.appId'] });
@@ -129,7 +129,7 @@ describe('measures across the joins, against SQL', () => {
     const want = await oracle(`
       SELECT a.step AS \`WebEventsFromPodcastFunnel.step\`, count() AS \`PodcastEvents.count\`
       FROM ${db}.podcast_events AS p
-      INNER JOIN (${funnelAddressesSql(db)}) AS a ON (p.account_id, p.ip4) = a.ip
+      INNER JOIN (${funnelAddressesSql(db)}) AS a ON (p.account_id, IPv4NumToString(p.ip4)) = a.ip
       WHERE (p.account_id, p.ip4) IN (SELECT account_id, ip4 FROM ${db}.web_events)
       GROUP BY a.step`);
     expect(want).toHaveLength(3);

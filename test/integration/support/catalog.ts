@@ -196,7 +196,7 @@ export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): str
   UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
 }
 
-/** The addresses of funnelStepsSql's steps, without a time condition: rows step and ip, the tuple (account_id, ip4). */
+/** The addresses of funnelStepsSql's steps, without a time condition: rows step and ip, the tuple (account_id, address): the IPv4 address, or the IPv6 one of a listener without. */
 export function funnelAddressesSql(db: string, where = '1 = 1'): string {
   return `
   WITH ${funnelSteps(db, where)}
@@ -207,9 +207,9 @@ export function funnelAddressesSql(db: string, where = '1 = 1'): string {
 
 function funnelSteps(db: string, where: string): string {
   return `
-    d AS (SELECT (account_id, ip4) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
-    v AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
-    c AS (SELECT (account_id, ip4) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
+    d AS (SELECT (account_id, if(ip4 = toIPv4(0), IPv6NumToString(ip), IPv4NumToString(ip4))) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
+    v AS (SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
+    c AS (SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
     visits AS (
       SELECT d.ip AS ip, d.t AS dt, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
       WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
