@@ -213,10 +213,14 @@ describe('places from the IP database', () => {
       await warehouse.client().command({
         query: `INSERT INTO ${scratch}.podcast_events (account_id, ts, ip4, city, country) SELECT 'a', now(), toIPv4('129.132.10.20'), 'Atlantis', 'Nowhere'`,
       });
+      // A request over IPv6 has no IPv4 address (ip4 0.0.0.0): its places are its IPv6 address's.
+      await warehouse.client().command({
+        query: `INSERT INTO ${scratch}.podcast_events (account_id, ts, ip, ip4, city, country) SELECT 'a', now(), toIPv6('2001:630:212::1'), toIPv4(0), 'Atlantis', 'Nowhere'`,
+      });
       const done = await refreshPlaces(warehouse, undefined, scratch);
       expect(done.map((d) => [d.table, d.rows])).toEqual([
         ['downloads', 3],
-        ['podcast_events', 1],
+        ['podcast_events', 2],
         ['web_events', 0],
       ]);
       expect(await rows(`SELECT country, continent, timezone FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([
@@ -225,7 +229,7 @@ describe('places from the IP database', () => {
         { country: 'Japan', continent: 'Asia', timezone: 'Asia/Tokyo' },
       ]);
       expect(await rows(`SELECT org = '' AS unknown FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([{ unknown: 1 }, { unknown: 0 }, { unknown: 0 }]);
-      expect(await rows(`SELECT country FROM ${scratch}.podcast_events`)).toEqual([{ country: 'Switzerland' }]);
+      expect(await rows(`SELECT country FROM ${scratch}.podcast_events ORDER BY ip4`)).toEqual([{ country: 'United Kingdom' }, { country: 'Switzerland' }]);
     } finally {
       await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${scratch} SYNC` });
     }
