@@ -194,6 +194,9 @@ describe('the funnel’s listeners', () => {
     await oracle.command(
       `INSERT INTO ${FUNNEL_DB}.web_events (account_id, ip4, track_ts, se_category) VALUES ('acme', toIPv4('192.0.2.1'), '${DAY} 09:00:00', ''), ('acme', toIPv4('192.0.2.1'), '${DAY} 10:00:00', 'conversion')`,
     );
+    await oracle.command(
+      `INSERT INTO ${FUNNEL_DB}.podcast_events (account_id, request_id, ts, ip, ip4, token) VALUES ('acme', generateUUIDv4(), '${DAY} 08:00:00', toIPv6('2001:db8::1'), toIPv4(0), 'abc123'), ('acme', generateUUIDv4(), '${DAY} 08:00:00', toIPv6('::ffff:192.0.2.1'), toIPv4('192.0.2.1'), 'abc123')`,
+    );
     own = await startService({ CLICKHOUSE_DATABASE: FUNNEL_DB });
   });
   afterAll(async () => {
@@ -220,5 +223,21 @@ describe('the funnel’s listeners', () => {
       ]),
     );
     expect(steps).toEqual({ 'Podcast Download': [5, 100], 'Website Visit': [1, 20], Conversion: [1, 20] });
+  });
+
+  it('have no ip4 when they came over IPv6: the member is empty, and notSet finds them', async () => {
+    const load = async (query: Record<string, unknown>) => {
+      const res = await request(own.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+      expect(res.status).toBe(200);
+      return res.body.data as Record<string, string>[];
+    };
+    const byIp4 = async (cube: string) =>
+      Object.fromEntries(
+        (await load({ measures: [`${cube}.count`], dimensions: [`${cube}.ip4`] })).map((row) => [row[`${cube}.ip4`], Number(row[`${cube}.count`])]),
+      );
+    expect(await byIp4('DownloadEvents')).toEqual({ '': 3, '192.0.2.1': 1, '192.0.2.2': 1 });
+    expect(await byIp4('PodcastEvents')).toEqual({ '': 1, '192.0.2.1': 1 });
+    const [unset] = await load({ measures: ['DownloadEvents.count'], filters: [{ member: 'DownloadEvents.ip4', operator: 'notSet' }] });
+    expect(Number(unset['DownloadEvents.count'])).toBe(3);
   });
 });

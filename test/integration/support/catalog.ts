@@ -104,7 +104,7 @@ const TRANSCRIBED: Omit<CubeSpec, 'accountOwned'>[] = [
     table: 'downloads',
     counts: ['count'],
     countSql: COUNT,
-    dims: [s('ip4', 'toString(ip4)'), s('token')],
+    dims: [s('ip4', "if(ip4 = toIPv4(0), '', toString(ip4))"), s('token')],
     times: ['ts'],
   },
   {
