@@ -127,7 +127,12 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
         // chDB, as clickhouse-local, maps a file() it reads (storage_file_read_method 'mmap'): the Native rows' pages
         // then count in the process's RSS while they are read, 98 MB for 600,000 raw rows.
         const fromFile = { storage_file_read_method: 'pread' };
-        const writeSql = settingsSql({ ...limitSettings, ...format.settings, ...fromFile });
+        // ClickHouse spreads the blocks it reads from a file over max_threads streams (parallelize_output_from_storages)
+        // and gathers them for the writer in whichever order they come: the parquet file then held whole blocks of
+        // rows out of the query's order, in 3 of 30 million-row exports under load; one stream writes them as they
+        // are in the Native file, as fast (docs/benchmarks.md, "Exports").
+        const inFileOrder = { parallelize_output_from_storages: 0 };
+        const writeSql = settingsSql({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });
         const client = warehouse.client();
         const command = (query: string) => statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () => client.command({ query }));
         try {
