@@ -127,10 +127,15 @@ function addFilter(filter = { member: '', operator: 'equals', values: [] }) {
   const values = el('textarea', {
     class: 'filter-values',
     id: `filter-values-${n}`,
-    rows: Math.max(1, filter.values?.length ?? 1),
     placeholder: 'one value a line',
   });
   values.value = (filter.values ?? []).join('\n');
+  // As tall as its lines, so no value scrolls out of sight.
+  const fit = () => {
+    values.rows = Math.max(2, values.value.split('\n').length);
+  };
+  values.addEventListener('input', fit);
+  fit();
   const remove = el('button', { type: 'button', text: 'Remove', 'aria-label': `Remove filter ${n}` });
   const row = el(
     'div',

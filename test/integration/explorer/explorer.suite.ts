@@ -210,6 +210,13 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.locator('#error').getByText('Give both From and To for a date range, or neither.').waitFor();
     // Reopening the link does not run the query, and the refused one was not sent.
     expect(sent).toHaveLength(1);
+
+    // On a phone the filter stays on the screen, and the values' box shows both lines.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const fits = await page.evaluate<boolean>(
+      `document.querySelector('.filter-member').getBoundingClientRect().right <= document.documentElement.clientWidth && document.querySelector('.filter-values').rows >= 2`,
+    );
+    expect(fits).toBe(true);
     await page.context().close();
   });
 
