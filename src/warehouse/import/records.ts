@@ -182,7 +182,7 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
       ${a.text('ip')} AS ip_text,
       multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
-      if(isIPAddressInRange(IPv6NumToString(ip), '::ffff:0:0/96'), toIPv4(substring(IPv6NumToString(ip), 8)), toIPv4(0)) AS ip4,
+      multiIf(isIPv4String(ip_text), toIPv4(ip_text), isIPAddressInRange(IPv6NumToString(ip), '::ffff:0:0/96'), toIPv4(substring(IPv6NumToString(ip), 8)), toIPv4(0)) AS ip4,
       ${a.text('method')} AS method,
       ${a.raw('status')} AS status_raw,
       if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
