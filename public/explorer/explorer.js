@@ -276,7 +276,20 @@ const svg = (tag, attrs) => {
   return node;
 };
 
-/** A line over time when the query has a granularity, bars otherwise; the first measure only. */
+/** The label of the bucket after `label` (the answer's local 'YYYY-MM-DDTHH:mm:ss.sss', read as UTC: only steps are compared). */
+function nextBucket(label, granularity) {
+  const t = new Date(`${label.slice(0, 23)}Z`);
+  const steps = { second: [0, 1e3], minute: [0, 6e4], hour: [0, 36e5], day: [0, 864e5], week: [0, 7 * 864e5], month: [1, 0], quarter: [3, 0], year: [12, 0] };
+  const [months, ms] = steps[granularity] ?? [0, 0];
+  if (months) t.setUTCMonth(t.getUTCMonth() + months);
+  return new Date(t.getTime() + ms).toISOString().slice(0, 19);
+}
+
+/**
+ * A line over time when the query has a granularity, bars otherwise; the first measure only. The answer has no row
+ * for a bucket without data, so the line breaks there and each point sits at its time: joined across the gap, the
+ * line would show a value where there is none.
+ */
 function renderChart(rows, query) {
   const chart = $('chart');
   chart.replaceChildren();
@@ -291,7 +304,9 @@ function renderChart(rows, query) {
     H = 240,
     pad = 36;
   const max = Math.max(...points.map((p) => p.value), 0) || 1;
-  const x = (i) => pad + (points.length === 1 ? (W - 2 * pad) / 2 : (i * (W - 2 * pad)) / (points.length - 1));
+  const times = points.map((p) => Date.parse(`${p.label.slice(0, 23)}Z`));
+  const span = timeKey ? times.at(-1) - times[0] : points.length - 1;
+  const x = (i) => pad + (span === 0 ? (W - 2 * pad) / 2 : ((timeKey ? times[i] - times[0] : i) * (W - 2 * pad)) / span);
   const y = (v) => H - pad - (v / max) * (H - 2 * pad);
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${timeKey ? 'Line' : 'Bar'} chart of ${measure}` });
   root.append(svg('line', { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad, class: 'axis' }));
@@ -299,7 +314,13 @@ function renderChart(rows, query) {
   maxLabel.textContent = max.toLocaleString();
   root.append(maxLabel);
   if (timeKey) {
-    root.append(svg('path', { d: points.map((p, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(''), class: 'series' }));
+    const joined = (i) => i > 0 && points[i].label.slice(0, 19) === nextBucket(points[i - 1].label, td.granularity);
+    root.append(svg('path', { d: points.map((p, i) => `${joined(i) ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(''), class: 'series' }));
+    // A point joined to neither neighbour would draw nothing on its own.
+    points.forEach((p, i) => {
+      if (!joined(i) && !(i + 1 < points.length && joined(i + 1)))
+        root.append(svg('circle', { cx: x(i).toFixed(1), cy: y(p.value).toFixed(1), r: 2.5, class: 'point' }));
+    });
     for (const [i, p] of [
       [0, points[0]],
       [points.length - 1, points.at(-1)],

@@ -220,6 +220,48 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.context().close();
   });
 
+  it('breaks the line where the answer has no bucket: hours without conversions are gaps, not joined', async () => {
+    // A day of sparse conversions, and its hours as direct SQL finds them: each run of consecutive hours is one piece
+    // of line (a lone hour a dot).
+    const [{ d }] = await oracle.rows<{ d: string }>(`
+      SELECT toString(d) AS d FROM (
+        SELECT d, groupArray(h) AS hs FROM (
+          SELECT DISTINCT toDate(track_ts) AS d, toHour(track_ts) AS h FROM ${DATABASE}.web_events WHERE se_category = 'conversion')
+        GROUP BY d)
+      WHERE arrayCount((h) -> NOT has(hs, h - 1), hs) >= 2 ORDER BY length(hs) DESC, d DESC LIMIT 1`);
+    const hours = (
+      await oracle.rows<{ h: number }>(
+        `SELECT DISTINCT toHour(track_ts) AS h FROM ${DATABASE}.web_events WHERE se_category = 'conversion' AND toDate(track_ts) = '${d}' ORDER BY h`,
+      )
+    ).map((r) => Number(r.h));
+    const runs: number[][] = [];
+    for (const h of hours) (runs.length && runs.at(-1)!.at(-1) === h - 1 ? runs.at(-1)! : runs[runs.push([]) - 1]).push(h);
+    expect(runs.length).toBeGreaterThan(1);
+
+    const page = await openPage(1280, 900);
+    await page.goto(`${url}/explore`);
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByLabel('Search').fill('webevents.count');
+    await page.getByLabel('WebEvents.count (measure)', { exact: true }).check();
+    await page.getByLabel('Time dimension').selectOption('WebEvents.trackTs');
+    await page.getByLabel('Granularity').selectOption('hour');
+    await page.getByLabel('From', { exact: true }).fill(d);
+    await page.getByLabel('To', { exact: true }).fill(d);
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Member', { exact: true }).selectOption('WebEvents.se_category');
+    await page.getByLabel('Values', { exact: true }).fill('conversion');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page
+      .locator('#status')
+      .getByText(/rows in/)
+      .waitFor();
+    const line = (await page.locator('#chart svg path.series').getAttribute('d')) ?? '';
+    expect([line.match(/M/g)?.length, line.match(/L/g)?.length ?? 0]).toEqual([runs.length, hours.length - runs.length]);
+    await expect(page.locator('#chart svg circle.point').count()).resolves.toBe(runs.filter((run) => run.length === 1).length);
+    await page.context().close();
+  });
+
   it('serves the page without a key, under a CSP without unsafe-inline for scripts', async () => {
     const res = await request(service.app).get('/explore').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
