@@ -399,6 +399,17 @@ function withFixes(ClickHouseFilter: FilterClass): FilterClass {
       return this.isText() ? `(${column} IS NOT NULL AND toString(${column}) != '')` : super.setWhere(column);
     }
 
+    /**
+     * null beside other values (`equals ["x", null]`, `notIn [...]`): on a text
+     * member it means not set as well, as it does alone. Cube added only
+     * `OR col IS NULL` to equals and nothing to notEquals, which then kept
+     * the empty texts that `notEquals [null]` drops.
+     */
+    orIsNullCheck(column: string, not: boolean): string {
+      if (!this.isText() || !this.valuesContainNull()) return super.orIsNullCheck(column, not);
+      return not ? ` AND ${this.setWhere(column)}` : ` OR ${this.notSetWhere(column)}`;
+    }
+
     isText(): boolean {
       return !this.measure && this.definition().type === 'string';
     }

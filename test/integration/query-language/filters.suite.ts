@@ -44,6 +44,8 @@ interface Ctx {
   /** That event's track_ts as local times of New York and of Kolkata (a half-hour offset). */
   eventTsNewYork: string;
   eventTsKolkata: string;
+  /** The most frequent referer of a request that has one. */
+  referer: string;
 }
 let ctx: Ctx;
 
@@ -56,7 +58,10 @@ beforeAll(async () => {
       replaceOne(toString(toTimeZone(track_ts, 'America/New_York')), ' ', 'T') AS newYork,
       replaceOne(toString(toTimeZone(track_ts, 'Asia/Kolkata')), ' ', 'T') AS kolkata
     FROM analytics.web_events WHERE toMillisecond(track_ts) >= 100 ORDER BY track_ts, event_id LIMIT 1`);
-  ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second, eventTsNewYork: event.newYork, eventTsKolkata: event.kolkata };
+  const [{ referer }] = await suite.oracle.rows<{ referer: string }>(
+    `SELECT referer FROM analytics.podcast_events WHERE referer != '' GROUP BY referer ORDER BY count() DESC, referer LIMIT 1`,
+  );
+  ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second, eventTsNewYork: event.newYork, eventTsKolkata: event.kolkata, referer };
 });
 
 const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
@@ -112,6 +117,8 @@ async function runCase({ query, sql }: Case): Promise<void> {
   expect(res.body.query.filters).toEqual(echoed((q.filters as Filter[] | undefined) ?? []));
 }
 
+/** A text as a ClickHouse string literal. */
+const sqlText = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const f = (member: string, operator: string, values?: unknown[]): Filter => ({ member, operator, ...(values ? { values } : {}) });
 const by =
   (measures: string[], dimensions: string[], filters: Filter[], extra: Query = {}) =>
@@ -121,6 +128,34 @@ const by =
 // Strings: equals, notEquals, in, notIn, contains, startsWith, endsWith, …
 // ---------------------------------------------------------------------------
 const STRING_CASES: Case[] = [
+  ...(['equals', 'in'] as const).map((operator) => ({
+    name: `${operator} a value and null on a text member: the value's rows and the unset ones, '' among them`,
+    query: (c: Ctx) => ({
+      measures: ['PodcastEvents.count'],
+      dimensions: ['PodcastEvents.parsedUa'],
+      filters: [f('PodcastEvents.referer', operator, [c.referer, null])],
+    }),
+    sql: (c: Ctx) => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE referer = ${sqlText(c.referer)} OR referer = '' GROUP BY parsed_ua`,
+    cube033Bug: "null beside a value added `OR referer IS NULL` only, which no '' matches",
+  })),
+  ...(['notEquals', 'notIn'] as const).map((operator) => ({
+    name: `${operator} a value and null on a text member: the set rows but the value's, as notEquals null alone drops ''`,
+    query: (c: Ctx) => ({
+      measures: ['PodcastEvents.count'],
+      dimensions: ['PodcastEvents.parsedUa'],
+      filters: [f('PodcastEvents.referer', operator, [c.referer, null])],
+    }),
+    sql: (c: Ctx) => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE referer != ${sqlText(c.referer)} AND referer != '' GROUP BY parsed_ua`,
+    cube033Bug: "null beside a value added nothing, and the requests without a referer ('') stayed",
+  })),
+  {
+    name: 'equals null alone on a text member: notSet, the empty texts too',
+    query: by(['PodcastEvents.count'], ['PodcastEvents.parsedUa'], [f('PodcastEvents.referer', 'equals', [null])]),
+    sql: () => `SELECT parsed_ua AS "PodcastEvents.parsedUa", count() AS "PodcastEvents.count"
+      FROM analytics.podcast_events WHERE referer = '' GROUP BY parsed_ua`,
+  },
   {
     name: 'equals, one value',
     query: by(['Downloads.count'], ['Downloads.parsed_ua'], [f('Downloads.country', 'equals', ['Germany'])]),
@@ -756,7 +791,6 @@ describe('operator coverage and rejected filters', () => {
  * written by hand has it.
  */
 describe('filters: the same query with other values', () => {
-  const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const SHAPES: {
     name: string;
     /** The values to ask with, in turn; a function of the dataset's dates where they must fall in it. */
@@ -769,7 +803,7 @@ describe('filters: the same query with other values', () => {
       values: [['Germany'], ['Spain'], ["Côte d'Ivoire"], [''], ['Japan'], ['a\\b']],
       query: ([v]) => by(['Downloads.count'], ['Downloads.parsed_ua'], [f('Downloads.country', 'equals', [v])])(),
       sql: ([v]) => `SELECT parsed_ua AS "Downloads.parsed_ua", count() AS "Downloads.count"
-        FROM analytics.downloads WHERE country = ${literal(v)} GROUP BY parsed_ua`,
+        FROM analytics.downloads WHERE country = ${sqlText(v)} GROUP BY parsed_ua`,
     },
     {
       name: 'equals, two values',
@@ -780,7 +814,7 @@ describe('filters: the same query with other values', () => {
       ],
       query: (vs) => by(['Downloads.count'], ['Downloads.country'], [f('Downloads.country', 'equals', vs)])(),
       sql: (vs) => `SELECT country AS "Downloads.country", count() AS "Downloads.count"
-        FROM analytics.downloads WHERE country IN (${vs.map(literal).join(', ')}) GROUP BY country`,
+        FROM analytics.downloads WHERE country IN (${vs.map(sqlText).join(', ')}) GROUP BY country`,
     },
     {
       name: 'notEquals, with a date range',
@@ -792,7 +826,7 @@ describe('filters: the same query with other values', () => {
         filters: [f('Downloads.country', 'notEquals', [v])],
       }),
       sql: ([v]) => `SELECT continent AS "Downloads.continent", count() AS "Downloads.count"
-        FROM analytics.downloads WHERE (country != ${literal(v)} OR country IS NULL) AND toDate(ts) BETWEEN '${ctx.d10}' AND '${ctx.d3}'
+        FROM analytics.downloads WHERE (country != ${sqlText(v)} OR country IS NULL) AND toDate(ts) BETWEEN '${ctx.d10}' AND '${ctx.d3}'
         GROUP BY continent`,
     },
     {
@@ -817,14 +851,14 @@ describe('filters: the same query with other values', () => {
       query: ([rank, platform]) =>
         by(['ChannelRanks.count'], ['ChannelRanks.category'], [f('ChannelRanks.avgRank', 'lt', [rank]), f('ChannelRanks.platform', 'equals', [platform])])(),
       sql: ([rank, platform]) => `SELECT category AS "ChannelRanks.category", count() AS "ChannelRanks.count"
-        FROM analytics.channel_ranks WHERE platform = ${literal(platform)} GROUP BY category HAVING sum(rank) / count() < ${rank}`,
+        FROM analytics.channel_ranks WHERE platform = ${sqlText(platform)} GROUP BY category HAVING sum(rank) / count() < ${rank}`,
     },
     {
       name: 'gt on a time member in the query timezone',
       values: (c) => [[`${c.d10}T10:00:00`], [c.d3], [`${c.d3}T23:30:00`]],
       query: ([v]) => by(['Downloads.count'], ['Downloads.continent'], [f('Downloads.ts', 'gt', [v])], { timezone: 'America/New_York' })(),
       sql: ([v]) => `SELECT continent AS "Downloads.continent", count() AS "Downloads.count"
-        FROM analytics.downloads WHERE ts > parseDateTimeBestEffort(${literal(v)}, 'America/New_York')
+        FROM analytics.downloads WHERE ts > parseDateTimeBestEffort(${sqlText(v)}, 'America/New_York')
         GROUP BY continent`,
     },
   ];
