@@ -4,7 +4,7 @@ import { quoteIdentifier } from '../ddl';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { settingsSql, sqlLiteral, withClause } from './sql';
-import { compileUserAgentPatternsSql, userAgentConstants, type UserAgentLists } from './user-agents';
+import { compileUserAgentPatterns, userAgentConstants, type UserAgentLists } from './user-agents';
 
 const DAY = 86_400;
 /**
@@ -104,8 +104,8 @@ async function classify(client: ClickHouseClient, database: string, lists: UserA
   };
   const events = `${quoteIdentifier(database)}.podcast_events`;
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
-  // Each pattern set compiled in a statement of its own first (compileUserAgentPatternsSql), not all in the first classifying one.
-  for (const query of compileUserAgentPatternsSql(lists)) await rows(client, query);
+  // Each pattern set compiled in a statement of its own first (compileUserAgentPatterns), not all in the first classifying one.
+  await compileUserAgentPatterns(client, lists);
   const constants = withClause(userAgentConstants(lists));
   await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, lists)}` });
   await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, lists)}` });

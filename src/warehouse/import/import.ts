@@ -8,7 +8,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
 import { derivationStagingDatabase, rederive, replacedFrom, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral } from '../derive/sql';
-import { compileUserAgentPatternsSql } from '../derive/user-agents';
+import { compileUserAgentPatterns } from '../derive/user-agents';
 import { statementTicket } from '../statement-queue';
 import { cloudFrontFields, csvHeader, fileLines, streamedLines } from './lines';
 import {
@@ -177,7 +177,7 @@ async function importPath(client: ClickHouseClient, name: string, source: string
     const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
     // The validation's views classify user agents, and making a view already compiles the pattern sets it scans: they are compiled
     // first, each in a statement of its own.
-    for (const query of compileUserAgentPatternsSql(options.derivation.userAgents)) await rows(client, query);
+    await compileUserAgentPatterns(client, options.derivation.userAgents);
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // podcast_events' own layout (so its parts are attached as they are) and the rejected ones apart.
     await client.command({ query: `CREATE TABLE ${events} AS ${db}.podcast_events` });
