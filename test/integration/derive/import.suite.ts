@@ -7,6 +7,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
+import { compileUserAgentPatterns, compileUserAgentPatternsSql } from '../../../src/warehouse/derive/user-agents';
 import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
@@ -25,9 +26,11 @@ const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
 // collection stays open through every suite before this one.
 let connection: ReturnType<typeof createChdbConnection>;
 let client: ClickHouseClient;
-beforeAll(() => {
+beforeAll(async () => {
   connection = createChdbConnection({ path: testDataDir() });
   client = createClient({ connection: connection as never });
+  // A process compiles the pattern sets in its first import only: compiled before any, the imports' statements compare alike.
+  await compileUserAgentPatterns(client, USER_AGENTS);
 });
 afterAll(() => connection.close());
 // Every file, rejects file and directory the suite writes, removed after its last test (each import writes its rejects).
@@ -446,6 +449,33 @@ describe('the session an import runs in', () => {
     expect(after).toEqual(before);
     // An earlier test's import in this process would have left it in `before` too.
     for (const name of ['mutations_sync', 'input_format_skip_unknown_fields']) expect(after).not.toContainEqual(expect.objectContaining({ name }));
+  });
+});
+
+describe('the user-agent pattern sets', () => {
+  it('are compiled once in a process: a later import runs no compile statement, and its classifying statements compile none', async () => {
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    await importFile(client, path.join(SAMPLES, 'requests.ndjson'), options(await freshDatabase(), settings));
+    const sent: string[] = [];
+    const recording = new Proxy(client, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        return (params: { query?: unknown }) => {
+          if (typeof params.query === 'string') sent.push(params.query);
+          return (value as (p: unknown) => unknown).call(target, params);
+        };
+      },
+    });
+    const created = () => count(`SELECT sum(value) AS n FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
+    const before = await created();
+    const later = await importFile(recording, path.join(SAMPLES, 'requests.csv'), { ...options(await freshDatabase(), settings), format: 'csv' });
+    expect(later).toMatchObject({ outcome: 'imported', imported: 9, downloads: 3 });
+    // It classified its user agents (in its views and the derivation) with every set already compiled.
+    expect(sent.some((query) => query.includes('multiMatchAllIndices'))).toBe(true);
+    const compiles = new Set(compileUserAgentPatternsSql(USER_AGENTS));
+    expect(sent.filter((query) => compiles.has(query))).toEqual([]);
+    expect(await created()).toBe(before);
   });
 });
 
