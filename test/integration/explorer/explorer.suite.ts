@@ -66,6 +66,22 @@ describeBrowser('the explorer page in Chromium', () => {
     return page;
   }
 
+  /** The page opened, with the test key entered. */
+  async function withKey(page: Page): Promise<void> {
+    await page.goto(`${url}/explore`);
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
+  }
+
+  /** Runs the query built on the page and waits for its rows. */
+  async function runQuery(page: Page): Promise<void> {
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page
+      .locator('#status')
+      .getByText(/rows in/)
+      .waitFor();
+  }
+
   it("shows the error envelope's message for a bad key", async () => {
     const page = await openPage(1280, 900);
     await page.goto(`${url}/explore`);
@@ -157,18 +173,12 @@ describeBrowser('the explorer page in Chromium', () => {
     const countries = await oracle.value(`SELECT uniqExact(country) FROM ${DATABASE}.downloads`);
     expect(countries).toBeGreaterThan(2);
     const page = await openPage(1280, 900);
-    await page.goto(`${url}/explore`);
-    await page.getByLabel('API key').fill(API_KEY);
-    await page.getByRole('button', { name: 'Use key' }).click();
+    await withKey(page);
     await page.getByLabel('Search').fill('downloads.co');
     await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
     await page.getByLabel('Downloads.country', { exact: true }).check();
     await page.getByLabel('Limit').fill('2');
-    await page.getByRole('button', { name: 'Run query' }).click();
-    await page
-      .locator('#status')
-      .getByText(/rows in/)
-      .waitFor();
+    await runQuery(page);
     await expect(page.locator('#table tbody tr').count()).resolves.toBe(2);
     await expect(page.locator('#chart svg rect.bar').count()).resolves.toBe(2);
     await expect(page.locator('#truncated').isVisible()).resolves.toBe(true);
@@ -183,20 +193,14 @@ describeBrowser('the explorer page in Chromium', () => {
     page.on('request', (req) => {
       if (req.method() === 'POST' && req.url() === `${url}/v1/data/load/`) sent.push(JSON.parse(req.postData() ?? 'null'));
     });
-    await page.goto(`${url}/explore`);
-    await page.getByLabel('API key').fill(API_KEY);
-    await page.getByRole('button', { name: 'Use key' }).click();
+    await withKey(page);
     await page.getByLabel('Search').fill('downloads.count');
     await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
     await page.getByRole('button', { name: 'Add filter' }).click();
     await page.getByLabel('Member', { exact: true }).selectOption('Downloads.parsed_ua');
     await page.getByLabel('Operator', { exact: true }).selectOption('notContains');
     await page.getByLabel('Values', { exact: true }).fill(`${value}\nKHTML`);
-    await page.getByRole('button', { name: 'Run query' }).click();
-    await page
-      .locator('#status')
-      .getByText(/rows in/)
-      .waitFor();
+    await runQuery(page);
     expect(sent.map((body) => body.query.filters)).toEqual([[{ member: 'Downloads.parsed_ua', operator: 'notContains', values: [value, 'KHTML'] }]]);
     await expect(page.locator('#table tbody td').allTextContents()).resolves.toEqual([String(expected)]);
 
@@ -239,9 +243,7 @@ describeBrowser('the explorer page in Chromium', () => {
     expect(runs.length).toBeGreaterThan(1);
 
     const page = await openPage(1280, 900);
-    await page.goto(`${url}/explore`);
-    await page.getByLabel('API key').fill(API_KEY);
-    await page.getByRole('button', { name: 'Use key' }).click();
+    await withKey(page);
     await page.getByLabel('Search').fill('webevents.count');
     await page.getByLabel('WebEvents.count (measure)', { exact: true }).check();
     await page.getByLabel('Time dimension').selectOption('WebEvents.trackTs');
@@ -251,11 +253,7 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.getByRole('button', { name: 'Add filter' }).click();
     await page.getByLabel('Member', { exact: true }).selectOption('WebEvents.se_category');
     await page.getByLabel('Values', { exact: true }).fill('conversion');
-    await page.getByRole('button', { name: 'Run query' }).click();
-    await page
-      .locator('#status')
-      .getByText(/rows in/)
-      .waitFor();
+    await runQuery(page);
     const line = (await page.locator('#chart svg path.series').getAttribute('d')) ?? '';
     expect([line.match(/M/g)?.length, line.match(/L/g)?.length ?? 0]).toEqual([runs.length, hours.length - runs.length]);
     await expect(page.locator('#chart svg circle.point').count()).resolves.toBe(runs.filter((run) => run.length === 1).length);
