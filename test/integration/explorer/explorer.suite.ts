@@ -73,6 +73,16 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.getByRole('button', { name: 'Use key' }).click();
   }
 
+  /** Picks a measure (found by searching for it) over a time dimension by a granularity, from one day to another. */
+  async function measureOverTime(page: Page, measure: string, time: string, granularity: string, [from, to]: [string, string]): Promise<void> {
+    await page.getByLabel('Search').fill(measure.toLowerCase());
+    await page.getByLabel(`${measure} (measure)`, { exact: true }).check();
+    await page.getByLabel('Time dimension').selectOption(time);
+    await page.getByLabel('Granularity').selectOption(granularity);
+    await page.getByLabel('From', { exact: true }).fill(from);
+    await page.getByLabel('To', { exact: true }).fill(to);
+  }
+
   /** Runs the query built on the page and waits for its rows. */
   async function runQuery(page: Page): Promise<void> {
     await page.getByRole('button', { name: 'Run query' }).click();
@@ -113,17 +123,8 @@ describeBrowser('the explorer page in Chromium', () => {
       await page.goto(`${url}/explore`);
       await page.getByLabel('API key').fill(API_KEY);
       await page.keyboard.press('Enter');
-      await page.getByLabel('Search').fill('downloads.count');
-      await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
-      await page.getByLabel('Time dimension').selectOption('Downloads.ts');
-      await page.getByLabel('Granularity').selectOption('day');
-      await page.getByLabel('From', { exact: true }).fill(from);
-      await page.getByLabel('To', { exact: true }).fill(to);
-      await page.getByRole('button', { name: 'Run query' }).click();
-      await page
-        .locator('#status')
-        .getByText(/rows in/)
-        .waitFor();
+      await measureOverTime(page, 'Downloads.count', 'Downloads.ts', 'day', [from, to]);
+      await runQuery(page);
 
       const cells = await page.locator('#table tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
       expect(cells.map(([time, n]) => ({ day: time!.slice(0, 10), n }))).toEqual(expected);
@@ -244,12 +245,7 @@ describeBrowser('the explorer page in Chromium', () => {
 
     const page = await openPage(1280, 900);
     await withKey(page);
-    await page.getByLabel('Search').fill('webevents.count');
-    await page.getByLabel('WebEvents.count (measure)', { exact: true }).check();
-    await page.getByLabel('Time dimension').selectOption('WebEvents.trackTs');
-    await page.getByLabel('Granularity').selectOption('hour');
-    await page.getByLabel('From', { exact: true }).fill(d);
-    await page.getByLabel('To', { exact: true }).fill(d);
+    await measureOverTime(page, 'WebEvents.count', 'WebEvents.trackTs', 'hour', [d, d]);
     await page.getByRole('button', { name: 'Add filter' }).click();
     await page.getByLabel('Member', { exact: true }).selectOption('WebEvents.se_category');
     await page.getByLabel('Values', { exact: true }).fill('conversion');
