@@ -171,6 +171,10 @@ export function validateSql(lines: Lines, a: Accessors, options: ImportOptions):
  */
 function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   const prefix = sqlLiteral(options.trackingPrefix);
+  // A row's own account stands when it names one; with --account too it must be that one: a row routed to
+  // another account than the one the operator named would be a silent move of a network's data.
+  const fileAccount = sqlLiteral(options.account ?? '');
+  const otherAccount = options.account ? `row_account NOT IN ('', ${fileAccount})` : 'false';
   return `
     SELECT line, ${a.line} AS line_text, ${a.columns},
       ${a.text('time')} AS time_text,
@@ -192,7 +196,8 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       ${a.text('userAgent')} AS raw_ua,
       ${a.text('referer')} AS referer,
       ${a.text('range')} AS byte_range,
-      if(${a.has('account')} AND ${a.text('account')} != '', ${a.text('account')}, ${sqlLiteral(options.account ?? '')}) AS account_id,
+      if(${a.has('account')}, ${a.text('account')}, '') AS row_account,
+      if(row_account != '', row_account, ${fileAccount}) AS account_id,
       ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
         NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
@@ -205,6 +210,7 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
         status_raw != '' AND NOT match(status_raw, '^[0-9]{1,3}$'), 'status is not an HTTP status code',
         token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
         account_id = '', 'no account: give the row an account field or the file --account',
+        ${otherAccount}, concat('account ', row_account, ' differs from --account ', ${fileAccount}),
         '') AS reason
     FROM ${lines.from}`;
 }

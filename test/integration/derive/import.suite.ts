@@ -361,6 +361,60 @@ describe('the address of a request', () => {
   });
 });
 
+describe('the account of a request', () => {
+  // Each row's account field (undefined: none), and the account it belongs to with and without --account acme.
+  const rows: [string | undefined, string | undefined, string | undefined][] = [
+    [undefined, 'acme', undefined],
+    ['', 'acme', undefined],
+    ['acme', 'acme', 'acme'],
+    ['globex', undefined, 'globex'],
+  ];
+  const file = () => {
+    const written = path.join(mkdtempSync(path.join(SCRATCH, 'import-accounts-')), 'accounts.ndjson');
+    writeFileSync(
+      written,
+      rows
+        .map(([account], i) =>
+          JSON.stringify({
+            time: `2026-01-05T10:0${i}:00Z`,
+            ip: `198.51.100.${i + 1}`,
+            method: 'GET',
+            url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+            userAgent: 'AppleCoreMedia/1.0.0',
+            ...(account === undefined ? {} : { account }),
+          }),
+        )
+        .join('\n'),
+    );
+    return written;
+  };
+  const stored = async (database: string) =>
+    (
+      await (
+        await client.query({ query: `SELECT IPv4NumToString(ip4) AS ip, account_id FROM ${database}.podcast_events ORDER BY ip4`, format: 'JSONEachRow' })
+      ).json<{ ip: string; account_id: string }>()
+    ).map(({ ip, account_id }) => [Number(ip.split('.')[3]) - 1, account_id]);
+
+  it('is its own account field, or --account for a row without one; a row naming another account than --account is refused', async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(client, file(), options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 1 }));
+    expect(summary).toMatchObject({ outcome: 'imported', imported: 3, rejected: 1 });
+    expect(await stored(database)).toEqual(rows.flatMap(([, account], i) => (account === undefined ? [] : [[i, account]])));
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    expect(rejects.map((r) => [r.line, r.reason])).toEqual([[4, 'account globex differs from --account acme']]);
+  });
+
+  it('without --account, a row without one is refused and the others keep theirs', async () => {
+    const database = await freshDatabase();
+    const summary = await importFile(client, file(), options(database, { rules: 'iab', window: 'calendar' }, { account: undefined, maxBadRows: 2 }));
+    expect(summary).toMatchObject({ outcome: 'imported', imported: 2, rejected: 2 });
+    expect(await stored(database)).toEqual(rows.flatMap(([, , account], i) => (account === undefined ? [] : [[i, account]])));
+  });
+});
+
 describe('an import killed after moving its rows in', () => {
   it('leaves nothing: the next import removes its rows and derives their span again', async () => {
     const database = await freshDatabase();
