@@ -12,6 +12,8 @@ const el = (tag, attrs = {}, ...children) => {
 };
 const OPERATORS = ['equals', 'notEquals', 'contains', 'notContains', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet'];
 const MAX_ROWS_SHOWN = 1000;
+/** Lines a chart draws at most; more are unreadable. */
+const SERIES_SHOWN = 8;
 const picked = { measures: new Set(), dimensions: new Set() };
 /** The spec calls the cubes `schemas` (GET /v1/data/meta/ answers `{ schemas }`). */
 let cubes = [];
@@ -287,8 +289,11 @@ function nextBucket(label, granularity) {
 
 /**
  * A line over time when the query has a granularity, bars otherwise; the first measure only. The answer has no row
- * for a bucket without data, so the line breaks there and each point sits at its time: joined across the gap, the
- * line would show a value where there is none.
+ * for a bucket without data, so a line breaks there (and at a null value) and each point sits at its time: joined
+ * across the gap, the line would show a value where there is none. Other dimensions beside the time split the rows
+ * into series, one line each: drawn as one, the line would zigzag between series within a bucket. Every row of the
+ * answer is drawn, not only the rows the table shows; what is left out (series past SERIES_SHOWN, bars past
+ * MAX_ROWS_SHOWN) is said in the caption.
  */
 function renderChart(rows, query) {
   const chart = $('chart');
@@ -297,49 +302,80 @@ function renderChart(rows, query) {
   if (!measure || rows.length === 0) return;
   const td = query.timeDimensions?.[0];
   const timeKey = td?.granularity ? `${td.dimension}.${td.granularity}` : null;
-  const labelKey = timeKey ?? query.dimensions?.[0];
-  let points = rows.slice(0, MAX_ROWS_SHOWN).map((r) => ({ label: labelKey ? String(r[labelKey]) : measure, value: Number(r[measure]) || 0 }));
-  if (timeKey) points = points.sort((a, b) => a.label.localeCompare(b.label));
+  const dimensions = query.dimensions ?? [];
+  const nameOf = (row) => dimensions.map((d) => (row[d] === null || row[d] === undefined ? '(null)' : String(row[d]) || '(empty)')).join(' · ');
+  const valueOf = (row) => (row[measure] === null || row[measure] === undefined ? null : Number(row[measure]));
   const W = 640,
     H = 240,
     pad = 36;
-  const max = Math.max(...points.map((p) => p.value), 0) || 1;
-  const times = points.map((p) => Date.parse(`${p.label.slice(0, 23)}Z`));
-  const span = timeKey ? times.at(-1) - times[0] : points.length - 1;
-  const x = (i) => pad + (span === 0 ? (W - 2 * pad) / 2 : ((timeKey ? times[i] - times[0] : i) * (W - 2 * pad)) / span);
-  const y = (v) => H - pad - (v / max) * (H - 2 * pad);
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${timeKey ? 'Line' : 'Bar'} chart of ${measure}` });
   root.append(svg('line', { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad, class: 'axis' }));
-  const maxLabel = svg('text', { x: 2, y: pad, class: 'tick' });
-  maxLabel.textContent = max.toLocaleString();
-  root.append(maxLabel);
+  const scale = (values) => {
+    const max = Math.max(...values, 0) || 1;
+    const maxLabel = svg('text', { x: 2, y: pad, class: 'tick' });
+    maxLabel.textContent = max.toLocaleString();
+    root.append(maxLabel);
+    return (v) => H - pad - (v / max) * (H - 2 * pad);
+  };
+  const notes = [];
+  const legend = el('ul', { class: 'legend' });
   if (timeKey) {
-    const joined = (i) => i > 0 && points[i].label.slice(0, 19) === nextBucket(points[i - 1].label, td.granularity);
-    root.append(svg('path', { d: points.map((p, i) => `${joined(i) ? 'L' : 'M'}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(''), class: 'series' }));
-    // A point joined to neither neighbour would draw nothing on its own.
-    points.forEach((p, i) => {
-      if (!joined(i) && !(i + 1 < points.length && joined(i + 1)))
-        root.append(svg('circle', { cx: x(i).toFixed(1), cy: y(p.value).toFixed(1), r: 2.5, class: 'point' }));
+    const series = new Map();
+    for (const row of rows) {
+      const name = nameOf(row);
+      if (!series.has(name)) series.set(name, []);
+      series.get(name).push({ label: String(row[timeKey]), value: valueOf(row) });
+    }
+    const total = (points) => points.reduce((sum, p) => sum + (p.value ?? 0), 0);
+    const shown = [...series].sort((a, b) => total(b[1]) - total(a[1])).slice(0, SERIES_SHOWN);
+    if (series.size > shown.length) notes.push(`the ${shown.length} of ${series.size} series with the largest totals`);
+    for (const [, points] of shown) points.sort((a, b) => a.label.localeCompare(b.label));
+    const at = (p) => Date.parse(`${p.label.slice(0, 23)}Z`);
+    const times = shown.flatMap(([, points]) => points.map(at));
+    const [first, last] = [Math.min(...times), Math.max(...times)];
+    const x = (p) => pad + (last === first ? (W - 2 * pad) / 2 : ((at(p) - first) * (W - 2 * pad)) / (last - first));
+    const y = scale(shown.flatMap(([, points]) => points.map((p) => p.value ?? 0)));
+    shown.forEach(([name, points], s) => {
+      const drawn = (i) => i >= 0 && i < points.length && points[i].value !== null;
+      const joined = (i) => drawn(i) && drawn(i - 1) && points[i].label.slice(0, 19) === nextBucket(points[i - 1].label, td.granularity);
+      const path = points.map((p, i) => (drawn(i) ? `${joined(i) ? 'L' : 'M'}${x(p).toFixed(1)},${y(p.value).toFixed(1)}` : '')).join('');
+      const line = svg('path', { d: path, class: `series s${s}` });
+      const title = svg('title', {});
+      title.textContent = name || measure;
+      line.append(title);
+      root.append(line);
+      // A point joined to neither neighbour would draw nothing on its own.
+      points.forEach((p, i) => {
+        if (drawn(i) && !joined(i) && !joined(i + 1))
+          root.append(svg('circle', { cx: x(p).toFixed(1), cy: y(p.value).toFixed(1), r: 2.5, class: `point s${s}` }));
+      });
+      if (dimensions.length > 0) legend.append(el('li', { class: `s${s}`, text: name }));
     });
-    for (const [i, p] of [
-      [0, points[0]],
-      [points.length - 1, points.at(-1)],
+    for (const [time, anchor] of [
+      [first, 'start'],
+      [last, 'end'],
     ]) {
-      const t = svg('text', { x: x(i), y: H - pad + 16, class: 'tick', 'text-anchor': i ? 'end' : 'start' });
-      t.textContent = p.label.slice(0, 10);
+      const t = svg('text', { x: anchor === 'start' ? pad : W - pad, y: H - pad + 16, class: 'tick', 'text-anchor': anchor });
+      t.textContent = new Date(time).toISOString().slice(0, 10);
       root.append(t);
     }
   } else {
-    const w = (W - 2 * pad) / points.length;
-    points.forEach((p, i) => {
-      const bar = svg('rect', { x: pad + i * w + 1, y: y(p.value), width: Math.max(w - 2, 1), height: H - pad - y(p.value), class: 'bar' });
+    const bars = rows.slice(0, MAX_ROWS_SHOWN);
+    if (rows.length > bars.length) notes.push(`the first ${bars.length} of ${rows.length} rows`);
+    const y = scale(bars.map((row) => valueOf(row) ?? 0));
+    const w = (W - 2 * pad) / bars.length;
+    bars.forEach((row, i) => {
+      const value = valueOf(row);
+      if (value === null) return;
+      const bar = svg('rect', { x: pad + i * w + 1, y: y(value), width: Math.max(w - 2, 1), height: H - pad - y(value), class: 'bar' });
       const title = svg('title', {});
-      title.textContent = `${p.label}: ${p.value}`;
+      title.textContent = `${nameOf(row) || measure}: ${value}`;
       bar.append(title);
       root.append(bar);
     });
   }
-  chart.append(root, el('figcaption', { text: `${measure}${labelKey ? ` by ${labelKey}` : ''}` }));
+  const by = timeKey ?? dimensions.join(', ');
+  chart.append(root, el('figcaption', { text: `${measure}${by ? ` by ${by}` : ''}${notes.length ? `; the chart shows ${notes.join('; ')}` : ''}` }), legend);
 }
 
 async function download(format) {

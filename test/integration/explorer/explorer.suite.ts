@@ -256,6 +256,34 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.context().close();
   });
 
+  it('draws one line a series, each with every hour the answer has, past the rows the table shows', async () => {
+    const [from, to] = [day(29), day(0)];
+    // Each continent's hours with downloads, as direct SQL finds them, largest total first (the legend's order).
+    const expected = await oracle.rows<{ continent: string; hours: string }>(
+      `SELECT continent, toString(uniqExact(toStartOfHour(ts))) AS hours FROM ${DATABASE}.downloads
+       WHERE toDate(ts) BETWEEN '${from}' AND '${to}' GROUP BY continent ORDER BY count() DESC, continent`,
+    );
+    expect(expected.length).toBeGreaterThan(1);
+    expect(expected.length).toBeLessThanOrEqual(8);
+    expect(expected.reduce((n, c) => n + Number(c.hours), 0)).toBeGreaterThan(1000);
+
+    const page = await openPage(1280, 900);
+    await withKey(page);
+    await measureOverTime(page, 'Downloads.count', 'Downloads.ts', 'hour', [from, to]);
+    await page.getByLabel('Search').fill('downloads.continent');
+    await page.getByLabel('Downloads.continent', { exact: true }).check();
+    await page.getByLabel('Limit').fill('5000');
+    await runQuery(page);
+    await expect(page.locator('#table tbody tr').count()).resolves.toBe(1000);
+    const lines = await page.evaluate<{ name: string; points: number }[]>(
+      `[...document.querySelectorAll('#chart svg path.series')].map((p) => ({ name: p.textContent, points: (p.getAttribute('d') ?? '').match(/[ML]/g)?.length ?? 0 }))`,
+    );
+    const names = expected.map((c) => c.continent || '(empty)');
+    expect(lines).toEqual(expected.map((c, i) => ({ name: names[i], points: Number(c.hours) })));
+    await expect(page.locator('#chart .legend li').allTextContents()).resolves.toEqual(names);
+    await page.context().close();
+  });
+
   it('serves the page without a key, under a CSP without unsafe-inline for scripts', async () => {
     const res = await request(service.app).get('/explore').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
