@@ -57,11 +57,9 @@ export function createModelEngine(parts: EngineParts): ModelEngine {
       return [...new Set([...tree.matchAll(/\btable_name: (\S+?),?$/gm)].map((m) => m[1]))].sort();
     },
 
-    accountOwned: async (tables) => {
-      if (tables.length === 0) return new Set();
+    accountTables: async () => {
       const rows = await parts.query("SELECT concat(database, '.', table) AS t FROM system.columns WHERE name = 'account_id'", []);
-      const owned = new Set(rows.map((r) => String(r.t)));
-      return new Set(tables.filter((t) => owned.has(t)));
+      return new Set(rows.map((r) => String(r.t)));
     },
   };
 }

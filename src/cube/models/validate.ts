@@ -20,8 +20,8 @@ export interface ModelEngine {
   sql(snapshot: ModelSnapshot, query: Record<string, unknown>, accountId: string | null): Promise<GeneratedSql>;
   /** Tables (database.table) a statement reads, as ClickHouse's analyzer resolves them. */
   tablesRead(sql: GeneratedSql): Promise<string[]>;
-  /** Of those tables, the ones with an account_id column: their rows belong to accounts. */
-  accountOwned(tables: string[]): Promise<Set<string>>;
+  /** The tables (database.table) with an account_id column: their rows belong to accounts. */
+  accountTables(): Promise<Set<string>>;
 }
 
 export interface GeneratedSql {
@@ -72,6 +72,9 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
     if (problem) problems.push({ file: file.fileName, message: problem });
   }
   const { cubeEvaluator } = compiled;
+  // Read once for the whole snapshot: one statement, not one a cube.
+  let accountTables: Promise<Set<string>> | undefined;
+  const owned = () => (accountTables ??= engine.accountTables());
   for (const name of cubeEvaluator.cubeNames()) {
     const cube = cubeEvaluator.cubeFromPath(name);
     for (const [member, measure] of Object.entries(cube.measures ?? {})) {
@@ -80,7 +83,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
       }
     }
     const content = snapshot.files.find((f) => f.fileName === cube.fileName)?.content ?? '';
-    problems.push(...(await checkData(snapshot, engine, name, cube, accessDeclaredIn(content).access)));
+    problems.push(...(await checkData(snapshot, engine, owned, name, cube, accessDeclaredIn(content).access)));
   }
   return problems;
 }
@@ -100,6 +103,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
 async function checkData(
   snapshot: ModelSnapshot,
   engine: ModelEngine,
+  accountTables: () => Promise<Set<string>>,
   name: string,
   cube: CubeDefinition,
   access: Access | undefined,
@@ -125,8 +129,9 @@ async function checkData(
     if ('error' in result) return [...unavailable, { ...at, message: failureOf(result.error, 'the cube') }];
   }
 
-  const { generated } = result;
-  const owned = [...(await engine.accountOwned(await engine.tablesRead(generated)))];
+  const { generated, tables } = result;
+  const ownedTables = await accountTables();
+  const owned = tables.filter((t) => ownedTables.has(t));
   const restricted = generated.params.some((p) => p === probe);
   if (restricted || access === 'public') return unavailable;
   if (access === 'account') {
@@ -152,13 +157,13 @@ async function checkData(
   return unavailable;
 }
 
-/** The members' SQL for the account, or why Cube cannot generate it or ClickHouse cannot run it. */
+/** The members' SQL for the account and the tables it reads, or why Cube cannot generate it or ClickHouse cannot run it. */
 async function run(
   snapshot: ModelSnapshot,
   engine: ModelEngine,
   query: { measures?: string[]; dimensions?: string[] },
   accountId: string | null,
-): Promise<{ generated: GeneratedSql } | { error: unknown }> {
+): Promise<{ generated: GeneratedSql; tables: string[] } | { error: unknown }> {
   let generated: GeneratedSql;
   try {
     generated = await engine.sql(snapshot, query, accountId);
@@ -166,8 +171,7 @@ async function run(
     return { error: new CannotGenerate(err) };
   }
   try {
-    await engine.tablesRead(generated);
-    return { generated };
+    return { generated, tables: await engine.tablesRead(generated) };
   } catch (err) {
     return { error: err };
   }
