@@ -43,7 +43,7 @@ FROM (
          toUInt32(bitShiftLeft(toUInt64(1), 128 - toUInt8(splitByChar('/', n.prefix)[2]))) AS size
   FROM ${db}.${GEO_TABLES.city} AS n
   INNER JOIN ${db}.${GEO_TABLES.cityRecords} AS r ON n.record = r.record
-  WHERE startsWith(n.prefix, '::ffff:') AND toUInt8(splitByChar('/', n.prefix)[2]) BETWEEN 104 AND 120
+  WHERE n.leaf AND startsWith(n.prefix, '::ffff:') AND toUInt8(splitByChar('/', n.prefix)[2]) BETWEEN 104 AND 120
     AND r.country_code = upper({code:String}) AND r.city != ''
 )
 WHERE org != ''

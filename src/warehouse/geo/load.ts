@@ -46,8 +46,9 @@ export interface GeoLoad {
 }
 
 const TABLE_DDL: Record<keyof typeof GEO_TABLES, string> = {
-  // A network names its record by number: the trie holds 5.7M networks but only about 180,000 distinct places.
-  city: '(prefix String, record UInt64) ENGINE = MergeTree ORDER BY tuple()',
+  // A prefix names its place by number (record): the trie holds 2.5M prefixes but only about 100,000 distinct places.
+  // leaf: a network of the file, no prefix inside it (addresses.ts).
+  city: '(prefix String, record UInt64, leaf UInt8) ENGINE = MergeTree ORDER BY tuple()',
   cityRecords: '(record UInt64, country_code LowCardinality(String), city String, timezone LowCardinality(String)) ENGINE = MergeTree ORDER BY record',
   asn: '(prefix String, asn UInt32, org LowCardinality(String)) ENGINE = MergeTree ORDER BY tuple()',
   country: '(Code String, Name String, Continent LowCardinality(String)) ENGINE = MergeTree ORDER BY Code',
@@ -102,8 +103,8 @@ export async function geoLoaded(client: ClickHouseClient, database: string): Pro
 /**
  * Builds the IP database's dictionaries in this process's engine now rather
  * than at their first use: ClickHouse builds a dictionary lazily
- * (`dictionaries_lazy_load`), and building geo_city's trie of 5.7M networks
- * takes 20-45 s, a wait the first import after a start (or any statement
+ * (`dictionaries_lazy_load`), and building geo_city's trie of 2.5M prefixes
+ * takes 6 s on a quiet machine (13-45 s for the 5.7M networks it held before), a wait the first import after a start (or any statement
  * reading places) would hold chDB's one statement lane for. The service's
  * start waits for it before it reports ready (docs/operations.md, "After a
  * start"). Nothing is built when no load filled the tables. Resolves with the
@@ -176,7 +177,7 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
   const next = (table: string) => `${db}.${quoteIdentifier(`${table}_next`)}`;
   const stage = (name: string) => `${db}.${quoteIdentifier(`geo_stage_${name}`)}`;
   const stages = {
-    networks: '(start UInt128, prefix UInt8, record UInt32) ENGINE = MergeTree ORDER BY tuple()',
+    networks: '(start UInt128, prefix UInt8, record UInt32, leaf UInt8) ENGINE = MergeTree ORDER BY tuple()',
     records: '(record UInt32, country_code String, city String, timezone String) ENGINE = MergeTree ORDER BY record',
     asn4: '(first UInt32, last UInt32, asn UInt32, org String) ENGINE = MergeTree ORDER BY tuple()',
     asn6: '(first UInt128, last UInt128, asn UInt32, org String) ENGINE = MergeTree ORDER BY tuple()',
@@ -190,15 +191,16 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
   for (const key of LOADED_TABLES) await client.command({ query: `CREATE TABLE ${next(GEO_TABLES[key])} ${TABLE_DDL[key]}` });
 
   for (const [index, file] of [files.cityIpv4, files.cityIpv6].entries()) {
-    const { networkChunks, records } = mmdbNetworks(await readFile(file));
-    // Records are numbered by their offset in their file: the file's index above 32 bits keeps the two files' apart.
-    const id = `(toUInt64(${index}) * 4294967296 + record)`;
-    for await (const chunk of networkChunks) await insertText(client, `${stage('networks')} (start, prefix, record)`, 'TabSeparated', chunk);
+    const { networkChunks, places } = mmdbNetworks(await readFile(file));
+    // Places are numbered from 1 in each file: the file's index above 32 bits keeps the two files' apart. Place 0 (an
+    // address the file has no network for, below a prefix that has one) stays 0, which geo_city_record does not hold.
+    const id = `if(record = 0, toUInt64(0), toUInt64(${index}) * 4294967296 + record)`;
+    for await (const chunk of networkChunks) await insertText(client, `${stage('networks')} (start, prefix, record, leaf)`, 'TabSeparated', chunk);
     step(`walk and insert ${file}`);
     await client.command({
-      query: `INSERT INTO ${next(GEO_TABLES.city)} SELECT concat(toString(toIPv6(start)), '/', toString(prefix)), ${id} FROM ${stage('networks')}`,
+      query: `INSERT INTO ${next(GEO_TABLES.city)} SELECT concat(toString(toIPv6(start)), '/', toString(prefix)), ${id}, leaf FROM ${stage('networks')}`,
     });
-    const lines = [...records].map(([record, r]) => [record, tsv(r.country_code), tsv(r.city), tsv(r.timezone)].join('\t'));
+    const lines = [...places].map(([record, r]) => [record, tsv(r.country_code), tsv(r.city), tsv(r.timezone)].join('\t'));
     await insertText(client, `${stage('records')} (record, country_code, city, timezone)`, 'TabSeparated', `${lines.join('\n')}\n`);
     await client.command({ query: `INSERT INTO ${next(GEO_TABLES.cityRecords)} SELECT ${id}, country_code, city, timezone FROM ${stage('records')}` });
     await client.command({ query: `TRUNCATE TABLE ${stage('networks')}` });

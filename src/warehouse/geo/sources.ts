@@ -74,7 +74,7 @@ export function geoFingerprint(files: GeoFiles): string {
 }
 
 /** Bumped when loading produces different tables from the same files. */
-const LOADER_VERSION = 'geo-1';
+const LOADER_VERSION = 'geo-2';
 
 /** The package's own directory; countries-list exports neither its package.json nor its CSV, so this walks up from its entry point. */
 function packageDir(name: string): string {
