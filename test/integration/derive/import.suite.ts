@@ -47,6 +47,19 @@ async function freshDatabase(): Promise<string> {
 // chDB reads the file itself; a server is sent its lines. chDB takes the lines as a server would, so both ways are tested here.
 let engineReadsFiles = true;
 
+/** An NDJSON file of one request a row: each row's fields over a GET of one episode by one app at 10:0<row>. */
+function requestsFile(name: string, rows: Record<string, unknown>[]): string {
+  const file = path.join(mkdtempSync(path.join(SCRATCH, `import-${name}-`)), `${name}.ndjson`);
+  const base = (i: number) => ({
+    time: `2026-01-05T10:0${i}:00Z`,
+    method: 'GET',
+    url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+    userAgent: 'AppleCoreMedia/1.0.0',
+  });
+  writeFileSync(file, rows.map((row, i) => JSON.stringify({ ...base(i), ...row })).join('\n'));
+  return file;
+}
+
 function options(database: string, settings: DownloadRuleSettings, extra: Partial<ImportOptions> = {}): ImportOptions {
   return {
     database,
@@ -295,17 +308,10 @@ describe('the time of a request', () => {
 
   it('is read as the instant it names, and one the warehouse cannot hold is refused by its line and reason', async () => {
     const database = await freshDatabase();
-    const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-times-')), 'times.ndjson');
-    const rows = [...accepted, ...refused].map(([time], i) =>
-      JSON.stringify({
-        time,
-        ip: `198.51.100.${i + 1}`,
-        method: 'GET',
-        url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
-        userAgent: 'AppleCoreMedia/1.0.0',
-      }),
+    const file = requestsFile(
+      'times',
+      [...accepted, ...refused].map(([time], i) => ({ time, ip: `198.51.100.${i + 1}` })),
     );
-    writeFileSync(file, rows.join('\n'));
     const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: refused.length }));
     expect(summary).toMatchObject({ outcome: 'imported', imported: accepted.length, rejected: refused.length });
     const stored = await (
@@ -323,7 +329,6 @@ describe('the time of a request', () => {
 describe('the address of a request', () => {
   it('an IPv4 client logged IPv4-mapped has its IPv4 address, as one logged plainly does; an IPv6 client has none', async () => {
     const database = await freshDatabase();
-    const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-mapped-')), 'mapped.ndjson');
     // Each address as logged, and its IPv6 and IPv4 forms written out by hand (0:0:0:0:0:ffff:c000:0202 is 192.0.2.2).
     const addresses = [
       ['203.0.113.5', '::ffff:203.0.113.5', '203.0.113.5'],
@@ -333,19 +338,9 @@ describe('the address of a request', () => {
       ['2001:db8::ffff:1', '2001:db8::ffff:1', '0.0.0.0'],
       ['2001:db8::1', '2001:db8::1', '0.0.0.0'],
     ];
-    writeFileSync(
-      file,
-      addresses
-        .map(([ip], i) =>
-          JSON.stringify({
-            time: `2026-01-05T10:0${i}:00Z`,
-            ip,
-            method: 'GET',
-            url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
-            userAgent: 'AppleCoreMedia/1.0.0',
-          }),
-        )
-        .join('\n'),
+    const file = requestsFile(
+      'mapped',
+      addresses.map(([ip]) => ({ ip })),
     );
     expect(await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }))).toMatchObject({
       outcome: 'imported',
@@ -369,25 +364,11 @@ describe('the account of a request', () => {
     ['acme', 'acme', 'acme'],
     ['globex', undefined, 'globex'],
   ];
-  const file = () => {
-    const written = path.join(mkdtempSync(path.join(SCRATCH, 'import-accounts-')), 'accounts.ndjson');
-    writeFileSync(
-      written,
-      rows
-        .map(([account], i) =>
-          JSON.stringify({
-            time: `2026-01-05T10:0${i}:00Z`,
-            ip: `198.51.100.${i + 1}`,
-            method: 'GET',
-            url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
-            userAgent: 'AppleCoreMedia/1.0.0',
-            ...(account === undefined ? {} : { account }),
-          }),
-        )
-        .join('\n'),
+  const file = () =>
+    requestsFile(
+      'accounts',
+      rows.map(([account], i) => ({ ip: `198.51.100.${i + 1}`, ...(account === undefined ? {} : { account }) })),
     );
-    return written;
-  };
   const stored = async (database: string) =>
     (
       await (
