@@ -27,7 +27,7 @@ export interface MmdbNetworks {
    * lies (every address of it has its place).
    */
   networkChunks: AsyncIterable<string>;
-  /** Filled while networkChunks is consumed: place number (from 1) → fields. */
+  /** Each place the prefixes name, by number (from 1): its fields. */
   places: Map<number, MmdbCityRecord>;
 }
 
