@@ -1,5 +1,5 @@
 import { quoteIdentifier } from '../ddl';
-import { listenerIpSql, qualifiesSql, rangeColumns, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
+import { listenerIpSql, qualifiesSql, rangeColumns, serverUrlSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { sqlLiteral, withClause } from './sql';
 import { botTypeSql, classifiedSql, refererListNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
 
@@ -96,7 +96,7 @@ function qualifyingSql(options: DeriveOptions, from: number, to: number): string
     : `INNER JOIN (${classifiedAgentsSql(events, range, options.userAgents)}) AS c USING (raw_ua)
       INNER JOIN (${classifiedReferersSql(events, range, options.userAgents)}) AS r USING (referer)`;
   return `
-    SELECT account_id, ts, ip, ip4, token, url, referer, raw_ua, city, country, range_first_two,
+    SELECT account_id, ts, ip, ip4, token, ${serverUrlSql('url')} AS url, referer, raw_ua, city, country, range_first_two,
       ua_name AS parsed_ua, os_name, device_type, ${listenerIpSql(options.settings, 'ip')} AS listener
     FROM (
       SELECT *, if(ua_type = 'browser', referer_list_name, '') AS referer_name, ${botTypeSql()} AS bot_type

@@ -356,6 +356,38 @@ describe('the address of a request', () => {
   });
 });
 
+describe('the URL of a request', () => {
+  // One listener's requests of a day; the file each is of, written out by hand (OP3's R4: parameters a client adds go).
+  const episode = `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`;
+  const requests: [string, string][] = [
+    [episode, episode],
+    [`${episode}?_=1767600000`, episode],
+    [`${episode}?from=app&_cb=2`, episode],
+    [`${episode}?aw_0_1st.playerid=x&source=rss`, episode],
+    [`${episode}?download=true&`, episode],
+    [`${episode}/;?DIST=TuneIn&TGT=TuneIn&maxServers=2`, episode],
+    [`${episode}?id=7`, `${episode}?id=7`],
+    [`${episode}?ref=feed&id=7`, `${episode}?id=7`],
+    [`${episode}?DIST=TuneIn`, `${episode}?DIST=TuneIn`],
+  ];
+  const files = [...new Set(requests.map(([, file]) => file))].sort();
+
+  it.each(['iab', 'op3'] as const)('%s: a download per file, not per client parameter', async (rules) => {
+    const database = await freshDatabase();
+    const file = requestsFile(
+      'urls',
+      requests.map(([url]) => ({ url, ip: '198.51.100.9' })),
+    );
+    expect(await importFile(client, file, options(database, { rules, window: 'calendar' }))).toMatchObject({
+      outcome: 'imported',
+      imported: requests.length,
+      downloads: files.length,
+    });
+    const urls = await (await client.query({ query: `SELECT url FROM ${database}.downloads ORDER BY url`, format: 'JSONEachRow' })).json<{ url: string }>();
+    expect(urls.map((u) => u.url)).toEqual(files);
+  });
+});
+
 describe('the account of a request', () => {
   // Each row's account field (undefined: none), and the account it belongs to with and without --account acme.
   const rows: [string | undefined, string | undefined, string | undefined][] = [
