@@ -365,6 +365,7 @@ describe('the URL of a request', () => {
     [`${episode}?from=app&_cb=2`, episode],
     [`${episode}?aw_0_1st.playerid=x&source=rss`, episode],
     [`${episode}?download=true&`, episode],
+    [`${episode}%3F_from=app`, episode],
     [`${episode}/;?DIST=TuneIn&TGT=TuneIn&maxServers=2`, episode],
     [`${episode}?id=7`, `${episode}?id=7`],
     [`${episode}?ref=feed&id=7`, `${episode}?id=7`],
