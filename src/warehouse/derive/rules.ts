@@ -91,15 +91,20 @@ const ADSWIZZ_PARAMS = ['companionAds', 'calendar', 'sdkiad'];
 
 /**
  * The request URL as the episode's file is known by, OP3's R4 (client_params.ts `computeServerUrl`), for both
- * rules: a redundant `:443`/`:80` dropped, and the query parameters a client adds removed (names starting with
+ * rules: the scheme and host lower-cased (as OP3's download key, chain_estimate.ts `normalizeOrigin`), a redundant
+ * `:443`/`:80` dropped, and the query parameters a client adds removed (names starting with
  * `_`, such as a player's cache-buster `_=1767600000`; `from`, `source`, `ref` and the rest of CLIENT_PARAMS;
  * `download=true`; AdsWizz's; TuneIn's three together; empty ones), the others kept as written. Without it each
- * cache-buster made a request of a new episode, counted again. Names are compared as written (OP3 decodes them
+ * cache-buster made a request of a new episode, counted again. Parameter names are compared as written (OP3 decodes them
  * first; a client that percent-encodes a name's letters is not seen).
  */
 export function serverUrlSql(url: string): string {
-  const canonical = `replaceRegexpOne(replaceRegexpOne(if(position(${url}, '?') = 0, replaceOne(${url}, '%3F_from', '?_from'), ${url}),
-    '^(https://[^/:]+):443/', '\\1/'), '^(http://[^/:]+):80/', '\\1/')`;
+  // Scheme and host lower-cased first (the port's patterns are written lower-case), the userinfo kept (RFC 3986
+  // 6.2.2.1: only those two are case-insensitive).
+  const lowered = `arrayMap(u -> arrayMap(g -> concat(lower(g[1]), g[2], lower(g[3]), substring(u, length(g[1]) + length(g[2]) + length(g[3]) + 1)),
+      [extractGroups(u, '^((?i:https?)://)([^/?#]*@)?([^/?#]*)')])[1],
+    [if(position(${url}, '?') = 0, replaceOne(${url}, '%3F_from', '?_from'), ${url})])[1]`;
+  const canonical = `replaceRegexpOne(replaceRegexpOne(${lowered}, '^(https://[^/:]+):443/', '\\1/'), '^(http://[^/:]+):80/', '\\1/')`;
   const name = `if(position(p, '=') > 0, substring(p, 1, position(p, '=') - 1), p)`;
   const client = `startsWith(n, '_') OR has(${sqlLiteral(CLIENT_PARAMS)}, n) OR has(${sqlLiteral(ADSWIZZ_PARAMS)}, n) OR startsWith(n, 'aw_')
     OR p IN ('', '=', 'query', 'query=', 'download=true') OR (t AND has(${sqlLiteral(TUNEIN_PARAMS)}, n))`;
@@ -112,9 +117,11 @@ export function serverUrlSql(url: string): string {
     [arrayMap(p -> ${name}, ps)])[1],
     [splitByChar('&', substring(c, position(c, '?') + 1))])[1],
     [substring(c, 1, position(c, '?') - 1)])[1]), [${canonical}])[1]`;
-  // Most request URLs have no query, no port and no escaped '?': they pass as they are, and ClickHouse evaluates the
-  // other branch only for the rows that take it.
-  return `if(NOT multiSearchAny(${url}, ['?', ':443/', ':80/', '%3F_from']), ${url}, ${rewritten})`;
+  // Most request URLs have no query, no port, no escaped '?' and a lower-case scheme and host: they pass as they are,
+  // and ClickHouse evaluates the other branch only for the rows that take it. The anchored pattern stops at the end of
+  // the host: over 2.18M URLs it added 60 ms, comparing the host's bytes to their lower case (substring, lower, equals)
+  // 250 ms.
+  return `if(NOT multiSearchAny(${url}, ['?', ':443/', ':80/', '%3F_from']) AND match(${url}, '^https?://[^/?#A-Z]*[/?#]'), ${url}, ${rewritten})`;
 }
 
 /**

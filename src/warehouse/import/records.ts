@@ -191,7 +191,7 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       ${a.raw('status')} AS status_raw,
       if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
       ${a.text('url')} AS url,
-      extract(url, concat('^', ${sqlLiteral(escapeRegex(options.trackingPrefix))}, '([A-Za-z0-9_-]+)/(.+)$')) AS token,
+      extract(url, ${sqlLiteral(`^${prefixPattern(options.trackingPrefix)}([A-Za-z0-9_-]+)/(.+)$`)}) AS token,
       substring(url, length(${prefix}) + length(token) + 2) AS media,
       ${a.text('userAgent')} AS raw_ua,
       ${a.text('referer')} AS referer,
@@ -217,6 +217,15 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The tracking prefix as a pattern whose scheme and host match in any case (RFC 3986 6.2.2.1: `HTTPS://PFX.…` is
+ * the same prefix; a CloudFront URL's host is the Host header as the client wrote it), its path as written.
+ */
+function prefixPattern(prefix: string): string {
+  const path = prefix.indexOf('/', prefix.indexOf('://') + 3);
+  return `(?i:${escapeRegex(prefix.slice(0, path))})${escapeRegex(prefix.slice(path))}`;
 }
 
 /**

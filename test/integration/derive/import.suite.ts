@@ -51,7 +51,7 @@ let engineReadsFiles = true;
 function requestsFile(name: string, rows: Record<string, unknown>[]): string {
   const file = path.join(mkdtempSync(path.join(SCRATCH, `import-${name}-`)), `${name}.ndjson`);
   const base = (i: number) => ({
-    time: `2026-01-05T10:0${i}:00Z`,
+    time: `2026-01-05T10:${String(i).padStart(2, '0')}:00Z`,
     method: 'GET',
     url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
     userAgent: 'AppleCoreMedia/1.0.0',
@@ -357,7 +357,8 @@ describe('the address of a request', () => {
 });
 
 describe('the URL of a request', () => {
-  // One listener's requests of a day; the file each is of, written out by hand (OP3's R4: parameters a client adds go).
+  // One listener's requests of a day; the file each is of, written out by hand (OP3's R4: parameters a client adds go,
+  // scheme and host lower-cased).
   const episode = `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`;
   const requests: [string, string][] = [
     [episode, episode],
@@ -370,10 +371,15 @@ describe('the URL of a request', () => {
     [`${episode}?id=7`, `${episode}?id=7`],
     [`${episode}?ref=feed&id=7`, `${episode}?id=7`],
     [`${episode}?DIST=TuneIn`, `${episode}?DIST=TuneIn`],
+    // Scheme and host in any case are the same file (RFC 3986 6.2.2.1); a path differing in case is another.
+    ['HTTPS://PFX.EXAMPLE-ANALYTICS.NET/e/abc123/media.example.com/ep.mp3', episode],
+    ['Https://Pfx.Example-Analytics.net/e/abc123/media.example.com/ep.mp3?_=1767600001', episode],
+    ['https://pfx.example-analytics.NET/e/abc123/media.example.com/ep.mp3?ID=7', `${episode}?ID=7`],
+    [`${TRACKING_PREFIX}abc123/media.example.com/EP.mp3`, `${TRACKING_PREFIX}abc123/media.example.com/EP.mp3`],
   ];
   const files = [...new Set(requests.map(([, file]) => file))].sort();
 
-  it.each(['iab', 'op3'] as const)('%s: a download per file, not per client parameter', async (rules) => {
+  it.each(['iab', 'op3'] as const)('%s: a download per file, not per client parameter nor per case of its scheme and host', async (rules) => {
     const database = await freshDatabase();
     const file = requestsFile(
       'urls',
