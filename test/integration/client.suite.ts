@@ -53,7 +53,7 @@ describe('@cubejs-client/core against the service', () => {
     });
     const expected = await oracle.rows<{ day: string; n: string }>(`
       SELECT toString(toDate(ts)) AS day, count() AS n FROM ${db}.downloads
-      WHERE toDate(ts) BETWEEN today() - 7 AND today() - 1 GROUP BY day ORDER BY day`);
+      WHERE toDate(ts) BETWEEN toDate(now('UTC')) - 7 AND toDate(now('UTC')) - 1 GROUP BY day ORDER BY day`);
     const pivot = resultSet.chartPivot();
     expect(pivot.map((p) => [String(p.x).slice(0, 10), Number(p['Downloads.count'])])).toEqual(expected.map((e) => [e.day, Number(e.n)]));
     const [series] = resultSet.series();
@@ -66,7 +66,9 @@ describe('@cubejs-client/core against the service', () => {
       timeDimensions: [{ dimension: 'LinksBasicAnalytics.timestamp', compareDateRange: ['last 7 days', 'last 14 days'] }],
     });
     const [week, fortnight] = await Promise.all(
-      [7, 14].map((days) => oracle.value(`SELECT count() FROM ${db}.link_views WHERE toDate(ts) BETWEEN today() - ${days} AND today() - 1`)),
+      [7, 14].map((days) =>
+        oracle.value(`SELECT count() FROM ${db}.link_views WHERE toDate(ts) BETWEEN toDate(now('UTC')) - ${days} AND toDate(now('UTC')) - 1`),
+      ),
     );
     const totals = resultSet.decompose().map((r) => Number(r.rawData()[0]?.['LinksBasicAnalytics.linkViewCount'] ?? 0));
     expect(totals).toEqual([week, fortnight]);

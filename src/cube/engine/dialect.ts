@@ -212,12 +212,15 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
     return super.buildSqlAndParams(exportAnnotatedSql);
   }
 
+  // Cube hands time values over in UTC (its "database time zone"), with a `Z` or, in rollup and some range
+  // conditions, without one: read without a zone, the engine took them in its own time zone, which is the machine's
+  // (TZ, /etc/localtime) under chDB and the server's setting on a ClickHouse server.
   override timeStampCast(value: string): string {
-    return `parseDateTime64BestEffort(${value}, 3)`;
+    return `parseDateTime64BestEffort(${value}, 3, 'UTC')`;
   }
 
   override dateTimeCast(value: string): string {
-    return `parseDateTime64BestEffort(${value}, 3)`;
+    return `parseDateTime64BestEffort(${value}, 3, 'UTC')`;
   }
 }
 
@@ -324,7 +327,8 @@ class HourTimeDimension extends BaseTimeDimension {
  * converted, not one it is named in: Cube's own switch for this
  * (convertTzForRawTimeDimension) also converts a time member inside
  * another's SQL, which changed the funnel's row keys and emptied its joins;
- * and Cube's convertTz would cut WebEvents' milliseconds off.
+ * and Cube's convertTz would cut WebEvents' milliseconds off. A Date column
+ * is midnight UTC: read without a zone it was midnight in the engine's own.
  */
 class LocalTimeDimension extends BaseDimension {
   override dimensionSql(): string {
@@ -332,7 +336,7 @@ class LocalTimeDimension extends BaseDimension {
     if (this.expression || this.query.cubeEvaluator.isSegment(this.dimension)) return sql;
     const definition = this.definition() as { type?: string; primaryKey?: boolean };
     if (definition.type !== 'time' || definition.primaryKey) return sql;
-    return `toTimeZone(toDateTime64(${sql}, 3), '${this.query.timezone}')`;
+    return `toTimeZone(toDateTime64(${sql}, 3, 'UTC'), '${this.query.timezone}')`;
   }
 }
 

@@ -101,7 +101,9 @@ async function direct(account: string) {
     `SELECT country, count() AS n FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) = '${DAY}' GROUP BY country`,
   );
   // The funnel's first step: listener addresses of the account that downloaded in the range (see query-language/funnel.suite.ts).
-  const listeners = await oracle.value(`SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND ts >= today() - 7 AND ts < today()`);
+  const listeners = await oracle.value(
+    `SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) BETWEEN toDate(now('UTC')) - 7 AND toDate(now('UTC')) - 1`,
+  );
   const both = { countries: Object.fromEntries(rows.map((r) => [r.country, Number(r.n)])), steps: listeners > 0 ? { 'Podcast Download': listeners } : {} };
   return { v1: both, cubeApi: both };
 }

@@ -164,7 +164,7 @@ describe('the steps read from the query’s earliest time on', () => {
   it.each(CASES)('$name', async ({ query, pushed }) => {
     const { sql, preAggregations } = await sqlOf(query());
     const [text, params] = preAggregations.length > 0 ? preAggregations[0].loadSql : sql;
-    const bounded = [...text.matchAll(/\b(ts|track_ts) >= parseDateTime64BestEffort\(\?, 3\)/g)];
+    const bounded = [...text.matchAll(/\b(ts|track_ts) >= parseDateTime64BestEffort\(\?, 3, 'UTC'\)/g)];
     const bounds = preAggregations.length > 0 ? [] : (pushed?.() ?? []);
     // Each bound in each of the three steps: downloads, visits, conversions.
     expect(bounded.map((m) => m[1])).toEqual(['ts', 'track_ts', 'track_ts'].flatMap((column) => bounds.map(() => column)));

@@ -6,7 +6,7 @@ import { createLogger } from '../../../src/log';
 import { makeRunTemp } from '../../support/run-temp';
 import { openWarehouse } from '../../../src/warehouse/connection';
 import { applyDdl, ensureDemo } from '../../../src/warehouse/setup';
-import { DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
+import { DATABASE, ENGINE_TIME_ZONE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants';
 
 /**
  * Builds one small demo dataset in a fresh temporary chDB directory for the
@@ -14,6 +14,10 @@ import { DATABASE, ROLLUP_DATABASE, TEST_DEMO, TEST_END_DATE } from './constants
  * Both live in the run's temporary directory (test/support/run-temp.ts).
  */
 export default async function globalSetup(): Promise<void> {
+  // The engine takes its time zone from the machine (chDB: TZ or /etc/localtime; a server: its setting). Everything
+  // the service writes and asks is in UTC whatever that zone is: a run in a zone 14 hours from UTC, set before this
+  // process and the workers start their engines, shows any statement that leans on the engine's own zone.
+  process.env.TZ = ENGINE_TIME_ZONE;
   makeRunTemp('integration');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'analytics-api-test-'));
   process.env.TEST_CHDB_DATA_BASE = dataDir;
