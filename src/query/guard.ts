@@ -22,7 +22,12 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
     if (!Array.isArray(timeDimensions)) refuse('timeDimensions', '"timeDimensions" must be an array.');
     for (const [i, td] of (timeDimensions as unknown[]).entries()) {
       if (typeof td !== 'object' || td === null || Array.isArray(td)) refuse('timeDimensions', `timeDimensions[${i}] must be an object.`);
-      const { compareDateRange } = td as Record<string, unknown>;
+      const { compareDateRange, dimension } = td as Record<string, unknown>;
+      // Cube wrote the bucket and range SQL of a text member as of a time and the engine refused it, a 400 that named
+      // ClickHouse's toStartOfHour rather than the member.
+      if (typeof dimension === 'string' && !kinds.timeDimensions.has(dimension)) {
+        refuse('memberKinds', `timeDimensions[${i}].dimension: ${dimension} is not a time dimension${timeDimensionsOf(dimension, kinds)}.`);
+      }
       if (compareDateRange !== undefined && (!Array.isArray(compareDateRange) || compareDateRange.length === 0)) {
         refuse('compareDateRange', `timeDimensions[${i}].compareDateRange must be a non-empty array of date ranges.`);
       }
@@ -47,6 +52,13 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
       refuse('oneValue', `The ${operator} filter on ${name} compares with one value; got ${values.length}.`);
     }
   });
+}
+
+/** `; <Cube>'s are …` naming the cube's time dimensions, for a refusal; empty when it has none. */
+function timeDimensionsOf(member: string, kinds: MemberKinds): string {
+  const cube = `${member.split('.')[0]}.`;
+  const own = [...kinds.timeDimensions].filter((name) => name.startsWith(cube));
+  return own.length === 0 ? `; ${cube.slice(0, -1)} has none` : `; ${cube.slice(0, -1)}'s ${own.length === 1 ? 'is' : 'are'} ${own.join(', ')}`;
 }
 
 /**

@@ -108,7 +108,7 @@ export const ADMISSION_RULES = {
   memberKinds: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'Date operators filter a time dimension, `measureFilter` a measure, text operators (`contains`, `startsWith`, `endsWith`, negations) a string member.',
+    asks: 'Date operators filter a time dimension, and `timeDimensions` name one; `measureFilter` a measure, text operators (`contains`, `startsWith`, `endsWith`, negations) a string member.',
   },
   nullValues: {
     code: 'invalid_query',

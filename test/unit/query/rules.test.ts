@@ -149,6 +149,12 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
     'invalid_query',
   ],
   [
+    'a text dimension as a time dimension',
+    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.country', granularity: 'day', dateRange: 'last week' }] }, MODEL),
+    'memberKinds',
+    'invalid_query',
+  ],
+  [
     'measureFilter on a dimension',
     () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, MODEL),
     'memberKinds',
