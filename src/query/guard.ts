@@ -54,7 +54,7 @@ export function guardQuery(query: Record<string, unknown>, kinds: MemberKinds): 
   });
 }
 
-/** `; <Cube>'s are …` naming the cube's time dimensions, for a refusal; empty when it has none. */
+/** `; <Cube>'s are …` naming the cube's time dimensions for a refusal, or `; <Cube> has none`. */
 function timeDimensionsOf(member: string, kinds: MemberKinds): string {
   const cube = `${member.split('.')[0]}.`;
   const own = [...kinds.timeDimensions].filter((name) => name.startsWith(cube));
