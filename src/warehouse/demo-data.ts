@@ -27,12 +27,17 @@ import type { UserAgentLists } from './derive/user-agents';
 export interface DemoDataOptions {
   /** Already-created database holding the six (empty) tables. */
   database: string;
-  /** PRNG seed: the same seed, scale, endDate and days give identical rows. */
+  /** PRNG seed: the same seed, scale, days and calendarEndDate give identical rows, moved to end on endDate. */
   seed: number;
   /** 1 = default size; 0.02 gives a small but non-empty set in every table. */
   scale: number;
   /** 'YYYY-MM-DD', the last UTC day of the window (inclusive). */
   endDate: string;
+  /**
+   * 'YYYY-MM-DD', the day whose calendar the rows follow (weekly rhythms and release weekdays), endDate by default.
+   * A fixed one gives the same rows whatever endDate is, each moved by the days between them.
+   */
+  calendarEndDate?: string;
   /** Window length in days, default 90. */
   days?: number;
   /**

@@ -177,6 +177,8 @@ async function databaseExists(warehouse: Warehouse, name: string): Promise<boole
 export interface EnsureDemoOptions {
   /** The last day of the demo window; today (UTC) by default, so "last 7 days" finds rows. */
   endDate?: Date;
+  /** The day whose calendar the rows follow (DemoDataOptions.calendarEndDate); endDate by default. */
+  calendarEndDate?: Date;
   /**
    * What to do with live tables that hold rows but no completion marker.
    * The embedded engine is the service's own: they are moved aside (never
@@ -224,7 +226,8 @@ export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger:
   } else {
     logger.info('no demo data yet: building it', { ...where, scale: demo.scale });
   }
-  await buildDemo(warehouse, demo, logger, options.endDate ?? new Date(), options.downloads ?? DEFAULT_DOWNLOADS);
+  const endDate = options.endDate ?? new Date();
+  await buildDemo(warehouse, demo, logger, { endDate, calendarEndDate: options.calendarEndDate ?? endDate }, options.downloads ?? DEFAULT_DOWNLOADS);
 }
 
 /**
@@ -235,7 +238,13 @@ export async function ensureDemo(warehouse: Warehouse, demo: DemoConfig, logger:
  * drops. chDB's databases use the Atomic engine, whose EXCHANGE swaps table
  * names in its metadata without copying data (a few milliseconds).
  */
-async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger, endDate: Date, downloads: DownloadsConfig): Promise<void> {
+async function buildDemo(
+  warehouse: Warehouse,
+  demo: DemoConfig,
+  logger: Logger,
+  window: { endDate: Date; calendarEndDate: Date },
+  downloads: DownloadsConfig,
+): Promise<void> {
   const client = warehouse.client();
   const { database } = warehouse.config;
   const staging = stagingDatabase(database);
@@ -251,13 +260,14 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
     await client.command({
       query: `CREATE TABLE ${stage}.${DEMO_MARKER} (seed Int64, scale Float64, days UInt32, end_date Date, built_at DateTime('UTC')) ENGINE = MergeTree ORDER BY tuple() COMMENT '${SCHEMA_VERSION}'`,
     });
-    const end = endDate.toISOString().slice(0, 10);
+    const end = day(window.endDate);
     await loadDemoData((sql) => client.command({ query: sql }).then(() => undefined), {
       database: staging,
       seed: demo.seed,
       scale: demo.scale,
       days: demo.days,
       endDate: end,
+      calendarEndDate: day(window.calendarEndDate),
       downloads: { settings: downloads, userAgents: loadUserAgentLists(downloads.userAgentsDir, logger.warn) },
       onProgress: (message) => logger.info(`demo data: ${message}`),
     });
@@ -279,6 +289,8 @@ async function buildDemo(warehouse: Warehouse, demo: DemoConfig, logger: Logger,
   if (warehouse.config.kind === 'chdb') await releaseBuildMemory(warehouse);
   logger.info('demo data ready', { seconds: (Date.now() - started) / 1000, swapMs });
 }
+
+const day = (date: Date) => date.toISOString().slice(0, 10);
 
 /**
  * The embedded engine's allocator (jemalloc) keeps the pages the build's

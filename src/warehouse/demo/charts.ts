@@ -1,7 +1,7 @@
 /** channel_ranks and episode_ranks: daily chart snapshots. */
 import { CATEGORIES, SLUG_ADJECTIVES, SLUG_PATTERNS } from '../reference-data';
 import { CHART_POOL, DAY, EPISODE_CHART_DEPTH, MAX_TRACKED_PER_CATEGORY, type Plan, SNAPSHOT_HOUR_UTC, TRACKED_SHOW_KEY } from './plan';
-import { chartConstants, episodeTitleSql, latestEpisodeSql, podcastConstants, releaseSql, titleConstants, withClause } from './sql';
+import { calendarSql, chartConstants, episodeTitleSql, latestEpisodeSql, podcastConstants, releaseSql, titleConstants, withClause } from './sql';
 
 // Charts.
 
@@ -30,7 +30,7 @@ export function chartShowColumns(plan: Plan): string {
       if(is_tracked, pod_slug[tp], ${generatedSlug}) AS podcast_slug,
       -- 37 is coprime with the pool size: generated shows get distinct base ranks
       if(is_tracked, pod_chart_rank[tp], 1 + (slot * 37 + ${r.hash('rank-offset', 'cat')}) % ${CHART_POOL}) AS base_rank,
-      intDiv(${plan.windowStart}, ${DAY}) + day AS abs_day,
+      intDiv(${calendarSql(plan, String(plan.windowStart))}, ${DAY}) + day AS abs_day,
       if(chart_country_code[chart] = 'us', 0, 0.35 * ${r.normal('country-taste', 'show_key', 'chart_country_code[chart]')})
         + if(chart_platform[chart] = 'spotify', 0.4 * ${r.normal('platform-taste', 'show_key')}, 0) AS taste`;
 }
@@ -84,7 +84,7 @@ export function episodeRanksSql(plan: Plan): string {
   const pool = plan.charts.length * CHART_POOL * 2;
   const snapshot = `toInt64(${plan.windowStart} + day * ${DAY} + ${SNAPSHOT_HOUR_UTC * 3600})`;
   const cadence = `[1, 2, 3, 7, 7, 7, 7, 14][1 + ${r.hash('cadence', 'show_key')} % 8]`;
-  const launch = `(intDiv(${plan.windowStart}, ${DAY}) - 200 - toInt64(${r.hash('launch', 'show_key')} % 2500))`;
+  const launch = `(intDiv(${calendarSql(plan, String(plan.windowStart))}, ${DAY}) - 200 - toInt64(${r.hash('launch', 'show_key')} % 2500))`;
   return `
 INSERT INTO ${plan.table('episode_ranks')}
   (snapshot_ts, platform, country_code, category, rank, episode_id, episode_title, podcast_slug)

@@ -45,6 +45,12 @@ export interface Plan {
   windowStart: number;
   /** Last second of endDate. */
   windowEnd: number;
+  /**
+   * Seconds from a time of the window to the same time on the calendar the rows follow (calendarEndDate's), a
+   * whole number of days: weekdays, release days and the charts' daily draws read it, so the rows depend on the
+   * calendar date and never on where the window is placed.
+   */
+  calendarOffset: number;
   table: (name: TableName) => string;
   random: SqlRandom;
   sizes: Sizes;
@@ -71,21 +77,19 @@ export function makePlan(options: DemoDataOptions): Plan {
   if (!Number.isSafeInteger(options.seed)) throw new Error(`demo data: seed must be an integer, got ${options.seed}`);
   if (!(options.scale > 0) || !Number.isFinite(options.scale)) throw new Error(`demo data: scale must be a positive number, got ${options.scale}`);
   if (!Number.isInteger(days) || days < 1 || days > 3_650) throw new Error(`demo data: days must be an integer in 1..3650, got ${days}`);
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(options.endDate);
-  const endMs = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
-  if (!match || new Date(endMs).toISOString().slice(0, 10) !== options.endDate) {
-    throw new Error(`demo data: endDate must be a valid YYYY-MM-DD date, got ${options.endDate}`);
-  }
+  const endMs = utcDayMs('endDate', options.endDate);
+  const calendarOffset = (utcDayMs('calendarEndDate', options.calendarEndDate ?? options.endDate) - endMs) / 1000;
   const windowEnd = endMs / 1000 + DAY - 1;
   const windowStart = windowEnd + 1 - days * DAY;
   const db = quoteIdentifier(options.database);
-  const podcasts = trackedPodcasts(options.seed, windowStart, windowEnd);
+  const podcasts = trackedPodcasts(options.seed, windowStart, windowEnd, calendarOffset);
   return {
     database: options.database,
     downloads: options.downloads,
     days,
     windowStart,
     windowEnd,
+    calendarOffset,
     table: (name) => `${db}.${quoteIdentifier(name)}`,
     random: sqlRandom(options.seed),
     sizes: sizesFor(options.scale, days),
@@ -94,6 +98,14 @@ export function makePlan(options: DemoDataOptions): Plan {
     blocks: geoBlocks(),
     charts: charts(options.scale),
   };
+}
+
+/** Midnight UTC of a 'YYYY-MM-DD' option, in epoch milliseconds. */
+function utcDayMs(option: string, value: string): number {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
+  if (!match || new Date(ms).toISOString().slice(0, 10) !== value) throw new Error(`demo data: ${option} must be a valid YYYY-MM-DD date, got ${value}`);
+  return ms;
 }
 
 /** Audience sizes follow the scale; traffic volumes follow the scale and the window length (given per 90 days). */
@@ -174,7 +186,7 @@ export function slugify(title: string): string {
     .replace(/^-|-$/g, '');
 }
 
-export function trackedPodcasts(seed: number, windowStart: number, windowEnd: number): TrackedPodcast[] {
+export function trackedPodcasts(seed: number, windowStart: number, windowEnd: number, calendarOffset: number): TrackedPodcast[] {
   const byPopularity = TRACKED_PODCASTS.map((_, i) => i).sort((a, b) => hashUnit(seed, 'popularity', a) - hashUnit(seed, 'popularity', b));
   const ids = new Set<string>();
   const tokens = new Set<string>();
@@ -187,7 +199,7 @@ export function trackedPodcasts(seed: number, windowStart: number, windowEnd: nu
     const cadenceSeconds = cadenceDays * DAY;
     const lastRelease =
       lastDayStart -
-      daysSinceReleaseDay(lastDayStart, cadenceDays, u('weekday'), u('phase')) * DAY +
+      daysSinceReleaseDay(lastDayStart + calendarOffset, cadenceDays, u('weekday'), u('phase')) * DAY +
       (4 + Math.floor(u('hour') * 8)) * 3600 +
       Math.floor(u('minute') * 4) * 900;
     // Enough back catalogue that episode 1 predates the window: every play finds a published episode.

@@ -96,11 +96,17 @@ export function largerThanOneByteSql(byteRange: string): string {
   return `NOT match(${byteRange}, '^bytes=0-[01]$')`;
 }
 
+/** A time of the window (epoch seconds) on the calendar the rows follow (Plan.calendarOffset). */
+export function calendarSql(plan: Plan, ts: string): string {
+  return `(${ts} + ${plan.calendarOffset})`;
+}
+
 /** Relative traffic level at a UTC time, for a place `offset` seconds from UTC: hour of day × weekday × growth. */
 export function activitySql(plan: Plan, ts: string, offset: string): string {
   return (
     `(hour_activity[1 + intDiv((${ts} + ${offset}) % ${DAY}, 3600)]` +
-    ` * weekday_activity[1 + (intDiv(${ts}, ${DAY}) + 3) % 7]` +
+    // 1970-01-01 was a Thursday: day 0 is weekday 3 counting from Monday = 0.
+    ` * weekday_activity[1 + (intDiv(${calendarSql(plan, ts)}, ${DAY}) + 3) % 7]` +
     ` * (0.8 + 0.2 * (${ts} - ${plan.windowStart}) / ${plan.days * DAY}))`
   );
 }

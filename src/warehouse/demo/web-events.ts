@@ -4,6 +4,7 @@ import { DAY, type Plan, TRACKED_SHOW_KEY, VISITING_DOWNLOADERS_PER_MILLE } from
 import {
   activityConstants,
   activitySql,
+  calendarSql,
   episodeLabelSql,
   episodeTitleSql,
   geoConstants,
@@ -171,7 +172,7 @@ export function downloaderWebEventsSql(plan: Plan): string {
       0.12 AS conversion_rate,
       if(${r.unit('landing', 'ip4')} < 0.55, toInt64(extract(download.3, 'ep-([0-9]+)[.]mp3')), 0) AS landing_ep
     FROM (
-      SELECT ip4, argMin((ts, token, url, os_name, device_type, city, country), (${r.hash('visited-download', 'ip4', 'ts', 'url', 'raw_ua')}, ts, url, raw_ua)) AS download
+      SELECT ip4, argMin((ts, token, url, os_name, device_type, city, country), (${r.hash('visited-download', 'ip4', calendarSql(plan, 'toInt64(toUnixTimestamp(ts))'), 'url', 'raw_ua')}, ts, url, raw_ua)) AS download
       FROM ${plan.table('downloads')}
       WHERE ${r.hash('visitor', 'ip4')} % 1000 < ${VISITING_DOWNLOADERS_PER_MILLE}
       GROUP BY ip4
