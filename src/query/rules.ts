@@ -140,7 +140,7 @@ export const ADMISSION_RULES = {
   dateRanges: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, or a phrase Cube reads (`"last 7 days"`, `"from 7 days ago to now"`).',
+    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, or a phrase of the grammar under [Date ranges](#date-ranges) (`"last 7 days"`, `"from 7 days ago to now"`); any other phrase is refused by name, with the forms and what it most likely meant (`"past 30 days"`: `"last 30 days"`).',
   },
   blending: {
     code: 'invalid_query',
