@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { CubeFailure } from '../cube/errors';
 import type { Logger } from '../log';
+import { whereJsonFails } from '../query/request';
 import { QueryRefusal } from '../query/rules';
 
 /**
@@ -96,11 +97,16 @@ function toApiError(err: unknown): { code: ErrorCode; message: string } {
   if (err instanceof CubeFailure) {
     return err.kind === 'internal' ? { code: 'internal', message: 'Internal server error.' } : { code: err.kind, message: err.message };
   }
-  // body-parser marks its own errors with `type` and an HTTP status.
-  const parserError = err as { type?: string; status?: number };
+  // body-parser marks its own errors with `type` and an HTTP status, and a body it could not parse with the body.
+  const parserError = err as { type?: string; status?: number; body?: unknown };
   switch (parserError.type) {
-    case 'entity.parse.failed':
-      return { code: 'invalid_json', message: 'The request body is not valid JSON.' };
+    case 'entity.parse.failed': {
+      const body = typeof parserError.body === 'string' ? parserError.body : '';
+      // JSON that is not an object or array (a string, a number): body-parser's strict mode refuses it.
+      if (!/^\s*[[{]/.test(body)) return { code: 'invalid_json', message: 'The request body must be a JSON object, {"query": …}.' };
+      const where = whereJsonFails(body);
+      return { code: 'invalid_json', message: `The request body is not valid JSON${where === undefined ? '' : `: ${where}`}.` };
+    }
     case 'entity.too.large':
       return { code: 'payload_too_large', message: 'The request body is too large.' };
     case 'encoding.unsupported':

@@ -1,4 +1,5 @@
 import { resolveDateRange } from '../cube/engine/date-parser';
+import { DATE_PHRASE_FORMS, datePhraseSuggestions, isDatePhrase, isDateValue } from './date-phrases';
 import { eachFilter } from './filters';
 import { refuse } from './rules';
 
@@ -23,32 +24,10 @@ export const DATE_OPERATOR_VALUES: Readonly<Record<string, readonly [number, num
 };
 
 const DATE_FORMS = 'a date (YYYY-MM-DD) or a local time (YYYY-MM-DDTHH:mm:ss.SSS)';
-const RANGE_FORMS = `${DATE_FORMS}, or a relative range such as "last 7 days", "yesterday" or "from 7 days ago to now"`;
 
-/** ISO 8601 as Cube reads it (moment's ISO parser): a date, optionally a time to the minute or finer, optionally a zone. */
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** Whether `value` is a date or time that exists on the calendar and the clock. */
-export function isDateValue(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  const match = ISO.exec(value);
-  if (!match) return false;
-  const [year, month, day, hour = '0', minute = '0', second = '0'] = match.slice(1).map((part) => part ?? undefined);
-  const y = Number(year);
-  const m = Number(month);
-  const d = Number(day);
-  const date = new Date(Date.UTC(y, m - 1, d));
-  return (
-    date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60
-  );
-}
-
-/** Dates written inside a phrase ("from 2026-13-01 to now"): chrono would read them some other way rather than refuse them. */
-const DATE_IN_TEXT = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?/g;
-
-/** Whether Cube reads `text` as a relative range that means what it says. */
+/** Whether `text` is an accepted phrase (date-phrases.ts) and the bounds Cube reads it as exist. */
 function isRangePhrase(text: string, timezone: string): boolean {
-  for (const [written] of text.matchAll(DATE_IN_TEXT)) if (!isDateValue(written)) return false;
+  if (!isDatePhrase(text)) return false;
   try {
     return resolveDateRange(text, timezone).every((bound) => isDateValue(bound));
   } catch {
@@ -93,16 +72,23 @@ export function checkTimeValues(where: string, member: string, operator: string,
   }
 }
 
+const RANGE_FORMS = `A date range is one or two dates or local times, ["2026-11-01", "2026-11-30"], or a phrase such as "last 7 days" or "from 2026-11-01 to now": ${DATE_PHRASE_FORMS} (docs/api.md, "Date ranges").`;
+
+/** ` Did you mean …?` for a refused phrase, when one is close; empty otherwise. */
+function meant(phrase: string): string {
+  const suggestions = datePhraseSuggestions(phrase);
+  return suggestions.length === 0 ? '' : ` Did you mean ${suggestions.join(' or ')}?`;
+}
+
 /** One time dimension's `dateRange` or one range of its `compareDateRange`: a phrase, or one or two dates. */
 export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
   const zone = typeof timezone === 'string' ? timezone : 'UTC';
   if (typeof range === 'string') {
-    if (!isRangePhrase(range, zone))
-      refuse('dateRanges', `${where}: ${shown(range)} is not a date range Cube can read for ${member}; expected ${RANGE_FORMS}.`);
+    if (!isRangePhrase(range, zone)) refuse('dateRanges', `${where}: ${shown(range)} is not a date range for ${member}.${meant(range)} ${RANGE_FORMS}`);
     return;
   }
   if (!Array.isArray(range) || range.length < 1 || range.length > 2) {
-    refuse('dateRanges', `${where}: a date range for ${member} is one or two dates, [from, to], or a phrase such as "last 7 days"; got ${shown(range)}.`);
+    refuse('dateRanges', `${where}: ${shown(range)} is not a date range for ${member}. ${RANGE_FORMS}`);
   }
   for (const value of range) {
     if (!isDateValue(value)) refuse('dateRanges', `${where}: ${shown(value)} is not a date for ${member}; expected ${DATE_FORMS}.`);

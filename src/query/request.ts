@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { Query } from '../cube/types';
 import { refuse } from './rules';
 
@@ -31,7 +32,8 @@ function fromUrl(req: Request): QueryRequest {
   try {
     parsed = JSON.parse(query);
   } catch {
-    refuse('json', 'The "query" URL parameter is not valid JSON.');
+    const where = whereJsonFails(query);
+    refuse('json', `The "query" URL parameter is not valid JSON${where === undefined ? '' : `: ${where}`}.`);
   }
   return { query: parsed, queryType: checkQueryType(queryType) };
 }
@@ -61,4 +63,32 @@ export function isQuery(value: unknown): value is Query {
 /** A query object, or a non-empty array of them: queries Cube blends into one answer. */
 export function isQueryOrList(value: unknown): value is Query | Query[] {
   return isQuery(value) || (Array.isArray(value) && value.length > 0 && value.every(isQuery));
+}
+
+/**
+ * Where and why `text` is not JSON, so a client can find the mistake:
+ * "value expected on line 2, column 17 (offset 27)", lines and columns from
+ * 1, the offset in characters from 0. V8's own message names no place for
+ * a token it did not expect ("Unexpected token 'l', "{"query": lots}" is
+ * not valid JSON"); jsonc-parser's scanner gives the offset of the first
+ * mistake. Undefined for text it reads as JSON, and for text nested
+ * too deep for it to read.
+ */
+export function whereJsonFails(text: string): string | undefined {
+  const errors: ParseError[] = [];
+  try {
+    parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  } catch {
+    // jsonc-parser descends one call per level: thousands of unclosed brackets overflow the stack.
+    return undefined;
+  }
+  const [first] = errors;
+  if (first === undefined) return undefined;
+  const before = text.slice(0, first.offset);
+  const line = before.split('\n').length;
+  const column = first.offset - before.lastIndexOf('\n');
+  const what = printParseErrorCode(first.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+  return `${what} on line ${line}, column ${column} (offset ${first.offset})`;
 }

@@ -28,7 +28,11 @@ export const ADMISSION_RULES = {
     stage: 'request',
     asks: 'POST: a JSON object with a `query` field; GET: one `query` URL parameter. `query` is an object, or with `queryType: "multi"` a non-empty array of objects (an export: one object).',
   },
-  json: { code: 'invalid_json', stage: 'request', asks: 'The `query` URL parameter of a GET is JSON.' },
+  json: {
+    code: 'invalid_json',
+    stage: 'request',
+    asks: 'The `query` URL parameter of a GET is JSON; the refusal says what was expected where (line, column, offset), as for a POST body.',
+  },
   queryType: { code: 'invalid_request', stage: 'request', asks: '`queryType`, when given, is `"multi"` (or `"regular"`).' },
   exportOne: {
     code: 'invalid_query',
@@ -97,7 +101,7 @@ export const ADMISSION_RULES = {
   knownMembers: {
     code: 'invalid_query',
     stage: 'model',
-    asks: "Every member the query names (lists, the `<Cube>.<time>.<granularity>` shorthand, filters at any depth, both forms of `order`) is one of `/meta`'s.",
+    asks: "Every member the query names (lists, the `<Cube>.<time>.<granularity>` shorthand, filters at any depth, both forms of `order`) is one of `/meta`'s; the refusal of any other offers the closest names (a cube's name left out: each cube's member of that name).",
   },
   orderedMembers: {
     code: 'invalid_query',
@@ -108,7 +112,17 @@ export const ADMISSION_RULES = {
   memberKinds: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'Date operators filter a time dimension, and `timeDimensions` name one; `measureFilter` a measure, text operators (`contains`, `startsWith`, `endsWith`, negations) a string member.',
+    asks: 'Each list holds its kind of member: `measures` measures, `dimensions` dimensions (a time dimension too), `segments` segments, `timeDimensions` time dimensions; filters and `order` name measures and dimensions. Date operators filter a time dimension; `measureFilter` a measure, text operators (`contains`, `startsWith`, `endsWith`, negations) a string member. The refusal says what the member is and where it goes.',
+  },
+  granularities: {
+    code: 'invalid_query',
+    stage: 'model',
+    asks: 'A granularity is one of `second`, `minute`, `hour`, `day`, `week`, `month`, `quarter`, `year`, written in `granularity` (`timeDimensions[].dimension` names the member alone) or in the `<Cube>.<time>.<granularity>` shorthand, which takes each but `quarter` (Cube 0.33 reads it so).',
+  },
+  numberValues: {
+    code: 'invalid_query',
+    stage: 'model',
+    asks: 'The values of `equals`, `notEquals`, `in`, `notIn`, `gt`, `gte`, `lt` and `lte` on a number member (a measure or a number dimension) are numbers, or strings of one (`20`, `"20.5"`, `"-1e3"`); `null` as for any member.',
   },
   nullValues: {
     code: 'invalid_query',
@@ -140,7 +154,7 @@ export const ADMISSION_RULES = {
   dateRanges: {
     code: 'invalid_query',
     stage: 'model',
-    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, or a phrase Cube reads (`"last 7 days"`, `"from 7 days ago to now"`).',
+    asks: 'A `dateRange` or `compareDateRange` range is one or two existing dates, or a phrase of the grammar under [Date ranges](#date-ranges) (`"last 7 days"`, `"from 7 days ago to now"`); any other phrase is refused by name, with the forms and what it most likely meant (`"past 30 days"`: `"last 30 days"`).',
   },
   blending: {
     code: 'invalid_query',

@@ -17,6 +17,7 @@ runSuites(__dirname, [
   'meta.happy',
   'openapi',
   'typed-answers',
+  'query-language/date-phrases',
   'query-language/filters',
   'query-language/float-sums',
   'query-language/funnel',

@@ -14,6 +14,7 @@ runSuites(__dirname, [
   'query/actionable-errors',
   'query/dates',
   'query/shared-request-id',
+  'errors/actionable',
   'errors/classification',
   'errors/paging-strings',
   'errors/unknown-members',

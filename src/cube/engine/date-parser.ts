@@ -1,4 +1,5 @@
 import * as cubeDates from '@cubejs-backend/api-gateway/dist/src/dateParser';
+import moment from 'moment-timezone';
 
 /**
  * Cube's own parser of date ranges and phrases ("last 7 days"), which its
@@ -48,17 +49,59 @@ const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,
  * one): "from 2026-10-20T06:00:00 to 2026-10-20T20:00:00" covered all of
  * 20 October, without an error. A side written as a date and time is kept
  * to the millisecond, as the same bounds in a `dateRange` array are (an
- * offset read as that instant, see localTime); dates and relative sides
- * ("7 days ago", "now") keep Cube's reading. So is a whole phrase that is
- * a date and time ("2026-10-20T10:00:00"): that instant, as the array
- * `["2026-10-20T10:00:00"]` is, where Cube's parser gave its whole day.
+ * offset read as that instant, see localTime), a side written as a date is
+ * its whole day (wholeDay), and a relative side is counted as Cube counts
+ * "last 7 days" (relativeSide), then rounded as Cube rounds it. So is a
+ * whole phrase that is a date and time ("2026-10-20T10:00:00"): that
+ * instant, as the array `["2026-10-20T10:00:00"]` is, where Cube's parser
+ * gave its whole day.
  */
 function withExactTimes(range: string, timezone: string, parsed: string[]): string[] {
   const whole = exactTime(range.trim(), timezone);
   if (whole !== undefined) return [whole, whole];
   const sides = FROM_TO.exec(range.trim());
   if (sides === null || parsed.length !== 2) return parsed;
-  return parsed.map((bound, i) => exactTime(sides[i + 1].trim(), timezone) ?? bound);
+  const rounding = ROUNDINGS.find((unit) => range.toLowerCase().includes(unit)) ?? 'day';
+  return parsed.map((bound, i) => {
+    const side = sides[i + 1].trim();
+    const end = i === 0 ? 'start' : 'end';
+    return exactTime(side, timezone) ?? wholeDay(side, end) ?? relativeSide(side, timezone, rounding, end) ?? bound;
+  });
+}
+
+/** The units Cube rounds both sides of "from … to …" to when the phrase names one anywhere, finest first; else the day. */
+const ROUNDINGS = ['second', 'minute', 'hour'] as const;
+const RELATIVE = /^(?:now|(\d+) (second|minute|hour|day|week|month|quarter|year)s? (ago|from now))$/i;
+
+/**
+ * "now", "3 hours ago", "2 months from now" in `timezone`, by moment's
+ * arithmetic as Cube's own "last 3 hours" and "last 2 months" count:
+ * hours and shorter on the clock's instants, days and longer on the
+ * calendar, a month's day past the end of a shorter month its last day.
+ * chrono counted on the wall clock of the process's zone: a side three
+ * hours back across a daylight-saving change was two or four hours back,
+ * and "1 month ago" on 31 March was 3 March.
+ */
+function relativeSide(text: string, timezone: string, rounding: moment.unitOfTime.StartOf, end: 'start' | 'end'): string | undefined {
+  const match = RELATIVE.exec(text);
+  if (match === null) return undefined;
+  const at = moment.tz(timezone);
+  const [, count, unit, direction] = match;
+  if (count !== undefined) at.add((direction.toLowerCase() === 'ago' ? -1 : 1) * Number(count), unit.toLowerCase() as moment.unitOfTime.DurationConstructor);
+  return (end === 'start' ? at.startOf(rounding) : at.endOf(rounding)).format('YYYY-MM-DDTHH:mm:ss.SSS');
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A side written as a date is its whole day, whatever the phrase's other
+ * side names: chrono reads a date as its noon, and Cube rounds a side to
+ * the hour, minute or second when the phrase names one anywhere, so "from
+ * 2026-11-01 to 2 hours ago" began at noon on 1 November.
+ */
+function wholeDay(text: string, end: 'start' | 'end'): string | undefined {
+  if (!DATE_ONLY.test(text)) return undefined;
+  return `${text}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}`;
 }
 
 /** A date and time as Cube writes a local time of `timezone` ('2026-10-20T06:00:00.000'); undefined for anything else. */

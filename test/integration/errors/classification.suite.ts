@@ -53,12 +53,6 @@ it.each([
   expect(JSON.stringify(logged[0])).toMatch(detail);
 });
 
-it("a filter value the column cannot take: 400 with ClickHouse's sentence, no SQL", async () => {
-  const res = await load({ measures: ['Numbers.count'], filters: [{ member: 'Numbers.number', operator: 'equals', values: ['abc'] }] });
-  expectEnvelope(res, 'invalid_query', /could not use a value of the query: .*abc/);
-  expect(res.body.error).not.toMatch(/In scope|query id|numbers\(10\)/);
-});
-
 it('the same model answers a sound query', async () => {
   const res = await load({ measures: ['Numbers.count'] }).expect(200);
   expect(res.body.data).toEqual([{ 'Numbers.count': '10' }]);
@@ -102,6 +96,7 @@ describe('query mistakes that only the database would find: 400', () => {
       demo,
     );
     expectEnvelope(res, 'invalid_query', /could not use a value of the query: Cannot parse boolean value/);
+    expect(res.body.error).not.toMatch(/In scope|query id/);
   });
 
   // A bound on filter values before Cube may answer this first, with the same code.

@@ -52,7 +52,7 @@ describe.each(OBJECT_PROPERTIES)('Downloads.%s', (property) => {
     expectUnknown(await load(`{"measures": ["Downloads.count"], "order": [["${name}", "desc"]]}`), /order\[0\]/);
   });
   it('as a segment: 400', async () => {
-    expectUnknown(await load(`{"measures": ["Downloads.count"], "segments": ["${name}"]}`), /segments\[0\]: .* is not a segment/);
+    expectUnknown(await load(`{"measures": ["Downloads.count"], "segments": ["${name}"]}`), /segments\[0\]: .* is not a member of the model/);
   });
   it('as a cube name: 400', async () => {
     expectUnknown(await load(`{"measures": ["${property}.count"]}`), /measures\[0\]/);
@@ -93,8 +93,12 @@ describe('time dimension shorthand', () => {
     );
   });
 
-  it.each(['Downloads.__proto__.day', 'Downloads.country.day', 'constructor.ts.day'])('%s: 400, not a time dimension', async (name) => {
-    expectUnknown(await load(`{"measures": ["Downloads.count"], "dimensions": ["${name}"]}`), /dimensions\[0\]: .* is not a time dimension/);
+  it.each(['Downloads.__proto__.day', 'constructor.ts.day'])('%s: 400, not a member', async (name) => {
+    expectUnknown(await load(`{"measures": ["Downloads.count"], "dimensions": ["${name}"]}`), /dimensions\[0\]: .* is not a member of the model/);
+  });
+
+  it('Downloads.country.day: 400, not a time dimension', async () => {
+    expectUnknown(await load('{"measures": ["Downloads.count"], "dimensions": ["Downloads.country.day"]}'), /dimensions\[0\]: .* not a time dimension/);
   });
 });
 

@@ -130,6 +130,14 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
     'invalid_query',
   ],
   ['an unknown segment', () => admitQueries({ segments: ['Downloads.desktop'] }, MODEL), 'knownMembers', 'invalid_query'],
+  ['a dimension in measures', () => admitQueries({ measures: ['Downloads.country'] }, MODEL), 'memberKinds', 'invalid_query'],
+  ['an unknown granularity', () => admitQueries({ measures: [count], dimensions: ['Downloads.ts.weekly'] }, MODEL), 'granularities', 'invalid_query'],
+  [
+    'a word compared with a measure',
+    () => admitQueries({ measures: [count], filters: [{ member: count, operator: 'gt', values: ['lots'] }] }, MODEL),
+    'numberValues',
+    'invalid_query',
+  ],
   [
     'an unknown filter operator',
     () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, MODEL),
