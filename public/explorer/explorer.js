@@ -1,5 +1,7 @@
 // The explorer: builds a load query from /v1/data/meta/, runs it, shows rows, a chart and the query's other forms.
-// The key stays in this tab's sessionStorage; the query lives in the URL (#q=) so a link reopens it.
+// The key stays in this tab's sessionStorage; the query lives in the URL (#q=) so a link reopens it. The controls
+// are the query: the JSON shown, the link and what Run sends are all built from them (buildQuery), and a link is
+// applied to them once the cubes are known, saying what of it they cannot show.
 const $ = (id) => document.getElementById(id);
 const el = (tag, attrs = {}, ...children) => {
   const node = document.createElement(tag);
@@ -10,14 +12,22 @@ const el = (tag, attrs = {}, ...children) => {
   node.append(...children);
   return node;
 };
-const OPERATORS = ['equals', 'notEquals', 'contains', 'notContains', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet'];
+/** Every filter operator the API takes (docs/api.md), so a link's filter keeps its operator. */
+const OPERATORS = (
+  'equals notEquals contains notContains startsWith notStartsWith endsWith notEndsWith in notIn gt gte lt lte set notSet ' +
+  'inDateRange notInDateRange onTheDate beforeDate beforeOrOnDate afterDate afterOrOnDate measureFilter'
+).split(' ');
+/** Operators that take no values. */
+const WITHOUT_VALUES = new Set(['set', 'notSet', 'measureFilter']);
 const MAX_ROWS_SHOWN = 1000;
 /** Lines a chart draws at most; more are unreadable. */
 const SERIES_SHOWN = 8;
 const picked = { measures: new Set(), dimensions: new Set() };
 /** The spec calls the cubes `schemas` (GET /v1/data/meta/ answers `{ schemas }`). */
 let cubes = [];
-let lastQuery = null;
+let metaLoaded = false;
+/** The query of the link the page was opened with, until the cubes are known and it is applied (or why it cannot be). */
+let linked = readLink();
 
 const key = () => sessionStorage.getItem('explorer-key') ?? '';
 
@@ -50,10 +60,12 @@ async function loadMeta() {
   }
   try {
     cubes = (await api('/v1/data/meta/')).json.schemas;
+    metaLoaded = true;
     showError('');
     $('status').textContent = `${cubes.length} cubes.`;
   } catch (err) {
     cubes = [];
+    metaLoaded = false;
     showError(err.message);
   }
   renderMembers();
@@ -68,7 +80,7 @@ function renderMembers() {
   const list = $('member-list');
   list.replaceChildren();
   for (const cube of cubes) {
-    const members = [...cube.measures.map((m) => ['measures', m]), ...cube.dimensions.filter((d) => d.type !== 'time').map((d) => ['dimensions', d])].filter(
+    const members = [...cube.measures.map((m) => ['measures', m]), ...cube.dimensions.map((d) => ['dimensions', d])].filter(
       ([, m]) => !term || `${m.name} ${m.title ?? ''}`.toLowerCase().includes(term),
     );
     if (members.length === 0) continue;
@@ -83,7 +95,12 @@ function renderMembers() {
         showQuery();
       });
       group.append(
-        el('div', { class: 'member' }, box, el('label', { for: id, title: m.description ?? '', text: `${m.name}${kind === 'measures' ? ' (measure)' : ''}` })),
+        el(
+          'div',
+          { class: 'member' },
+          box,
+          el('label', { for: id, title: m.description ?? '', text: `${m.name}${kind === 'measures' ? ' (measure)' : m.type === 'time' ? ' (time)' : ''}` }),
+        ),
       );
     }
     list.append(group);
@@ -121,7 +138,6 @@ function addFilter(filter = { member: '', operator: 'equals', values: [] }) {
     allMembers().map((m) => m.name),
     'member…',
   );
-  if (filter.member && ![...member.options].some((o) => o.value === filter.member)) member.append(el('option', { value: filter.member, text: filter.member }));
   member.value = filter.member;
   const operator = el('select', { class: 'filter-operator', id: `filter-operator-${n}` }, ...OPERATORS.map((o) => el('option', { text: o })));
   operator.value = filter.operator;
@@ -166,7 +182,8 @@ function buildQuery() {
   if (time) {
     const td = { dimension: time };
     if ($('granularity').value) td.granularity = $('granularity').value;
-    if ($('date-from').value && $('date-to').value) td.dateRange = [$('date-from').value, $('date-to').value];
+    const range = rangeOnScreen();
+    if (range !== undefined) td.dateRange = range;
     query.timeDimensions = [td];
   }
   const filters = [...document.querySelectorAll('.filter')]
@@ -180,54 +197,180 @@ function buildQuery() {
         .filter(Boolean),
     }))
     .filter((f) => f.member)
-    .map((f) => (['set', 'notSet'].includes(f.operator) ? { member: f.member, operator: f.operator } : f));
+    .map((f) => (WITHOUT_VALUES.has(f.operator) ? { member: f.member, operator: f.operator } : f));
   if (filters.length) query.filters = filters;
   if ($('order-member').value) query.order = [[$('order-member').value, $('order-dir').value]];
   if ($('limit').value) query.limit = Number($('limit').value);
+  if ($('offset').value) query.offset = Number($('offset').value);
+  if ($('timezone').value.trim()) query.timezone = $('timezone').value.trim();
   return query;
 }
 
+/** The date range the controls show: two ends, a phrase, or none (all time); both ends only when both are given. */
+function rangeOnScreen() {
+  const kind = $('range-kind').value;
+  if (kind === 'relative') return $('date-relative').value.trim() || undefined;
+  if (kind === 'dates' && $('date-from').value.trim() && $('date-to').value.trim()) return [$('date-from').value.trim(), $('date-to').value.trim()];
+  return undefined;
+}
+
+/** Shows the inputs of the picked kind of date range only. */
+function showRangeInputs() {
+  for (const span of document.querySelectorAll('.range')) span.hidden = span.dataset.range !== $('range-kind').value;
+}
+
+/** The link's query (#q=), or why it cannot be read; null without one. */
+function readLink() {
+  const text = new URLSearchParams(location.hash.slice(1)).get('q');
+  if (text === null) return null;
+  try {
+    const query = JSON.parse(text);
+    if (typeof query !== 'object' || query === null || Array.isArray(query)) throw new Error('not an object');
+    return { query: canonical(query) };
+  } catch {
+    return { error: 'The query in the link is not a JSON object.' };
+  }
+}
+
+/**
+ * The query in the one form the page builds, where the API takes two: order as [member, direction] pairs, a
+ * filter's `member` (not `dimension`), values as text, digits of limit and offset as numbers. Anything else is kept
+ * as it is, so what the page cannot show stays visible as a difference.
+ */
+function canonical(query) {
+  const q = { ...query };
+  if (q.order && typeof q.order === 'object' && !Array.isArray(q.order)) q.order = Object.entries(q.order);
+  if (Array.isArray(q.filters)) q.filters = q.filters.map((f) => (f && typeof f === 'object' && !('or' in f) && !('and' in f) ? canonicalFilter(f) : f));
+  for (const key of ['limit', 'offset']) if (typeof q[key] === 'string' && /^\d+$/.test(q[key])) q[key] = Number(q[key]);
+  return q;
+}
+
+function canonicalFilter({ dimension, member = dimension, operator, values, ...rest }) {
+  if (WITHOUT_VALUES.has(operator) && (values === undefined || (Array.isArray(values) && values.length === 0))) return { ...rest, member, operator };
+  return { ...rest, member, operator, values: Array.isArray(values) ? values.map((v) => (typeof v === 'number' ? String(v) : v)) : values };
+}
+
+/** JSON with every object's keys in order, so two queries compare by content. */
+const stable = (value) =>
+  JSON.stringify(value, (_key, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+  );
+
+/** The names a query gives its members, each where it stands in the query. */
+function namesIn(query) {
+  const list = (v) => (Array.isArray(v) ? v : []);
+  const filterNames = (filters) => list(filters).flatMap((f) => ((f?.or ?? f?.and) ? filterNames(f.or ?? f.and) : [f?.member]));
+  return [
+    ...list(query.measures),
+    ...list(query.dimensions),
+    ...list(query.timeDimensions).map((t) => t?.dimension),
+    ...filterNames(query.filters),
+    ...list(query.order).map((o) => o?.[0]),
+  ].filter((name) => typeof name === 'string');
+}
+
+/** The query without the parts that name a member of `gone`. */
+function without(query, gone) {
+  const q = { ...query };
+  const keep = (name) => !gone.has(name);
+  for (const key of ['measures', 'dimensions']) if (Array.isArray(q[key])) q[key] = q[key].filter(keep);
+  if (Array.isArray(q.timeDimensions)) q.timeDimensions = q.timeDimensions.filter((t) => keep(t?.dimension));
+  if (Array.isArray(q.filters)) q.filters = q.filters.filter((f) => !('member' in (f ?? {})) || keep(f.member));
+  if (Array.isArray(q.order)) q.order = q.order.filter((o) => keep(o?.[0]));
+  for (const [key, value] of Object.entries(q)) if (Array.isArray(value) && value.length === 0) delete q[key];
+  return q;
+}
+
+/**
+ * Puts a link's query on the controls, then says what of it they do not show: the members that no longer exist,
+ * and each part the page cannot show (a second time dimension or order entry, an or/and filter, a key it has no
+ * control for), found by comparing the query the controls now build with the link's. Run sends what they show.
+ */
+function applyLink(query) {
+  const names = new Set(allMembers().map((m) => m.name));
+  const gone = new Set(namesIn(query).filter((name) => !names.has(name)));
+  const wanted = without(query, gone);
+  applyQuery(wanted);
+  const built = buildQuery();
+  const differ = [...new Set([...Object.keys(wanted), ...Object.keys(built)])].filter((key) => stable(wanted[key]) !== stable(built[key]));
+  const notes = [];
+  if (gone.size) notes.push(`The link names members that no longer exist: ${[...gone].join(', ')}. They are left out.`);
+  if (differ.length) notes.push(`This page cannot show these parts of the link's query: ${differ.join(', ')}. They are left out or shown as the page can.`);
+  if (notes.length) notes.push('Run sends the query as it is shown.');
+  showNotice(notes.join(' '));
+}
+
+function showNotice(message) {
+  $('notice').hidden = !message;
+  $('notice').textContent = message;
+}
+
 function applyQuery(query) {
-  picked.measures = new Set(query.measures ?? []);
-  picked.dimensions = new Set(query.dimensions ?? []);
+  const names = (kind) => (Array.isArray(query[kind]) ? query[kind].filter((n) => typeof n === 'string') : []);
+  picked.measures = new Set(names('measures'));
+  picked.dimensions = new Set(names('dimensions'));
   renderMembers();
-  const td = query.timeDimensions?.[0];
+  const td = Array.isArray(query.timeDimensions) ? query.timeDimensions[0] : undefined;
   $('time-dimension').value = td?.dimension ?? '';
   $('granularity').value = td ? (td.granularity ?? '') : 'day';
-  [$('date-from').value, $('date-to').value] = Array.isArray(td?.dateRange) ? td.dateRange : ['', ''];
+  const range = td?.dateRange;
+  $('range-kind').value = Array.isArray(range) ? 'dates' : typeof range === 'string' ? 'relative' : '';
+  [$('date-from').value, $('date-to').value] = Array.isArray(range) ? [range[0] ?? '', range[1] ?? ''] : ['', ''];
+  $('date-relative').value = typeof range === 'string' ? range : '';
+  showRangeInputs();
   $('filters').replaceChildren();
-  for (const f of query.filters ?? []) addFilter(f);
+  for (const f of Array.isArray(query.filters) ? query.filters : []) if (f && typeof f === 'object' && 'member' in f) addFilter(f);
   refreshSelects();
-  const [order] = query.order ?? [];
+  const [order] = Array.isArray(query.order) ? query.order : [];
   $('order-member').value = order?.[0] ?? '';
   $('order-dir').value = order?.[1] ?? 'desc';
   $('limit').value = query.limit ?? '';
+  $('offset').value = query.offset ?? '';
+  $('timezone').value = typeof query.timezone === 'string' ? query.timezone : '';
+}
+
+/**
+ * Puts the link's query on the page once the cubes are known, which needs a key: a link opened in a new tab waits
+ * for one, and until then keeps the address as it came (applied to no cubes, its members would be dropped).
+ */
+function openLink() {
+  if (linked?.error) {
+    showError(linked.error);
+    linked = null;
+  } else if (linked && metaLoaded) {
+    applyLink(linked.query);
+    linked = null;
+  }
+  if (linked) showNotice('The query in the link opens once the cubes are listed: enter an API key.');
+  showQuery();
 }
 
 const shellQuote = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 function showQuery() {
   const query = buildQuery();
-  history.replaceState(null, '', `#q=${encodeURIComponent(JSON.stringify(query))}`);
+  if (!linked) history.replaceState(null, '', `#q=${encodeURIComponent(JSON.stringify(query))}`);
   $('json-query').textContent = JSON.stringify(query, null, 2);
   $('curl').textContent =
     `curl -X POST -H ${shellQuote(`x-api-key: ${key() || 'YOUR_KEY'}`)} ${shellQuote(`${location.origin}/v1/data/load/`)} \\\n  -d ${shellQuote(JSON.stringify({ query }))}`;
   return query;
 }
 
-/** A range needs both ends: with one, the query would run over all time and look filtered. */
-function halfRange() {
-  return Boolean($('time-dimension').value) && !$('date-from').value !== !$('date-to').value;
+/** Why the date range on screen cannot run, if it cannot: one end only would run over all time and look filtered. */
+function rangeProblem() {
+  if (!$('time-dimension').value) return '';
+  const kind = $('range-kind').value;
+  if (kind === 'dates' && !$('date-from').value.trim() !== !$('date-to').value.trim()) return 'Give both From and To for a date range, or neither.';
+  if (kind === 'relative' && !$('date-relative').value.trim()) return 'Give a relative range (e.g. last 7 days), or pick all time.';
+  return '';
 }
-const HALF_RANGE = 'Give both From and To for a date range, or neither.';
 
 async function run() {
   const query = showQuery();
-  if (halfRange()) {
-    showError(HALF_RANGE);
+  if (rangeProblem()) {
+    showError(rangeProblem());
     return;
   }
-  lastQuery = query;
   showError('');
   $('truncated').hidden = true;
   $('status').textContent = 'Running…';
@@ -379,11 +522,12 @@ function renderChart(rows, query) {
 }
 
 async function download(format) {
-  if (!lastQuery && halfRange()) {
-    showError(HALF_RANGE);
+  // The query shown, as Run sends it, not the last one run: the controls may have changed since.
+  const query = showQuery();
+  if (rangeProblem()) {
+    showError(rangeProblem());
     return;
   }
-  const query = lastQuery ?? buildQuery();
   showError('');
   const res = await fetch(`/v1/data/export?format=${format}`, { method: 'POST', headers: { 'x-api-key': key() }, body: JSON.stringify({ query }) });
   if (!res.ok) {
@@ -403,7 +547,7 @@ $('key').value = key();
 $('key-form').addEventListener('submit', (event) => {
   event.preventDefault();
   sessionStorage.setItem('explorer-key', $('key').value.trim());
-  loadMeta().then(showQuery);
+  loadMeta().then(openLink);
 });
 $('forget-key').addEventListener('click', () => {
   sessionStorage.removeItem('explorer-key');
@@ -413,6 +557,7 @@ $('forget-key').addEventListener('click', () => {
 $('search').addEventListener('input', renderMembers);
 $('add-filter').addEventListener('click', () => addFilter());
 $('builder').addEventListener('change', () => {
+  showRangeInputs();
   refreshSelects();
   showQuery();
 });
@@ -433,13 +578,6 @@ for (const button of document.querySelectorAll('[data-copy]')) {
 }
 for (const button of document.querySelectorAll('[data-export]')) button.addEventListener('click', () => download(button.dataset.export));
 
-const fromUrl = new URLSearchParams(location.hash.slice(1)).get('q');
+$('timezones').append(...Intl.supportedValuesOf('timeZone').map((zone) => el('option', { value: zone })));
 await loadMeta();
-if (fromUrl) {
-  try {
-    applyQuery(JSON.parse(fromUrl));
-  } catch {
-    showError('The query in the link is not valid JSON.');
-  }
-}
-showQuery();
+openLink();

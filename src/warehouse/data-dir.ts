@@ -31,7 +31,7 @@ export function checkDataDir(dir: string): void {
     }
     isDirectory = true;
   }
-  if (!isDirectory) throw new WarehouseSetupError(`${setting} is not a directory: it names a file; point it at a directory`);
+  if (!isDirectory) throw notADirectory(dir);
   const probe = path.join(dir, `.write-check-${process.pid}`);
   try {
     writeFileSync(probe, 'chDB data directory write check\n');
@@ -41,6 +41,8 @@ export function checkDataDir(dir: string): void {
     rmSync(probe, { force: true });
   }
 }
+
+export const notADirectory = (dir: string) => new WarehouseSetupError(`CHDB_DATA_DIR ${dir} is not a directory: it names a file; point it at a directory`);
 
 /** True for ClickHouse's NOT_ENOUGH_SPACE (243) and for a write that failed with ENOSPC. */
 export function isNoSpace(err: unknown): boolean {

@@ -23,6 +23,7 @@ runSuites(__dirname, [
   'query-language/funnel',
   'query-language/funnel-percent',
   'query-language/joins',
+  'query-language/links-utm',
   'query-language/order-limit',
   'query-language/properties',
   'query-language/time',

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { EXPECTED_SCHEMAS } from './contract/spec-meta';
-import { funnelStepsSql } from './support/catalog';
+import { funnelStepsSql, UTM_SOURCE_MEDIUM_SQL } from './support/catalog';
 import { API_KEY } from './support/constants';
 import { withOwnService } from './support/default-service';
 
@@ -61,7 +61,7 @@ const GROUPINGS = [
   {
     measure: 'LinksAdvancedAnalytics.uniqueLinkViewCount',
     dimension: 'LinksAdvancedAnalytics.utmSourceMedium',
-    sql: `SELECT concat(utm_source, ' / ', utm_medium) AS k, countIf(is_unique) AS v FROM ${db}.link_views GROUP BY k`,
+    sql: `SELECT ${UTM_SOURCE_MEDIUM_SQL} AS k, countIf(is_unique) AS v FROM ${db}.link_views GROUP BY k`,
   },
   {
     measure: 'LinksDashboard.linkViewCount',

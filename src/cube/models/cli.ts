@@ -7,13 +7,16 @@ import { createLogger, routeConsole } from '../../log';
 import { INAPPLICABLE_CUBE_ADVICE } from '../console-advice';
 import { createMetrics } from '../../metrics/registry';
 import { openWarehouse } from '../../warehouse/connection';
+import { WarehouseSetupError } from '../../warehouse/data-dir';
+import { copySchema, type SchemaCopy } from '../../warehouse/schema-copy';
 import { CubeFailure } from '../errors';
 import { createCubeService } from '../service';
 import { formatProblems, ModelsInvalid } from './problems';
 
 const USAGE = `Usage: npm run models -- <command>
 
-Commands (on the warehouse the service is configured with: CHDB_DATA_DIR or CLICKHOUSE_URL):
+Commands (on the warehouse the service is configured with: CHDB_DATA_DIR or CLICKHOUSE_URL;
+with chDB, on a copy of its tables' definitions, so they run while npm start holds it):
   validate [--strict] [--dir <dir>]
         compile the models as the service does and check them. Problems, which
         the service refuses to start or reload with: Cube's own errors, a name
@@ -133,12 +136,23 @@ function parseQuery(text: string): Record<string, unknown> {
 
 if (require.main === module) {
   let config: Config;
+  let schema: SchemaCopy | undefined;
   try {
     config = loadConfig();
+    // The commands read the schema, never rows: on chDB, a copy of the data directory's definitions, which
+    // `npm start` holding the directory does not stop.
+    if (config.warehouse.kind === 'chdb') {
+      schema = copySchema(config.warehouse.dataDir);
+      config = { ...config, warehouse: { ...config.warehouse, dataDir: schema.dir } };
+    }
   } catch (err) {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.stderr.write(`${err instanceof ConfigError || err instanceof WarehouseSetupError ? err.message : String(err)}\n`);
     process.exit(1);
   }
+  const exit = (code: number) => {
+    schema?.remove();
+    process.exit(code);
+  };
   const io = { config, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
   // stdout is the report; what Cube prints goes to stderr as log lines.
   routeConsole(createLogger('warn', io.stderr), INAPPLICABLE_CUBE_ADVICE);
@@ -146,10 +160,10 @@ if (require.main === module) {
     .then(async (code) => {
       if (config.warehouse.kind === 'chdb') await drainPending();
       // Cube's core keeps the process alive after shutdown.
-      process.exit(code);
+      exit(code);
     })
     .catch((err: unknown) => {
       process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
+      exit(1);
     });
 }

@@ -79,6 +79,7 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.getByLabel(`${measure} (measure)`, { exact: true }).check();
     await page.getByLabel('Time dimension').selectOption(time);
     await page.getByLabel('Granularity').selectOption(granularity);
+    await page.getByLabel('Date range').selectOption('dates');
     await page.getByLabel('From', { exact: true }).fill(from);
     await page.getByLabel('To', { exact: true }).fill(to);
   }
@@ -210,6 +211,7 @@ describeBrowser('the explorer page in Chromium', () => {
     await expect(page.getByLabel('Values', { exact: true }).inputValue()).resolves.toBe(`${value}\nKHTML`);
 
     await page.getByLabel('Time dimension').selectOption('Downloads.ts');
+    await page.getByLabel('Date range').selectOption('dates');
     await page.getByLabel('From', { exact: true }).fill(day(3));
     await page.getByRole('button', { name: 'Run query' }).click();
     await page.locator('#error').getByText('Give both From and To for a date range, or neither.').waitFor();
@@ -281,6 +283,220 @@ describeBrowser('the explorer page in Chromium', () => {
     const names = expected.map((c) => c.continent || '(empty)');
     expect(lines).toEqual(expected.map((c, i) => ({ name: names[i], points: Number(c.hours) })));
     await expect(page.locator('#chart .legend li').allTextContents()).resolves.toEqual(names);
+    await page.context().close();
+  });
+
+  /** The query of each load the page sends, as the request's body carries it. */
+  function loadsSent(page: Page): Record<string, unknown>[] {
+    const sent: Record<string, unknown>[] = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url() === `${url}/v1/data/load/`)
+        sent.push((JSON.parse(req.postData() ?? 'null') as { query: Record<string, unknown> }).query);
+    });
+    return sent;
+  }
+
+  /** The query in a link, as the address carries it (#q= and the URL-encoded JSON). */
+  const queryOfLink = (link: string) => JSON.parse(new URLSearchParams(new URL(link).hash.slice(1)).get('q') ?? 'null') as Record<string, unknown>;
+
+  /**
+   * The query the controls show, read from them as a person reads the page: the ticked members, the time
+   * dimension and the range input its kind shows, each filter row (one value a line), the order, limit, offset and
+   * time zone. Written apart from the page's own code, whose output it checks.
+   */
+  async function queryOnScreen(page: Page): Promise<Record<string, unknown>> {
+    const ticked = await page.evaluate<string[][]>(
+      `[...document.querySelectorAll('#member-list input[type=checkbox]:checked')].map((b) => [b.dataset.kind, b.value])`,
+    );
+    const value = (label: string) => page.getByLabel(label, { exact: true }).inputValue();
+    const rows = await page.evaluate<{ member: string; operator: string; values: string }[]>(
+      `[...document.querySelectorAll('.filter')].map((row) => ({
+        member: row.querySelector('.filter-member').value,
+        operator: row.querySelector('.filter-operator').value,
+        values: row.querySelector('.filter-values').value,
+      }))`,
+    );
+    const query: Record<string, unknown> = {};
+    const of = (kind: string) => ticked.filter(([k]) => k === kind).map(([, name]) => name);
+    if (of('measures').length) query.measures = of('measures');
+    if (of('dimensions').length) query.dimensions = of('dimensions');
+    const time = await value('Time dimension');
+    if (time) {
+      const td: Record<string, unknown> = { dimension: time };
+      if (await value('Granularity')) td.granularity = await value('Granularity');
+      const kind = await value('Date range');
+      if (kind === 'dates') {
+        expect(await page.getByLabel('From', { exact: true }).isVisible()).toBe(true);
+        td.dateRange = [await value('From'), await value('To')];
+      } else if (kind === 'relative') {
+        expect(await page.getByLabel('Relative range').isVisible()).toBe(true);
+        td.dateRange = await value('Relative range');
+      }
+      query.timeDimensions = [td];
+    }
+    if (rows.length)
+      query.filters = rows.map(({ member, operator, values }) =>
+        ['set', 'notSet', 'measureFilter'].includes(operator) ? { member, operator } : { member, operator, values: values.split('\n').filter(Boolean) },
+      );
+    if (await value('Order by')) query.order = [[await value('Order by'), await value('Direction')]];
+    if (await value('Limit')) query.limit = Number(await value('Limit'));
+    if (await value('Offset')) query.offset = Number(await value('Offset'));
+    if (await value('Time zone')) query.timezone = await value('Time zone');
+    return query;
+  }
+
+  /**
+   * Opens a link in a browser context of its own (no storage shared with the page that made it), enters the key,
+   * and checks that the page shows the link's query whole, as JSON too, and that Run sends it; returns what it sent.
+   */
+  async function reopen(link: string): Promise<{ page: Page; sent: Record<string, unknown>[] }> {
+    const page = await openPage(1280, 900);
+    const sent = loadsSent(page);
+    await page.goto(link);
+    // Before the key the page cannot know the members: it waits, and keeps the link as it came.
+    await page.locator('#notice').getByText('enter an API key').waitFor();
+    expect(page.url()).toBe(link);
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page
+      .locator('#status')
+      .getByText(/cubes\./)
+      .waitFor();
+    return { page, sent };
+  }
+
+  it('a link carries the whole query: in a fresh context, once the key is entered, the page shows every part and Run sends it', async () => {
+    const [from, to] = [day(6), day(0)];
+    const made: { link: string; expected: Record<string, unknown> }[] = [];
+
+    // A measure by a dimension over days of a fixed range, three filters (two values, a value with a comma, no value),
+    // ascending order, a limit, an offset and a time zone, built with the page's controls.
+    let page = await openPage(1280, 900);
+    let sent = loadsSent(page);
+    await withKey(page);
+    await page.getByLabel('Search').fill('downloads.co');
+    await page.getByLabel('Downloads.count (measure)', { exact: true }).check();
+    await page.getByLabel('Downloads.country', { exact: true }).check();
+    await page.getByLabel('Time dimension').selectOption('Downloads.ts');
+    await page.getByLabel('Granularity').selectOption('day');
+    await page.getByLabel('Date range').selectOption('dates');
+    await page.getByLabel('From', { exact: true }).fill(from);
+    await page.getByLabel('To', { exact: true }).fill(to);
+    for (const [n, member, operator, values] of [
+      [1, 'Downloads.country', 'equals', 'Germany\nFrance'],
+      [2, 'Downloads.parsed_ua', 'notContains', 'KHTML, like Gecko'],
+      [3, 'Downloads.city', 'set', ''],
+    ] as const) {
+      await page.getByRole('button', { name: 'Add filter' }).click();
+      await page.locator(`#filter-member-${n}`).selectOption(member);
+      await page.locator(`#filter-operator-${n}`).selectOption(operator);
+      await page.locator(`#filter-values-${n}`).fill(values);
+    }
+    await page.getByLabel('Order by').selectOption('Downloads.count');
+    await page.getByLabel('Direction').selectOption('asc');
+    await page.getByLabel('Limit').fill('50');
+    await page.getByLabel('Offset').fill('5');
+    await page.getByLabel('Time zone').fill('Europe/Berlin');
+    await runQuery(page);
+    made.push({
+      link: page.url(),
+      expected: {
+        measures: ['Downloads.count'],
+        dimensions: ['Downloads.country'],
+        timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [from, to] }],
+        filters: [
+          { member: 'Downloads.country', operator: 'equals', values: ['Germany', 'France'] },
+          { member: 'Downloads.parsed_ua', operator: 'notContains', values: ['KHTML, like Gecko'] },
+          { member: 'Downloads.city', operator: 'set' },
+        ],
+        order: [['Downloads.count', 'asc']],
+        limit: 50,
+        offset: 5,
+        timezone: 'Europe/Berlin',
+      },
+    });
+    expect(sent).toEqual([made[0].expected]);
+    await page.context().close();
+
+    // A range-only time dimension over a relative range, in another zone, without a limit.
+    page = await openPage(1280, 900);
+    sent = loadsSent(page);
+    await withKey(page);
+    await page.getByLabel('Search').fill('linksadvancedanalytics');
+    await page.getByLabel('LinksAdvancedAnalytics.linkViewCount (measure)', { exact: true }).check();
+    await page.getByLabel('LinksAdvancedAnalytics.utmSource', { exact: true }).check();
+    await page.getByLabel('Time dimension').selectOption('LinksAdvancedAnalytics.timestamp');
+    await page.getByLabel('Granularity').selectOption('');
+    await page.getByLabel('Date range').selectOption('relative');
+    await page.getByLabel('Relative range').fill('last 30 days');
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Member', { exact: true }).selectOption('LinksAdvancedAnalytics.utmMedium');
+    await page.getByLabel('Values', { exact: true }).fill('social');
+    await page.getByLabel('Order by').selectOption('LinksAdvancedAnalytics.utmSource');
+    await page.getByLabel('Direction').selectOption('asc');
+    await page.getByLabel('Limit').fill('');
+    await page.getByLabel('Time zone').fill('America/New_York');
+    await runQuery(page);
+    made.push({
+      link: page.url(),
+      expected: {
+        measures: ['LinksAdvancedAnalytics.linkViewCount'],
+        dimensions: ['LinksAdvancedAnalytics.utmSource'],
+        timeDimensions: [{ dimension: 'LinksAdvancedAnalytics.timestamp', dateRange: 'last 30 days' }],
+        filters: [{ member: 'LinksAdvancedAnalytics.utmMedium', operator: 'equals', values: ['social'] }],
+        order: [['LinksAdvancedAnalytics.utmSource', 'asc']],
+        timezone: 'America/New_York',
+      },
+    });
+    expect(sent).toEqual([made[1].expected]);
+    await page.context().close();
+
+    for (const { link, expected } of made) {
+      expect(queryOfLink(link)).toEqual(expected);
+      const opened = await reopen(link);
+      await expect(queryOnScreen(opened.page)).resolves.toEqual(expected);
+      expect(JSON.parse((await opened.page.locator('#json-query').textContent())!)).toEqual(expected);
+      await expect(opened.page.locator('#notice').isHidden()).resolves.toBe(true);
+      expect(opened.page.url()).toBe(link);
+      await runQuery(opened.page);
+      expect(opened.sent).toEqual([expected]);
+      expect((opened.page as Page & { problems: string[] }).problems).toEqual([]);
+      await opened.page.context().close();
+    }
+  });
+
+  it('a link naming members that no longer exist, or parts the page cannot show, says so, and Run sends what the page shows', async () => {
+    const link = `${url}/explore#q=${encodeURIComponent(
+      JSON.stringify({
+        measures: ['Downloads.count', 'Downloads.retired'],
+        dimensions: ['Gone.country'],
+        timeDimensions: [
+          { dimension: 'Downloads.ts', granularity: 'week', dateRange: ['2026-01-05', '2026-02-01'] },
+          { dimension: 'Downloads.ts', dateRange: 'last 7 days' },
+        ],
+        filters: [
+          { member: 'Downloads.country', operator: 'equals', values: ['Germany'] },
+          { member: 'Old.member', operator: 'equals', values: ['x'] },
+          { or: [{ member: 'Downloads.city', operator: 'set' }] },
+        ],
+        order: { 'Downloads.count': 'desc', 'Downloads.retired': 'asc' },
+      }),
+    )}`;
+    const shown = {
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'week', dateRange: ['2026-01-05', '2026-02-01'] }],
+      filters: [{ member: 'Downloads.country', operator: 'equals', values: ['Germany'] }],
+      order: [['Downloads.count', 'desc']],
+    };
+    const { page, sent } = await reopen(link);
+    const notice = (await page.locator('#notice').textContent()) ?? '';
+    expect(notice).toContain('The link names members that no longer exist: Downloads.retired, Gone.country, Old.member.');
+    expect(notice).toContain("This page cannot show these parts of the link's query: timeDimensions, filters.");
+    await expect(queryOnScreen(page)).resolves.toEqual(shown);
+    expect(JSON.parse((await page.locator('#json-query').textContent())!)).toEqual(shown);
+    expect(queryOfLink(page.url())).toEqual(shown);
+    await runQuery(page);
+    expect(sent).toEqual([shown]);
     await page.context().close();
   });
 

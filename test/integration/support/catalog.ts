@@ -42,11 +42,18 @@ export interface CubeSpec {
 
 const s = (name: string, sql = name): Dim => ({ name, sql, type: 'string' });
 
+/** utmSourceMedium as docs/models.md words it: "source / medium", a missing side "(none)", empty when both are. */
+export const UTM_SOURCE_MEDIUM_SQL = `CASE
+  WHEN utm_source != '' AND utm_medium != '' THEN utm_source || ' / ' || utm_medium
+  WHEN utm_source != '' THEN utm_source || ' / (none)'
+  WHEN utm_medium != '' THEN '(none) / ' || utm_medium
+  ELSE '' END`;
+
 const LINK_DIMS: Dim[] = [
   s('utmSource', 'utm_source'),
   s('utmMedium', 'utm_medium'),
   s('utmCampaign', 'utm_campaign'),
-  s('utmSourceMedium', "concat(utm_source, ' / ', utm_medium)"),
+  s('utmSourceMedium', UTM_SOURCE_MEDIUM_SQL),
   s('link'),
   { name: 'isUniqueLinkView', sql: 'is_unique', type: 'boolean' },
   s('uaFamily', 'ua_family'),
