@@ -7,7 +7,7 @@ import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
 import { rederive } from './derive/rederive';
-import { loadUserAgentLists } from './derive/user-agents';
+import { loadUserAgents } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
 import { placesFromDatabase } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
@@ -141,7 +141,7 @@ async function main(argv: string[]): Promise<number> {
       const client = warehouse.client();
       const derivation = {
         settings: config.downloads,
-        userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn),
+        userAgents: loadUserAgents(config.downloads.userAgentsDir),
         places: await placesFromDatabase(client, config.warehouse.database, logger.warn),
       };
       const progress = (message: string) => process.stderr.write(`${message}\n`);

@@ -4,7 +4,7 @@ import { quoteIdentifier } from '../ddl';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { settingsSql, sqlLiteral, withClause } from './sql';
-import { compileUserAgentPatterns, userAgentConstants, type UserAgentLists } from './user-agents';
+import { compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
 
 const DAY = 86_400;
 /**
@@ -17,7 +17,7 @@ const CHUNK_REQUESTS = 500_000;
 
 export interface Derivation {
   settings: DownloadRuleSettings;
-  userAgents: UserAgentLists;
+  userAgents: UserAgentSet;
   places?: Places;
 }
 
@@ -89,13 +89,13 @@ export async function rederive(
 /**
  * Classifies the user agents and referers of the requests where `where`
  * holds once, into two tables of the staging database the derivation's
- * statements join (DeriveOptions.classified): the lists are in these two
+ * statements join (DeriveOptions.classified): the set's patterns are in these two
  * statements only, not in every part of the derivation. The tables are
  * Memory tables of distinct values (a day of 4M requests has thousands),
  * dropped when the derivation ends; one left by a killed process is
  * dropped by the next import (recoverInterrupted).
  */
-async function classify(client: ClickHouseClient, database: string, lists: UserAgentLists, where: string): Promise<Classified> {
+async function classify(client: ClickHouseClient, database: string, set: UserAgentSet, where: string): Promise<Classified> {
   const staging = quoteIdentifier(derivationStagingDatabase(database));
   const id = randomUUID();
   const classified = {
@@ -105,10 +105,10 @@ async function classify(client: ClickHouseClient, database: string, lists: UserA
   const events = `${quoteIdentifier(database)}.podcast_events`;
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
   // Each pattern set compiled in a statement of its own first (compileUserAgentPatterns), not all in the first classifying one.
-  await compileUserAgentPatterns(client, lists);
-  const constants = withClause(userAgentConstants(lists));
-  await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, lists)}` });
-  await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, lists)}` });
+  await compileUserAgentPatterns(client, set);
+  const constants = withClause(userAgentConstants(set));
+  await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, set)}` });
+  await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, set)}` });
   return classified;
 }
 

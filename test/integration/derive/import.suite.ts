@@ -12,7 +12,7 @@ import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
-import { USER_AGENTS } from './support';
+import { OPAWG_LISTS, USER_AGENTS } from './support';
 
 /**
  * The sample files in samples/ imported into chDB and derived. The sample's
@@ -179,7 +179,7 @@ describe.each([
     it('is its user agent’s entry in the list, for every bot, app, library and browser example, each agent twice', async () => {
       const database = await freshDatabase();
       const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
-        USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
+        OPAWG_LISTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
       );
       expect(expected.length).toBeGreaterThanOrEqual(1420);
       const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-agents-')), 'agents.ndjson');
@@ -207,15 +207,15 @@ describe.each([
         await client.query({ query: `SELECT raw_ua, parsed_ua FROM ${database}.downloads`, format: 'JSONEachRow' })
       ).json<{ raw_ua: string; parsed_ua: string }>();
       const listed = new Map(expected.map((e) => [e.ua, e.name]));
-      expect(downloads.length).toBeGreaterThan(USER_AGENTS.apps.length);
+      expect(downloads.length).toBeGreaterThan(OPAWG_LISTS.apps.length);
       expect(downloads.filter((d) => listed.get(d.raw_ua) !== d.parsed_ua)).toEqual([]);
-      const bots = new Set(USER_AGENTS.bots.flatMap((entry) => entry.examples ?? []));
+      const bots = new Set(OPAWG_LISTS.bots.flatMap((entry) => entry.examples ?? []));
       expect(downloads.filter((d) => bots.has(d.raw_ua))).toEqual([]);
     });
 
     it('a browser request that Podverse’s web player referred is no download (OP3’s podverse-web-preload), the same request unreferred is', async () => {
       const database = await freshDatabase();
-      const firefox = USER_AGENTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
+      const firefox = OPAWG_LISTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
       expect(firefox).toBeDefined();
       const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-referer-')), 'referer.ndjson');
       const request = (ip: string, referer: string | undefined) =>
@@ -623,8 +623,11 @@ describe('without an IP database', () => {
 
 describe('the user-agent patterns', () => {
   it('are compiled one set per statement, none in the statements that make the views, read the lines or derive', async () => {
-    // A list no statement of this process scanned yet: one more bot moves every later pattern into another set.
-    const userAgents = { ...USER_AGENTS, bots: [...USER_AGENTS.bots, { name: 'Never', pattern: `^never-${process.pid}-${Date.now()}$` }] };
+    // A set no statement of this process scanned yet: one more bot first moves every later pattern into another set.
+    const userAgents = {
+      ...USER_AGENTS,
+      agents: [{ type: 'bot' as const, name: 'Never', pattern: `^never-${process.pid}-${Date.now()}$` }, ...USER_AGENTS.agents],
+    };
     const compiled = () => count(`SELECT sum(value) AS n FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
     const perStatement: number[] = [];
     // The real client, each statement followed by a look at how many pattern sets ClickHouse compiled for it.
