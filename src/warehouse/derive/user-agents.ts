@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { list as isbotPatterns } from 'isbot';
+import { WarehouseSetupError } from '../data-dir';
 import builtInPatterns from './user-agent-patterns.json';
 import { sqlLiteral } from './sql';
 
@@ -49,7 +50,8 @@ export interface UserAgentSet {
   referrers: ReferrerEntry[];
 }
 
-export class UserAgentListError extends Error {}
+/** A USER_AGENTS_DIR that does not hold the list: one line for the operator, as the warehouse's other set-up failures. */
+export class UserAgentListError extends WarehouseSetupError {}
 
 /** The set user-agent-patterns.json holds: each entry's `match` alternatives are one pattern. */
 export const BUILT_IN_USER_AGENTS: UserAgentSet = {

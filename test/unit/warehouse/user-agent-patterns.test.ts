@@ -1,5 +1,9 @@
 import patterns from '../../../src/warehouse/derive/user-agent-patterns.json';
-import { AGENT_TYPES, BUILT_IN_USER_AGENTS } from '../../../src/warehouse/derive/user-agents';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { WarehouseSetupError } from '../../../src/warehouse/data-dir';
+import { AGENT_TYPES, BUILT_IN_USER_AGENTS, loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 
 /**
  * The built-in user-agent set's file as docs/operations.md describes it
@@ -32,5 +36,18 @@ describe('the built-in user-agent set (user-agent-patterns.json)', () => {
     const overcast = BUILT_IN_USER_AGENTS.agents.find((e) => e.type === 'app' && e.name === 'Overcast');
     expect(overcast?.pattern).toBe(patterns.agents.find((e) => e.type === 'app' && e.name === 'Overcast')?.match.join('|'));
     expect(BUILT_IN_USER_AGENTS.agents).toHaveLength(patterns.agents.length);
+  });
+});
+
+describe('USER_AGENTS_DIR', () => {
+  it('unset, classifies by the built-in set; naming a folder without the OPAWG list, stops the set-up with the folder named', () => {
+    expect(loadUserAgents(undefined)).toBe(BUILT_IN_USER_AGENTS);
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'user-agents-'));
+    try {
+      expect(() => loadUserAgents(empty)).toThrow(WarehouseSetupError);
+      expect(() => loadUserAgents(empty)).toThrow(`USER_AGENTS_DIR ${empty} has no bots.json`);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });
