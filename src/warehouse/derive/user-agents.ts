@@ -312,7 +312,10 @@ export function cleanSql(ua: string): string {
  * ../shared/conformance/op3/bot-rules.json, except its 54 exact user agents
  * and rules 8–11, which need OP3's own lists and tags; its rule 3 with
  * isbot's words too), plus IAB's Apple Watch duplicates; '' when none
- * applies. Needs classifiedSql's columns and a `referer_name` column.
+ * applies. Needs classifiedSql's columns, `referer` and `referer_name`
+ * (refererListNameSql's, for browsers). OP3 names a browser's referrer by
+ * the list, else by the Referer's registrable domain: "no referrer" is a
+ * Referer without one.
  */
 export function botTypeSql(): string {
   return `multiIf(
@@ -320,7 +323,7 @@ export function botTypeSql(): string {
       ua_type = 'bot-library', 'bot-lib',
       ua_generic_bot, 'unknown-bot',
       ua_clean = '', 'no-ua',
-      ua_type = 'browser' AND ua_name = 'Opera' AND device_type = 'computer' AND referer_name = '', 'opera-desktop-sans-referrer',
+      ua_type = 'browser' AND ua_name = 'Opera' AND device_type = 'computer' AND cutToFirstSignificantSubdomain(referer) = '', 'opera-desktop-sans-referrer',
       ua_type = 'browser' AND referer_name = 'Podverse', 'podverse-web-preload',
       ua_apple_watch, 'apple-watch',
       '')`;

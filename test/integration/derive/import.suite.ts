@@ -234,6 +234,27 @@ describe.each([
       expect(summary).toMatchObject({ outcome: 'imported', imported: 2, downloads: 1 });
       expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE IPv6NumToString(ip) = '::ffff:203.0.113.7'`)).toBe(1);
     });
+
+    it('Opera on a computer is no download without a referrer (OP3’s opera-desktop-sans-referrer), and is one with any referrer, listed or not', async () => {
+      const database = await freshDatabase();
+      // The list's Opera examples: a Mac's (a computer), an iPad's (not one).
+      const [desktop, tablet] = OPAWG_LISTS.browsers.find((entry) => entry.name === 'Opera')?.examples ?? [];
+      const requests = [
+        { userAgent: desktop, ip: '203.0.113.8' },
+        { userAgent: desktop, ip: '203.0.113.9', referer: 'https://www.example-podcast-site.com/episodes/1' },
+        { userAgent: desktop, ip: '203.0.113.10', referer: 'not a url' },
+        { userAgent: tablet, ip: '203.0.113.11' },
+      ];
+      const summary = await importFile(client, requestsFile('opera', requests), options(database, { rules: 'op3', window: 'calendar' }));
+      expect(summary).toMatchObject({ outcome: 'imported', imported: 4, downloads: 2 });
+      expect(
+        (
+          await (
+            await client.query({ query: `SELECT IPv6NumToString(ip) AS ip FROM ${database}.downloads ORDER BY ip`, format: 'JSONEachRow' })
+          ).json<{ ip: string }>()
+        ).map((r) => r.ip),
+      ).toEqual(['::ffff:203.0.113.11', '::ffff:203.0.113.9']);
+    });
   });
 
   describe('import of samples/requests-with-errors.ndjson', () => {
