@@ -12,10 +12,10 @@ import { sqlLiteral } from './sql';
  * of PATTERNS_PER_SET, and the smallest index that matches is the first
  * match. The set is the project's own (user-agent-patterns.json, see
  * docs/operations.md), or the OPAWG list (opawg/user-agents-v2) when
- * USER_AGENTS_DIR names its `src/` folder. It is read when a statement is
- * built, so a changed set applies to what is imported next, and
- * `npm run warehouse -- derive` classifies the stored requests and their
- * downloads again.
+ * USER_AGENTS_DIR names its `src/` folder, read once by each process that
+ * imports or derives (the service at start-up, each CLI run): a changed set
+ * applies to what is imported after, and `npm run warehouse -- derive`
+ * classifies the stored requests and their downloads again (deriveAll).
  */
 
 /** What an agent entry is: OP3's agent types (a bot-library is an HTTP client library OP3 counts as a bot). */
