@@ -8,7 +8,7 @@ import { drainPending } from 'chdb';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { openWarehouse } from '../src/warehouse/connection';
 import { ddlStatements, quoteIdentifier } from '../src/warehouse/ddl';
-import { readUserAgentLists } from '../src/warehouse/derive/user-agents';
+import { loadUserAgents } from '../src/warehouse/derive/user-agents';
 import { importFile, stagingDatabase } from '../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
@@ -45,6 +45,8 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * pair, the import of another build of this repository (DIR holds its
  * `build/`, from `tsc -p bench`; e.g. a `git archive` of the commit before
  * a change), so a change is compared with the code before it in one run.
+ * `--user-agents DIR` classifies by the OPAWG list in DIR (USER_AGENTS_DIR),
+ * the built-in set without it.
  * Figures only: it fails only when an import does.
  */
 
@@ -69,7 +71,7 @@ async function main(): Promise<number> {
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
   const formats = values.formats.split(',') as RequestsFormat[];
   for (const f of formats) if (f !== 'ndjson' && f !== 'csv') throw new Error(`--formats ${values.formats}: expected ndjson and/or csv`);
-  const userAgents = readUserAgentLists(values['user-agents'] ?? userAgentsBesideRepository());
+  const userAgents = loadUserAgents(values['user-agents']);
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-bench-import-'));
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir: path.join(scratch, 'chdb'), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   const client = warehouse.client();
@@ -323,16 +325,6 @@ async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds:
   } finally {
     clearInterval(timer);
   }
-}
-
-/** ../shared/conformance/user-agents-v2/src beside the repository, or beside the folder of work trees holding it. */
-function userAgentsBesideRepository(): string {
-  const repository = path.resolve(__dirname, '..', '..');
-  const relative = path.join('shared', 'conformance', 'user-agents-v2', 'src');
-  const candidates = [path.resolve(repository, '..', relative), path.resolve(repository, '..', '..', relative)];
-  const found = candidates.find((dir) => existsSync(dir));
-  if (!found) throw new Error(`the OPAWG user-agent list is not at ${candidates.join(' or ')}; give --user-agents DIR`);
-  return found;
 }
 
 main().then(

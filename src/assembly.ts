@@ -16,7 +16,7 @@ import type { Logger } from './log';
 import { openMeasuredWarehouse, type MeasuredWarehouse } from './measured-warehouse';
 import { createReadiness, type Readiness } from './readiness';
 import { connectRedis, type RedisLink } from './redis/link';
-import { loadUserAgentLists } from './warehouse/derive/user-agents';
+import { loadUserAgents } from './warehouse/derive/user-agents';
 import { followImports } from './warehouse/import/follow';
 import { watchInbox } from './warehouse/import/inbox';
 
@@ -116,7 +116,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         {
           database: config.warehouse.database,
           trackingPrefix: config.downloads.trackingPrefix,
-          derivation: { settings: config.downloads, userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn) },
+          derivation: { settings: config.downloads, userAgents: loadUserAgents(config.downloads.userAgentsDir) },
           statementRows: config.importStatementRows,
         },
         logger,

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import dotenv from 'dotenv';
 import { DOWNLOAD_RULES, DOWNLOAD_WINDOWS, type DownloadRules, type DownloadWindow } from './warehouse/derive/rules';
-import { DEFAULT_USER_AGENTS_DIR } from './warehouse/derive/user-agents';
 
 /**
  * The only place that reads the environment. Everything the service can be
@@ -38,8 +37,8 @@ export interface DownloadsConfig {
   rules: DownloadRules;
   /** IAB's dedup window; OP3 always uses the UTC calendar day. */
   window: DownloadWindow;
-  /** The src/ folder of opawg/user-agents-v2, read when downloads are derived. */
-  userAgentsDir: string;
+  /** The src/ folder of opawg/user-agents-v2, read when downloads are derived; the built-in pattern set when unset. */
+  userAgentsDir?: string;
   /** Imported request URLs start with it, then the show's token, '/', and the media host and path. */
   trackingPrefix: string;
 }
@@ -264,7 +263,7 @@ export function parseConfig(env: Env): Config {
   const downloads: DownloadsConfig = {
     rules: read.oneOf('DOWNLOAD_RULES', DOWNLOAD_RULES, 'iab'),
     window: read.oneOf('DOWNLOAD_WINDOW', DOWNLOAD_WINDOWS, 'calendar'),
-    userAgentsDir: path.resolve(read.string('USER_AGENTS_DIR', DEFAULT_USER_AGENTS_DIR)),
+    userAgentsDir: read.optional('USER_AGENTS_DIR') === undefined ? undefined : path.resolve(read.string('USER_AGENTS_DIR', '')),
     trackingPrefix: read.match('TRACKING_PREFIX', 'https://pfx.example-analytics.net/e/', /^https?:\/\/[^\s/]+\/(\S*\/)?$/, 'an http(s) URL ending in /'),
   };
 

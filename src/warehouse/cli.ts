@@ -5,9 +5,9 @@ import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
-import { clusterDdlStatements, quoteIdentifier, TABLES } from './ddl';
-import { rederive } from './derive/rederive';
-import { loadUserAgentLists } from './derive/user-agents';
+import { clusterDdlStatements, TABLES } from './ddl';
+import { deriveAll } from './derive/rederive';
+import { loadUserAgents } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
 import { placesFromDatabase } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
@@ -28,7 +28,8 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
   import [--account ID] [--format ndjson|csv|cloudfront] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load request logs (FILE - reads standard input, *.gz is read compressed) into
                           podcast_events and derive their downloads; a file already imported adds nothing
-  derive                  derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
+  derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
+                          built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
   geo-refresh             load the IP database (the npm packages', or GEO_DB_DIR's) unless it is loaded,
                           then give every row of downloads, podcast_events and web_events the places
                           it has for the row's IP (a mutation of those columns; single node only)
@@ -141,22 +142,16 @@ async function main(argv: string[]): Promise<number> {
       const client = warehouse.client();
       const derivation = {
         settings: config.downloads,
-        userAgents: loadUserAgentLists(config.downloads.userAgentsDir, logger.warn),
+        userAgents: loadUserAgents(config.downloads.userAgentsDir),
         places: await placesFromDatabase(client, config.warehouse.database, logger.warn),
       };
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {
         await ensureImportTables(client, config.warehouse.database);
-        const [span] = await (
-          await client.query({
-            query: `SELECT toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, count() AS n FROM ${quoteIdentifier(config.warehouse.database)}.podcast_events`,
-            format: 'JSONEachRow',
-          })
-        ).json<{ from: string; to: string; n: string }>();
         const started = performance.now();
-        const downloads = Number(span.n) === 0 ? 0 : await rederive(client, config.warehouse.database, derivation, Number(span.from), Number(span.to));
+        const derived = await deriveAll(client, config.warehouse.database, derivation);
         process.stdout.write(
-          `${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, requests: Number(span.n), downloads, seconds: Math.round(performance.now() - started) / 1000 })}\n`,
+          `${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, ...derived, seconds: Math.round(performance.now() - started) / 1000 })}\n`,
         );
         return 0;
       }

@@ -22,7 +22,7 @@ import { blacklistedRequestsSql, botRequestsSql, demoPlaces, listenerRequestsSql
 import { downloaderWebEventsSql, organicWebEventsSql } from './demo/web-events';
 import { deriveDownloadsSql } from './derive/downloads';
 import type { DownloadRuleSettings } from './derive/rules';
-import type { UserAgentLists } from './derive/user-agents';
+import type { UserAgentSet } from './derive/user-agents';
 
 export interface DemoDataOptions {
   /** Already-created database holding the six (empty) tables. */
@@ -50,7 +50,7 @@ export interface DemoDataOptions {
    */
   chunkRows?: number;
   /** How requests become downloads: the same derivation imported logs go through. */
-  downloads: { settings: DownloadRuleSettings; userAgents: UserAgentLists };
+  downloads: { settings: DownloadRuleSettings; userAgents: UserAgentSet };
   /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
   onProgress?: (message: string) => void;
 }

@@ -362,7 +362,7 @@ export type FetchPattern = 'stream' | 'download' | 'browser' | 'speaker';
 
 export interface ListenerAgent {
   ua: string;
-  /** parsed_ua: the app or browser family. */
+  /** parsed_ua: the name the built-in user-agent set gives the agent (its downloads get the same). */
   app: string;
   os: string;
   device: string;
@@ -372,16 +372,16 @@ export interface ListenerAgent {
 }
 
 export const LISTENER_AGENTS: ListenerAgent[] = [
-  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPhone; U; CPU OS 17_4 like Mac OS X; en_us)', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 11, pattern: 'stream' },
-  { ua: 'AppleCoreMedia/1.0.0.21F90 (iPhone; U; CPU OS 17_5_1 like Mac OS X; en_gb)', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 5, pattern: 'stream' },
-  { ua: 'AppleCoreMedia/1.0.0.22A3354 (iPhone; U; CPU OS 18_0 like Mac OS X; en_us)', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 5, pattern: 'stream' },
-  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPad; U; CPU OS 17_4 like Mac OS X; de_de)', app: 'Apple Podcasts', os: 'iOS', device: 'tablet', weight: 2, pattern: 'stream' },
-  { ua: 'AppleCoreMedia/1.0.0.23E224 (Macintosh; U; Intel Mac OS X 14_4_1; en_us)', app: 'Apple Podcasts', os: 'macOS', device: 'desktop', weight: 2, pattern: 'stream' },
+  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPhone; U; CPU OS 17_4 like Mac OS X; en_us)', app: 'AppleCoreMedia', os: 'iOS', device: 'smartphone', weight: 11, pattern: 'stream' },
+  { ua: 'AppleCoreMedia/1.0.0.21F90 (iPhone; U; CPU OS 17_5_1 like Mac OS X; en_gb)', app: 'AppleCoreMedia', os: 'iOS', device: 'smartphone', weight: 5, pattern: 'stream' },
+  { ua: 'AppleCoreMedia/1.0.0.22A3354 (iPhone; U; CPU OS 18_0 like Mac OS X; en_us)', app: 'AppleCoreMedia', os: 'iOS', device: 'smartphone', weight: 5, pattern: 'stream' },
+  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPad; U; CPU OS 17_4 like Mac OS X; de_de)', app: 'AppleCoreMedia', os: 'iOS', device: 'tablet', weight: 2, pattern: 'stream' },
+  { ua: 'AppleCoreMedia/1.0.0.23E224 (Macintosh; U; Intel Mac OS X 14_4_1; en_us)', app: 'AppleCoreMedia', os: 'macOS', device: 'desktop', weight: 2, pattern: 'stream' },
   { ua: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 9, pattern: 'download' },
   { ua: 'Podcasts/1750.3 CFNetwork/1496.0.7 Darwin/23.5.0', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 6, pattern: 'download' },
   { ua: 'Podcasts/1760.1 CFNetwork/1568.100.1 Darwin/24.0.0', app: 'Apple Podcasts', os: 'iOS', device: 'smartphone', weight: 3, pattern: 'download' },
-  { ua: 'AirPodcasts/4022.700.8 CFNetwork/1410.0.3 Darwin/22.6.0', app: 'Apple Podcasts', os: 'audioOS', device: 'smart speaker', weight: 1, pattern: 'speaker' },
-  { ua: 'atc/1.0 watchOS/10.4 model/Watch6,2 hwp/t8301 build/21T216 (6; dt:249)', app: 'Apple Podcasts', os: 'watchOS', device: 'smartwatch', weight: 1, pattern: 'download' },
+  { ua: 'AirPodcasts/4022.700.8 CFNetwork/1410.0.3 Darwin/22.6.0', app: 'Apple HomePod', os: 'audioOS', device: 'smart speaker', weight: 1, pattern: 'speaker' },
+  { ua: 'atc/1.0 watchOS/10.4 model/Watch6,2 hwp/t8301 build/21T216 (6; dt:249)', app: 'Apple Podcasts (Watch)', os: 'watchOS', device: 'smartwatch', weight: 1, pattern: 'download' },
   { ua: 'Spotify/8.9.36 iOS/17.4 (iPhone15,2)', app: 'Spotify', os: 'iOS', device: 'smartphone', weight: 7, pattern: 'download' },
   { ua: 'Spotify/8.9.40 iOS/17.5.1 (iPhone14,5)', app: 'Spotify', os: 'iOS', device: 'smartphone', weight: 4, pattern: 'download' },
   { ua: 'Spotify/8.9.36 Android/34 (SM-S918B)', app: 'Spotify', os: 'Android', device: 'smartphone', weight: 5, pattern: 'download' },
@@ -393,25 +393,25 @@ export const LISTENER_AGENTS: ListenerAgent[] = [
   { ua: 'Overcast/794 CFNetwork/1494.0.7 Darwin/23.4.0', app: 'Overcast', os: 'iOS', device: 'smartphone', weight: 1, pattern: 'download' },
   { ua: 'Pocket%20Casts/7.62.0.2 CFNetwork/1494.0.7 Darwin/23.4.0', app: 'Pocket Casts', os: 'iOS', device: 'smartphone', weight: 2, pattern: 'download' },
   { ua: 'Pocket Casts', app: 'Pocket Casts', os: 'Android', device: 'smartphone', weight: 2, pattern: 'download' },
-  { ua: 'CastBox/10.6.1-240315021 (Linux;Android 14) ExoPlayerLib/2.10.4', app: 'Castbox', os: 'Android', device: 'smartphone', weight: 1.5, pattern: 'download' },
-  { ua: 'fm.castbox.audiobook.radio.podcast/240611306 (Linux; U; Android 13; en_GB; SM-A536B; Build/TP1A.220624.014; Cronet/126.0.6423.0)', app: 'Castbox', os: 'Android', device: 'smartphone', weight: 0.5, pattern: 'download' },
+  { ua: 'CastBox/10.6.1-240315021 (Linux;Android 14) ExoPlayerLib/2.10.4', app: 'CastBox', os: 'Android', device: 'smartphone', weight: 1.5, pattern: 'download' },
+  { ua: 'fm.castbox.audiobook.radio.podcast/240611306 (Linux; U; Android 13; en_GB; SM-A536B; Build/TP1A.220624.014; Cronet/126.0.6423.0)', app: 'CastBox', os: 'Android', device: 'smartphone', weight: 0.5, pattern: 'download' },
   { ua: 'PodcastAddict/v5 ( https://podcastaddict.com/; Android podcast app)', app: 'Podcast Addict', os: 'Android', device: 'smartphone', weight: 2, pattern: 'download' },
   { ua: 'Podcast Addict - Dalvik/2.1.0 (Linux; U; Android 14; SM-G991B Build/UP1A.231005.007)', app: 'Podcast Addict', os: 'Android', device: 'smartphone', weight: 1, pattern: 'download' },
   { ua: 'AmazonMusic/24.11.2 iPhone14,7 CFNetwork/1494.0.7 Darwin/23.4.0', app: 'Amazon Music', os: 'iOS', device: 'smartphone', weight: 1, pattern: 'download' },
   { ua: 'AmazonMusic/24.10.0 Dalvik/2.1.0 (Linux; U; Android 14; SM-S911B Build/UP1A.231005.007)', app: 'Amazon Music', os: 'Android', device: 'smartphone', weight: 1.5, pattern: 'download' },
   { ua: 'AmazonMusic/24.11.2 iPad13,16 CFNetwork/1494.0.7 Darwin/23.4.0', app: 'Amazon Music', os: 'iOS', device: 'tablet', weight: 0.5, pattern: 'download' },
   { ua: 'com.google.android.apps.youtube.music/62354340 (Linux; U; Android 14; en_US; Pixel 7 Pro; Build/UP1A.231105.002; Cronet/114.0.5735.84)', app: 'YouTube Music', os: 'Android', device: 'smartphone', weight: 1, pattern: 'download' },
-  { ua: 'AlexaMediaPlayer/2.1.4616.0 (Linux;Android 6.0.1) ExoPlayerLib/1.5.9', app: 'Alexa', os: 'Fire OS', device: 'smart speaker', weight: 1.5, pattern: 'speaker' },
-  { ua: 'Echo/1.0(APNG)', app: 'Alexa', os: 'Fire OS', device: 'smart speaker', weight: 1, pattern: 'speaker' },
+  { ua: 'AlexaMediaPlayer/2.1.4616.0 (Linux;Android 6.0.1) ExoPlayerLib/1.5.9', app: 'Alexa-enabled device', os: 'Fire OS', device: 'smart speaker', weight: 1.5, pattern: 'speaker' },
+  { ua: 'Echo/1.0(APNG)', app: 'Alexa-enabled device', os: 'Fire OS', device: 'smart speaker', weight: 1, pattern: 'speaker' },
   { ua: 'Sonos/79.1-52010 (ZPS29)', app: 'Sonos', os: 'Linux', device: 'smart speaker', weight: 1, pattern: 'speaker' },
-  { ua: 'Mozilla/5.0 (X11; Linux aarch64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/90.0.4430.225 Safari/537.36 CrKey/1.56.500000 DeviceType/SmartSpeaker', app: 'Google Home', os: 'Linux', device: 'smart speaker', weight: 1, pattern: 'speaker' },
+  { ua: 'Mozilla/5.0 (X11; Linux aarch64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/90.0.4430.225 Safari/537.36 CrKey/1.56.500000 DeviceType/SmartSpeaker', app: 'Chromecast device', os: 'Linux', device: 'smart speaker', weight: 1, pattern: 'speaker' },
   { ua: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36', app: 'Chrome', os: 'Windows', device: 'desktop', weight: 2, pattern: 'browser' },
   { ua: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36', app: 'Chrome', os: 'macOS', device: 'desktop', weight: 1, pattern: 'browser' },
   { ua: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Safari/605.1.15', app: 'Safari', os: 'macOS', device: 'desktop', weight: 1, pattern: 'browser' },
   { ua: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0', app: 'Firefox', os: 'Windows', device: 'desktop', weight: 0.5, pattern: 'browser' },
   { ua: 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0', app: 'Firefox', os: 'Linux', device: 'desktop', weight: 0.3, pattern: 'browser' },
-  { ua: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1', app: 'Mobile Safari', os: 'iOS', device: 'smartphone', weight: 1, pattern: 'browser' },
-  { ua: 'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.6367.82 Mobile Safari/537.36', app: 'Chrome Mobile', os: 'Android', device: 'smartphone', weight: 0.7, pattern: 'browser' },
+  { ua: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1', app: 'Safari', os: 'iOS', device: 'smartphone', weight: 1, pattern: 'browser' },
+  { ua: 'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.6367.82 Mobile Safari/537.36', app: 'Chrome', os: 'Android', device: 'smartphone', weight: 0.7, pattern: 'browser' },
 ];
 
 /** Crawlers and scripts; every one matches BOT_UA_PATTERN. */
@@ -421,9 +421,9 @@ export const BOT_AGENTS: { ua: string; app: string; network: string; weight: num
   { ua: 'python-requests/2.31.0', app: 'python-requests', network: 'aws-us', weight: 2 },
   { ua: 'python-requests/2.32.3', app: 'python-requests', network: 'aws-sg', weight: 1 },
   { ua: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', app: 'Googlebot', network: 'google', weight: 2 },
-  { ua: 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)', app: 'Bingbot', network: 'microsoft', weight: 1.5 },
+  { ua: 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)', app: 'Microsoft Bingbot', network: 'microsoft', weight: 1.5 },
   { ua: 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)', app: 'AhrefsBot', network: 'ahrefs', weight: 1 },
-  { ua: 'Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', app: 'SemrushBot', network: 'aws-us', weight: 0.5 },
+  { ua: 'Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', app: 'SEMrushBot', network: 'aws-us', weight: 0.5 },
 ];
 
 /** Matches every BOT_AGENTS string and no LISTENER_AGENTS or BLACKLISTED_AGENTS string. */
@@ -431,8 +431,8 @@ export const BOT_UA_PATTERN = '(?i)(bot|crawler|spider|curl/|python-requests|wge
 
 /** What scrapers on blacklisted addresses send: a spoofed app string or a bare library. */
 export const BLACKLISTED_AGENTS: { ua: string; app: string }[] = [
-  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPhone; U; CPU OS 17_4 like Mac OS X; en_us)', app: 'Apple Podcasts' },
-  { ua: 'Lavf/60.16.100', app: 'Lavf' },
+  { ua: 'AppleCoreMedia/1.0.0.21E236 (iPhone; U; CPU OS 17_4 like Mac OS X; en_us)', app: 'AppleCoreMedia' },
+  { ua: 'Lavf/60.16.100', app: 'ffmpeg' },
   { ua: 'okhttp/4.12.0', app: 'okhttp' },
 ];
 

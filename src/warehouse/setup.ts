@@ -5,7 +5,7 @@ import { addProjectionStatements, columnsByTable, ddlStatements, localTableName,
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 import { TRACKING_PREFIX } from './reference-data';
-import { DEFAULT_USER_AGENTS_DIR, loadUserAgentLists } from './derive/user-agents';
+import { loadUserAgents } from './derive/user-agents';
 
 /** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
 export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
@@ -191,7 +191,7 @@ export interface EnsureDemoOptions {
   downloads?: DownloadsConfig;
 }
 
-const DEFAULT_DOWNLOADS: DownloadsConfig = { rules: 'iab', window: 'calendar', userAgentsDir: DEFAULT_USER_AGENTS_DIR, trackingPrefix: TRACKING_PREFIX };
+const DEFAULT_DOWNLOADS: DownloadsConfig = { rules: 'iab', window: 'calendar', trackingPrefix: TRACKING_PREFIX };
 
 /**
  * Makes the live tables a complete demo build, building it when they are
@@ -268,7 +268,7 @@ async function buildDemo(
       days: demo.days,
       endDate: end,
       calendarEndDate: day(window.calendarEndDate),
-      downloads: { settings: downloads, userAgents: loadUserAgentLists(downloads.userAgentsDir, logger.warn) },
+      downloads: { settings: downloads, userAgents: loadUserAgents(downloads.userAgentsDir) },
       onProgress: (message) => logger.info(`demo data: ${message}`),
     });
     await client.command({

@@ -6,4 +6,13 @@ import { runSuites } from './support/suites';
 // demo-data (direct SQL, no Cube) came from api.test.ts: on a clean clone api.test.ts and lifecycle-models-rollups run
 // on one worker, this file after operations-queries-limits on the other, and that worker ended 13-19 s sooner.
 // First, before the derive suites' imports.
-runSuites(__dirname, ['demo-data', 'explorer/explorer', 'export/export', 'export/streaming', 'derive/import', 'derive/user-agents', 'derive/vectors']);
+runSuites(__dirname, [
+  'demo-data',
+  'explorer/explorer',
+  'export/export',
+  'export/streaming',
+  'derive/import',
+  'derive/user-agents',
+  'derive/built-in-agents',
+  'derive/vectors',
+]);

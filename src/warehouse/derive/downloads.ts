@@ -1,7 +1,7 @@
 import { quoteIdentifier } from '../ddl';
 import { listenerIpSql, qualifiesSql, rangeColumns, serverUrlSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { sqlLiteral, withClause } from './sql';
-import { botTypeSql, classifiedSql, refererListNameSql, userAgentConstants, type UserAgentLists } from './user-agents';
+import { botTypeSql, classifiedSql, refererListNameSql, userAgentConstants, type UserAgentSet } from './user-agents';
 
 /**
  * From podcast_events to downloads, in ClickHouse: one INSERT … SELECT per
@@ -33,7 +33,7 @@ export const REQUEST_PLACES: Places = { constants: {}, city: 'city', country: 'c
 export interface DeriveOptions {
   database: string;
   settings: DownloadRuleSettings;
-  userAgents: UserAgentLists;
+  userAgents: UserAgentSet;
   places?: Places;
   /** Derive the downloads whose counted request lies in [from, to), unix seconds. */
   from: number;
@@ -49,7 +49,7 @@ export interface DeriveOptions {
   /**
    * Tables holding the classification of every user agent and referer the
    * statement reads (classifiedAgentsSql, classifiedReferersSql), joined
-   * instead of classifying them in the statement. Without them the lists
+   * instead of classifying them in the statement. Without them the set's patterns
    * are constants of the statement: 48 KB of SQL that ClickHouse's analyser
    * copies into every place a classification column is used (131 pattern
    * matches in one statement's query tree), seconds of planning each.
@@ -111,13 +111,13 @@ function qualifyingSql(options: DeriveOptions, from: number, to: number): string
  * with its classification (classifiedSql's columns). Reads the user-agent
  * constants (userAgentConstants) of its statement's WITH clause.
  */
-export function classifiedAgentsSql(events: string, where: string, lists: UserAgentLists): string {
-  return classifiedSql(`SELECT DISTINCT raw_ua FROM ${events} WHERE ${where}`, 'raw_ua', lists);
+export function classifiedAgentsSql(events: string, where: string, set: UserAgentSet): string {
+  return classifiedSql(`SELECT DISTINCT raw_ua FROM ${events} WHERE ${where}`, 'raw_ua', set);
 }
 
 /** The distinct referers of those requests, each with the referrer list's name for it (used for browsers). */
-export function classifiedReferersSql(events: string, where: string, lists: UserAgentLists): string {
-  return `SELECT referer, ${refererListNameSql('referer', lists)} AS referer_list_name FROM (SELECT DISTINCT referer FROM ${events} WHERE ${where})`;
+export function classifiedReferersSql(events: string, where: string, set: UserAgentSet): string {
+  return `SELECT referer, ${refererListNameSql('referer', set)} AS referer_list_name FROM (SELECT DISTINCT referer FROM ${events} WHERE ${where})`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { quoteIdentifier } from '../ddl';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { settingsSql, sqlLiteral, withClause } from './sql';
-import { compileUserAgentPatterns, userAgentConstants, type UserAgentLists } from './user-agents';
+import { classifiedSql, compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
 
 const DAY = 86_400;
 /**
@@ -17,7 +17,7 @@ const CHUNK_REQUESTS = 500_000;
 
 export interface Derivation {
   settings: DownloadRuleSettings;
-  userAgents: UserAgentLists;
+  userAgents: UserAgentSet;
   places?: Places;
 }
 
@@ -86,16 +86,73 @@ export async function rederive(
   return Number(n);
 }
 
+/** What `npm run warehouse -- derive` did. */
+export interface DerivedAll {
+  requests: number;
+  /** Requests whose parsed_ua the set now names otherwise. */
+  renamed: number;
+  downloads: number;
+}
+
+/**
+ * `npm run warehouse -- derive`: every stored request named again by the
+ * derivation's user-agent set (reclassifyRequests), then every download
+ * derived again from them (rederive), so that after a change of set or rules
+ * requests and downloads agree.
+ */
+export async function deriveAll(client: ClickHouseClient, database: string, derivation: Derivation): Promise<DerivedAll> {
+  const [span] = await rows<{ from: string; to: string; n: string }>(
+    client,
+    `SELECT toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, count() AS n FROM ${quoteIdentifier(database)}.podcast_events`,
+  );
+  if (Number(span.n) === 0) return { requests: 0, renamed: 0, downloads: 0 };
+  const renamed = await reclassifyRequests(client, database, derivation.userAgents);
+  const downloads = await rederive(client, database, derivation, Number(span.from), Number(span.to));
+  return { requests: Number(span.n), renamed, downloads };
+}
+
+/**
+ * Sets podcast_events.parsed_ua of every request whose user agent the set
+ * names otherwise than the request holds: the distinct agents classified
+ * once into a Join table of the staging database, then one mutation of the
+ * rows that differ (none when none does), waited for. A mutation is applied
+ * part by part: one interrupted leaves some parts renamed, and running it
+ * again renames the rest. Returns the rows renamed.
+ */
+export async function reclassifyRequests(client: ClickHouseClient, database: string, set: UserAgentSet): Promise<number> {
+  const events = `${quoteIdentifier(database)}.podcast_events`;
+  // joinGet names its table in a string: letters, digits and underscores only.
+  const table = `${derivationStagingDatabase(database)}.agent_names_${randomUUID().replace(/-/g, '')}`;
+  const names = table.split('.').map(quoteIdentifier).join('.');
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(derivationStagingDatabase(database))}` });
+  await compileUserAgentPatterns(client, set);
+  try {
+    await client.command({
+      query: `CREATE TABLE ${names} ENGINE = Join(ANY, LEFT, raw_ua) AS ${withClause(userAgentConstants(set))}
+        SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${events}`, 'raw_ua', set)})`,
+    });
+    // An agent a concurrent insert added after the Join table was filled keeps its name.
+    const named = `ifNull(joinGetOrNull(${sqlLiteral(table)}, 'parsed_ua', raw_ua), parsed_ua)`;
+    const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${events} WHERE parsed_ua != ${named}`);
+    if (Number(n) > 0) {
+      await client.command({ query: `ALTER TABLE ${events} UPDATE parsed_ua = ${named} WHERE parsed_ua != ${named}${settingsSql({ mutations_sync: 2 })}` });
+    }
+    return Number(n);
+  } finally {
+    await client.command({ query: `DROP TABLE IF EXISTS ${names} SYNC` });
+  }
+}
+
 /**
  * Classifies the user agents and referers of the requests where `where`
  * holds once, into two tables of the staging database the derivation's
- * statements join (DeriveOptions.classified): the lists are in these two
+ * statements join (DeriveOptions.classified): the set's patterns are in these two
  * statements only, not in every part of the derivation. The tables are
  * Memory tables of distinct values (a day of 4M requests has thousands),
  * dropped when the derivation ends; one left by a killed process is
  * dropped by the next import (recoverInterrupted).
  */
-async function classify(client: ClickHouseClient, database: string, lists: UserAgentLists, where: string): Promise<Classified> {
+async function classify(client: ClickHouseClient, database: string, set: UserAgentSet, where: string): Promise<Classified> {
   const staging = quoteIdentifier(derivationStagingDatabase(database));
   const id = randomUUID();
   const classified = {
@@ -105,10 +162,10 @@ async function classify(client: ClickHouseClient, database: string, lists: UserA
   const events = `${quoteIdentifier(database)}.podcast_events`;
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
   // Each pattern set compiled in a statement of its own first (compileUserAgentPatterns), not all in the first classifying one.
-  await compileUserAgentPatterns(client, lists);
-  const constants = withClause(userAgentConstants(lists));
-  await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, lists)}` });
-  await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, lists)}` });
+  await compileUserAgentPatterns(client, set);
+  const constants = withClause(userAgentConstants(set));
+  await client.command({ query: `CREATE TABLE ${classified.agents} ENGINE = Memory AS ${constants} ${classifiedAgentsSql(events, where, set)}` });
+  await client.command({ query: `CREATE TABLE ${classified.referers} ENGINE = Memory AS ${constants} ${classifiedReferersSql(events, where, set)}` });
   return classified;
 }
 

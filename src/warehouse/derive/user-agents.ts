@@ -1,46 +1,79 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { list as isbotPatterns } from 'isbot';
+import { WarehouseSetupError } from '../data-dir';
+import builtInPatterns from './user-agent-patterns.json';
 import { sqlLiteral } from './sql';
 
 /**
- * User-agent classification from the OPAWG podcast user-agent list
- * (opawg/user-agents-v2), run inside ClickHouse: the bots', apps',
- * libraries' and browsers' patterns, in that order, are scanned by
- * `multiMatchAllIndices` (Hyperscan) in sets of PATTERNS_PER_SET, and the
- * smallest index that matches is the first match, the README's rule. The
- * files are read when a statement is built, so updating
- * the list is copying a newer `src/` folder over USER_AGENTS_DIR and running
- * `npm run warehouse -- derive` (downloads already derived keep their old
- * classification until then).
+ * User-agent classification, run inside ClickHouse: the agents' patterns, in
+ * the set's order, are scanned by `multiMatchAllIndices` (Hyperscan) in sets
+ * of PATTERNS_PER_SET, and the smallest index that matches is the first
+ * match. The set is the project's own (user-agent-patterns.json, see
+ * docs/operations.md), or the OPAWG list (opawg/user-agents-v2) when
+ * USER_AGENTS_DIR names its `src/` folder, read once by each process that
+ * imports or derives (the service at start-up, each CLI run): a changed set
+ * applies to what is imported after, and `npm run warehouse -- derive`
+ * classifies the stored requests and their downloads again (deriveAll).
  */
-/**
- * `../shared/conformance/user-agents-v2/src` beside the repository (the
- * same path from src/ and dist/), or beside the folder holding it when the
- * repository is one of several work trees there.
- */
-export const DEFAULT_USER_AGENTS_DIR = besideRepository(path.join('shared', 'conformance', 'user-agents-v2', 'src'));
 
-function besideRepository(relative: string): string {
-  const repository = path.resolve(__dirname, '..', '..', '..');
-  const candidates = [path.resolve(repository, '..', relative), path.resolve(repository, '..', '..', relative)];
-  return candidates.find((dir) => existsSync(dir)) ?? candidates[0];
+/** What an agent entry is: OP3's agent types (a bot-library is an HTTP client library OP3 counts as a bot). */
+export const AGENT_TYPES = ['bot', 'app', 'library', 'bot-library', 'browser'] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
+
+/** Each entry's pattern is a regular expression that Hyperscan and RE2 both run (no lookaround, no backreference). */
+export interface AgentEntry {
+  type: AgentType;
+  name: string;
+  pattern: string;
 }
 
+export interface DeviceEntry {
+  name: string;
+  /** mobile, computer, smart_speaker, smart_tv, watch or auto: device_type. */
+  category: string;
+  /** os_name. */
+  os: string;
+  pattern: string;
+}
+
+export interface ReferrerEntry {
+  name: string;
+  pattern: string;
+}
+
+/** A classification's entries, each list in first-match order. */
+export interface UserAgentSet {
+  agents: AgentEntry[];
+  devices: DeviceEntry[];
+  referrers: ReferrerEntry[];
+}
+
+/** A USER_AGENTS_DIR that does not hold the list: one line for the operator, as the warehouse's other set-up failures. */
+export class UserAgentListError extends WarehouseSetupError {}
+
+/** The set user-agent-patterns.json holds: each entry's `match` alternatives are one pattern. */
+export const BUILT_IN_USER_AGENTS: UserAgentSet = {
+  agents: builtInPatterns.agents.map((e) => ({ type: e.type as AgentType, name: e.name, pattern: e.match.join('|') })),
+  devices: builtInPatterns.devices.map((e) => ({ name: e.name, category: e.category, os: e.os, pattern: e.match.join('|') })),
+  referrers: builtInPatterns.referrers.map((e) => ({ name: e.name, pattern: e.match.join('|') })),
+};
+
+/** The files of the OPAWG list's `src/` folder. */
 export const USER_AGENT_LISTS = ['bots', 'apps', 'libraries', 'browsers', 'devices', 'referrers'] as const;
 export type UserAgentList = (typeof USER_AGENT_LISTS)[number];
 
-export interface UserAgentEntry {
+export interface UserAgentListEntry {
   name: string;
   pattern: string;
   category?: string;
   examples?: string[];
 }
 
-export type UserAgentLists = Record<UserAgentList, UserAgentEntry[]>;
+export type UserAgentLists = Record<UserAgentList, UserAgentListEntry[]>;
 
-export class UserAgentListError extends Error {}
-
+/** The OPAWG list's files, as they are. */
 export function readUserAgentLists(dir: string): UserAgentLists {
   const lists = {} as UserAgentLists;
   for (const list of USER_AGENT_LISTS) {
@@ -48,7 +81,7 @@ export function readUserAgentLists(dir: string): UserAgentLists {
     if (!existsSync(file)) {
       throw new UserAgentListError(`USER_AGENTS_DIR ${dir} has no ${list}.json: expected the src/ folder of opawg/user-agents-v2`);
     }
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { entries?: UserAgentEntry[] };
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { entries?: UserAgentListEntry[] };
     if (!Array.isArray(parsed.entries) || parsed.entries.some((e) => typeof e.name !== 'string' || typeof e.pattern !== 'string')) {
       throw new UserAgentListError(`${file}: expected {"entries": [{"name", "pattern", …}]}`);
     }
@@ -58,27 +91,8 @@ export function readUserAgentLists(dir: string): UserAgentLists {
 }
 
 /**
- * The lists for a derivation. The OPAWG list is not published as a package, so a
- * clone without `../shared` beside it has none at the default place: then user
- * agents stay unclassified (no bot dropped, no app named) and a warning says so,
- * rather than the service not starting. A USER_AGENTS_DIR set by hand must hold
- * the list.
- */
-export function loadUserAgentLists(dir: string, warn: (message: string, fields: Record<string, unknown>) => void): UserAgentLists {
-  if (dir === path.resolve(DEFAULT_USER_AGENTS_DIR) && !existsSync(dir)) {
-    warn(
-      'user-agent list not found: downloads are derived without classifying user agents (no bot filtering, no app names); set USER_AGENTS_DIR to the src/ folder of opawg/user-agents-v2',
-      { USER_AGENTS_DIR: dir },
-    );
-    return Object.fromEntries(USER_AGENT_LISTS.map((list) => [list, []])) as unknown as UserAgentLists;
-  }
-  return readUserAgentLists(dir);
-}
-
-/**
- * The operating system each device entry implies: the list names devices,
- * not systems, and these names say which system runs on them. Devices the
- * table does not name leave os_name 'Other'.
+ * The operating system each OPAWG device entry implies: the list names
+ * devices, not systems. Devices the table does not name give os_name 'Other'.
  */
 const DEVICE_OS: Record<string, string> = {
   'Apple HomePod': 'audioOS',
@@ -94,40 +108,89 @@ const DEVICE_OS: Record<string, string> = {
   'Windows Computer': 'Windows',
 };
 
-/**
- * Bot words OP3 applies to user agents no list entry matches ("unknown-bot",
- * its bots.ts rule 3), and the Apple Watch duplicates IAB v2.3 5.5.2 item 7
- * names (UAs starting `atc/` and containing `watchOS`, or containing
- * `(null)/(null) watchOS`).
- */
-const UNKNOWN_BOT_PATTERN = '(?i)bot|crawler|spider';
-const APPLE_WATCH_PATTERN = '^atc/.*watchOS|\\(null\\)/\\(null\\) watchOS';
-
-/**
- * The entries a user agent is classified by, in the README's order of
- * files (bots, apps, libraries, browsers), each with the type it gives.
- */
-function typedEntries(lists: UserAgentLists): { entry: UserAgentEntry; type: string }[] {
-  return [
-    ...lists.bots.map((entry) => ({ entry, type: 'bot' })),
-    ...lists.apps.map((entry) => ({ entry, type: 'app' })),
-    ...lists.libraries.map((entry) => ({ entry, type: entry.category === 'bot' ? 'bot-library' : 'library' })),
-    ...lists.browsers.map((entry) => ({ entry, type: 'browser' })),
-  ];
+/** The OPAWG list as a set: its files in the order its README matches them (bots, apps, libraries, browsers). */
+export function userAgentSetOf(lists: UserAgentLists): UserAgentSet {
+  return {
+    agents: [
+      ...lists.bots.map((e) => ({ type: 'bot' as const, name: e.name, pattern: e.pattern })),
+      ...lists.apps.map((e) => ({ type: 'app' as const, name: e.name, pattern: e.pattern })),
+      ...lists.libraries.map((e) => ({ type: e.category === 'bot' ? ('bot-library' as const) : ('library' as const), name: e.name, pattern: e.pattern })),
+      ...lists.browsers.map((e) => ({ type: 'browser' as const, name: e.name, pattern: e.pattern })),
+    ],
+    devices: lists.devices.map((e) => ({ name: e.name, category: e.category ?? '', os: DEVICE_OS[e.name] ?? 'Other', pattern: e.pattern })),
+    referrers: lists.referrers.map((e) => ({ name: e.name, pattern: e.pattern })),
+  };
 }
 
-/** WITH constants the classification expressions read: what an entry gives, by its 1-based index (typedEntries' for user agents). */
-export function userAgentConstants(lists: UserAgentLists): Record<string, string> {
-  // Typed, so that an empty list (no list found) is still an Array(String).
+/** The set a derivation classifies by: the OPAWG list in USER_AGENTS_DIR when it is set, else the built-in one. */
+export function loadUserAgents(dir: string | undefined): UserAgentSet {
+  return dir === undefined ? BUILT_IN_USER_AGENTS : userAgentSetOf(readUserAgentLists(dir));
+}
+
+/**
+ * isbot's patterns that flag podcast apps' and players' own agents (on the
+ * OPAWG list's app, library, browser and device examples: bare product
+ * tokens, words such as "download", "feed" or "rss", long agents without
+ * spaces): isbot is written for web traffic, where such agents are scripts.
+ * The oracle test fails naming any kept pattern that flags one.
+ */
+const ISBOT_LEFT_OUT = new Set([
+  '\\.com\\b',
+  '^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)',
+  '^[\\w\\-]+/[\\w]+$',
+  '^[^ ]{50,}$',
+  '^\\d+\\b',
+  '^\\w+/[\\w\\(\\)]*$',
+  '^avsdevicesdk/',
+  '^client/',
+  '^downcast/',
+  '^duckduckgo',
+  '^facebook',
+  '^read',
+  '^reed',
+  '^rss',
+  '^whatsapp',
+  '^yandex',
+  'agent\\b',
+  'archive',
+  'catch',
+  'download',
+  'feed',
+  'grab',
+  'parser',
+  'proxy',
+  'rss\\b',
+  'server',
+  'url',
+]);
+
+/** isbot's patterns this classification runs: less those above, and those with lookaround, which neither RE2 nor Hyperscan runs. */
+export const ISBOT_PATTERNS = isbotPatterns.filter((p) => !/\(\?<?[=!]/.test(p) && !ISBOT_LEFT_OUT.has(p));
+
+/**
+ * The bot words of agents no entry names: OP3's ("unknown-bot", its bots.ts
+ * rule 3: bot, crawler, spider; it covers isbot's own `bot` word, one of those
+ * with lookaround) and isbot's.
+ */
+const GENERIC_BOT_PATTERN = `(?i)bot|crawler|spider|${ISBOT_PATTERNS.join('|')}`;
+
+/**
+ * The Apple Watch duplicates IAB v2.3 5.5.2 item 7 names (UAs starting
+ * `atc/` and containing `watchOS`, or containing `(null)/(null) watchOS`).
+ */
+const APPLE_WATCH_PATTERN = '^atc/.*watchOS|\\(null\\)/\\(null\\) watchOS';
+
+/** WITH constants the classification expressions read: what an entry gives, by its 1-based index. */
+export function userAgentConstants(set: UserAgentSet): Record<string, string> {
+  // Typed, so that an empty list is still an Array(String).
   const column = (values: string[]) => `CAST(${sqlLiteral(values)} AS Array(String))`;
-  const typed = typedEntries(lists);
   return {
-    ua_entry_types: column(typed.map((t) => t.type)),
-    ua_entry_names: column(typed.map((t) => t.entry.name)),
-    ua_device_names: column(lists.devices.map((e) => e.name)),
-    ua_device_categories: column(lists.devices.map((e) => e.category ?? '')),
-    ua_device_os: column(lists.devices.map((e) => DEVICE_OS[e.name] ?? 'Other')),
-    ua_referrer_names: column(lists.referrers.map((e) => e.name)),
+    ua_entry_types: column(set.agents.map((e) => e.type)),
+    ua_entry_names: column(set.agents.map((e) => e.name)),
+    ua_device_names: column(set.devices.map((e) => e.name)),
+    ua_device_categories: column(set.devices.map((e) => e.category)),
+    ua_device_os: column(set.devices.map((e) => e.os)),
+    ua_referrer_names: column(set.referrers.map((e) => e.name)),
   };
 }
 
@@ -154,9 +217,9 @@ function patternSets(patterns: string[]): { offset: number; patterns: string[] }
   return sets;
 }
 
-/** The pattern lists a classification matches: the entries' (typedEntries), the devices', the referrers'. */
-function matchedLists(lists: UserAgentLists): string[][] {
-  return [typedEntries(lists).map((t) => t.entry.pattern), lists.devices.map((e) => e.pattern), lists.referrers.map((e) => e.pattern)];
+/** The pattern lists a classification matches: the agents', the devices', the referrers'. */
+function matchedLists(set: UserAgentSet): string[][] {
+  return [set.agents.map((e) => e.pattern), set.devices.map((e) => e.pattern), set.referrers.map((e) => e.pattern)];
 }
 
 /**
@@ -165,8 +228,8 @@ function matchedLists(lists: UserAgentLists): string[][] {
  * statements wait between statements (an import into the running service),
  * a few tenths of a second each the first time, milliseconds after.
  */
-export function compileUserAgentPatternsSql(lists: UserAgentLists): string[] {
-  return matchedLists(lists).flatMap((patterns) => patternSets(patterns).map((set) => `SELECT length(multiMatchAllIndices('', ${sqlLiteral(set.patterns)}))`));
+export function compileUserAgentPatternsSql(set: UserAgentSet): string[] {
+  return matchedLists(set).flatMap((patterns) => patternSets(patterns).map((s) => `SELECT length(multiMatchAllIndices('', ${sqlLiteral(s.patterns)}))`));
 }
 
 /** The compile statements this process has run (compileUserAgentPatterns). */
@@ -183,8 +246,8 @@ const compiledSets = new Set<string>();
  * cache is the server's: one restarted under a running service compiles in
  * the next classifying statement, which waits for no other there.
  */
-export async function compileUserAgentPatterns(client: ClickHouseClient, lists: UserAgentLists): Promise<void> {
-  for (const query of compileUserAgentPatternsSql(lists)) {
+export async function compileUserAgentPatterns(client: ClickHouseClient, set: UserAgentSet): Promise<void> {
+  for (const query of compileUserAgentPatternsSql(set)) {
     if (compiledSets.has(query)) continue;
     await (await client.query({ query, format: 'JSONEachRow' })).json();
     compiledSets.add(query);
@@ -194,7 +257,7 @@ export async function compileUserAgentPatterns(client: ClickHouseClient, lists: 
 /** NONE when no pattern matches, else the 1-based index of the first that does. */
 function firstMatch(value: string, patterns: string[]): string {
   const scans = patternSets(patterns).map(
-    (set) => `arrayMin(arrayPushBack(multiMatchAllIndices(${value}, ${sqlLiteral(set.patterns)}), ${NONE_INDEX - set.offset})) + ${set.offset}`,
+    (s) => `arrayMin(arrayPushBack(multiMatchAllIndices(${value}, ${sqlLiteral(s.patterns)}), ${NONE_INDEX - s.offset})) + ${s.offset}`,
   );
   if (scans.length === 0) return NONE;
   return scans.length === 1 ? scans[0] : `least(${scans.join(', ')})`;
@@ -202,16 +265,18 @@ function firstMatch(value: string, patterns: string[]): string {
 
 /**
  * `source`'s rows with the classification of its String column `ua`
- * (newlines removed first, as the list's README says): ua_clean, ua_type
- * (bot, bot-library, app, library, browser or unknown), ua_name (entry
- * name, else the cleaned user agent), device_name, device_type (the device
- * entry's category) and os_name. Meant for a set of distinct user agents.
- * The first match over all four files (the first bot, else the first app,
- * …) is a column of an inner SELECT: the analyser copies an alias's
- * expression into every place that reads it, and a scan per file, each
- * read by the next, grew the query tree with every set the lists are cut in.
+ * (newlines removed first, as the OPAWG list's README says): ua_clean,
+ * ua_type (bot, bot-library, app, library, browser or unknown), ua_name
+ * (entry name, else the cleaned user agent), device_name, device_type (the
+ * device entry's category) and os_name, ua_generic_bot (an unknown agent
+ * with a bot word, GENERIC_BOT_PATTERN) and ua_apple_watch. Meant for a set
+ * of distinct user agents: each match runs once per agent, not per request.
+ * The first match over all entries is a column of an inner SELECT: the
+ * analyser copies an alias's expression into every place that reads it, and
+ * a scan per file, each read by the next, grew the query tree with every set
+ * the lists are cut in.
  */
-export function classifiedSql(source: string, ua: string, lists: UserAgentLists): string {
+export function classifiedSql(source: string, ua: string, set: UserAgentSet): string {
   return `
     SELECT *,
       if(ua_entry_i < ${NONE}, ua_entry_types[ua_entry_i], 'unknown') AS ua_type,
@@ -219,9 +284,11 @@ export function classifiedSql(source: string, ua: string, lists: UserAgentLists)
       if(ua_type = 'bot', ${NONE}, ua_device_match) AS ua_device_i,
       if(ua_device_i < ${NONE}, ua_device_names[ua_device_i], '') AS device_name,
       if(ua_device_i < ${NONE}, ua_device_categories[ua_device_i], 'Other') AS device_type,
-      if(ua_device_i < ${NONE}, ua_device_os[ua_device_i], 'Other') AS os_name
+      if(ua_device_i < ${NONE}, ua_device_os[ua_device_i], 'Other') AS os_name,
+      ua_type = 'unknown' AND match(ua_clean, ${sqlLiteral(GENERIC_BOT_PATTERN)}) AS ua_generic_bot,
+      match(ua_clean, ${sqlLiteral(APPLE_WATCH_PATTERN)}) AS ua_apple_watch
     FROM (
-      SELECT *, ${firstMatch('ua_clean', matchedLists(lists)[0])} AS ua_entry_i, ${firstMatch('ua_clean', matchedLists(lists)[1])} AS ua_device_match
+      SELECT *, ${firstMatch('ua_clean', matchedLists(set)[0])} AS ua_entry_i, ${firstMatch('ua_clean', matchedLists(set)[1])} AS ua_device_match
       FROM (SELECT *, ${cleanSql(ua)} AS ua_clean FROM (${source}))
     )`;
 }
@@ -231,11 +298,11 @@ export function classifiedSql(source: string, ua: string, lists: UserAgentLists)
  * that needs it (a column, not a SELECT of its own: it is evaluated only
  * where asked). Reads userAgentConstants.
  */
-export function uaNameSql(uaClean: string, lists: UserAgentLists): string {
-  return `arrayElement(arrayPushBack(ua_entry_names, ${uaClean}), least(${firstMatch(uaClean, matchedLists(lists)[0])}, length(ua_entry_names) + 1))`;
+export function uaNameSql(uaClean: string, set: UserAgentSet): string {
+  return `arrayElement(arrayPushBack(ua_entry_names, ${uaClean}), least(${firstMatch(uaClean, matchedLists(set)[0])}, length(ua_entry_names) + 1))`;
 }
 
-/** A user agent as the list's README matches it: without newlines. */
+/** A user agent as the classification matches it: without newlines. */
 export function cleanSql(ua: string): string {
   return `replaceAll(replaceAll(${ua}, '\\n', ''), '\\r', '')`;
 }
@@ -243,23 +310,26 @@ export function cleanSql(ua: string): string {
 /**
  * OP3's bot types that a single request shows (bots.ts in the order of
  * ../shared/conformance/op3/bot-rules.json, except its 54 exact user agents
- * and rules 8–11, which need OP3's own lists and tags), plus IAB's Apple Watch
- * duplicates; '' when none applies. Needs classifiedSql's columns and a
- * `referer` column.
+ * and rules 8–11, which need OP3's own lists and tags; its rule 3 with
+ * isbot's words too), plus IAB's Apple Watch duplicates; '' when none
+ * applies. Needs classifiedSql's columns, `referer` and `referer_name`
+ * (refererListNameSql's, for browsers). OP3 names a browser's referrer by
+ * the list, else by the Referer's registrable domain: "no referrer" is a
+ * Referer without one.
  */
 export function botTypeSql(): string {
   return `multiIf(
       ua_type = 'bot', 'bot',
       ua_type = 'bot-library', 'bot-lib',
-      ua_type = 'unknown' AND match(ua_clean, ${sqlLiteral(UNKNOWN_BOT_PATTERN)}), 'unknown-bot',
+      ua_generic_bot, 'unknown-bot',
       ua_clean = '', 'no-ua',
-      ua_type = 'browser' AND ua_name = 'Opera' AND device_type = 'computer' AND referer_name = '', 'opera-desktop-sans-referrer',
+      ua_type = 'browser' AND ua_name = 'Opera' AND device_type = 'computer' AND cutToFirstSignificantSubdomain(referer) = '', 'opera-desktop-sans-referrer',
       ua_type = 'browser' AND referer_name = 'Podverse', 'podverse-web-preload',
-      match(ua_clean, ${sqlLiteral(APPLE_WATCH_PATTERN)}), 'apple-watch',
+      ua_apple_watch, 'apple-watch',
       '')`;
 }
 
 /** The referrer entry's name for a referer, '' when none matches; it applies to browsers only (the only type the list names referrers for). */
-export function refererListNameSql(referer: string, lists: UserAgentLists): string {
-  return `arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, matchedLists(lists)[2])}, length(ua_referrer_names) + 1))`;
+export function refererListNameSql(referer: string, set: UserAgentSet): string {
+  return `arrayElement(arrayPushBack(ua_referrer_names, ''), least(${firstMatch(`replaceAll(${referer}, '\\n', '')`, matchedLists(set)[2])}, length(ua_referrer_names) + 1))`;
 }

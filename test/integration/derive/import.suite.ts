@@ -7,12 +7,14 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
-import { compileUserAgentPatterns, compileUserAgentPatternsSql } from '../../../src/warehouse/derive/user-agents';
+import { parseConfig } from '../../../src/config';
+import { deriveAll } from '../../../src/warehouse/derive/rederive';
+import { BUILT_IN_USER_AGENTS, compileUserAgentPatterns, compileUserAgentPatternsSql, loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
-import { USER_AGENTS } from './support';
+import { OPAWG_DIR, OPAWG_LISTS, USER_AGENTS } from './support';
 
 /**
  * The sample files in samples/ imported into chDB and derived. The sample's
@@ -179,7 +181,7 @@ describe.each([
     it('is its user agent’s entry in the list, for every bot, app, library and browser example, each agent twice', async () => {
       const database = await freshDatabase();
       const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
-        USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
+        OPAWG_LISTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
       );
       expect(expected.length).toBeGreaterThanOrEqual(1420);
       const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-agents-')), 'agents.ndjson');
@@ -207,15 +209,15 @@ describe.each([
         await client.query({ query: `SELECT raw_ua, parsed_ua FROM ${database}.downloads`, format: 'JSONEachRow' })
       ).json<{ raw_ua: string; parsed_ua: string }>();
       const listed = new Map(expected.map((e) => [e.ua, e.name]));
-      expect(downloads.length).toBeGreaterThan(USER_AGENTS.apps.length);
+      expect(downloads.length).toBeGreaterThan(OPAWG_LISTS.apps.length);
       expect(downloads.filter((d) => listed.get(d.raw_ua) !== d.parsed_ua)).toEqual([]);
-      const bots = new Set(USER_AGENTS.bots.flatMap((entry) => entry.examples ?? []));
+      const bots = new Set(OPAWG_LISTS.bots.flatMap((entry) => entry.examples ?? []));
       expect(downloads.filter((d) => bots.has(d.raw_ua))).toEqual([]);
     });
 
     it('a browser request that Podverse’s web player referred is no download (OP3’s podverse-web-preload), the same request unreferred is', async () => {
       const database = await freshDatabase();
-      const firefox = USER_AGENTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
+      const firefox = OPAWG_LISTS.browsers.find((entry) => entry.name === 'Firefox')?.examples?.[0];
       expect(firefox).toBeDefined();
       const file = path.join(mkdtempSync(path.join(SCRATCH, 'import-referer-')), 'referer.ndjson');
       const request = (ip: string, referer: string | undefined) =>
@@ -231,6 +233,27 @@ describe.each([
       const summary = await importFile(client, file, options(database, { rules: 'iab', window: 'calendar' }));
       expect(summary).toMatchObject({ outcome: 'imported', imported: 2, downloads: 1 });
       expect(await count(`SELECT count() AS n FROM ${database}.downloads WHERE IPv6NumToString(ip) = '::ffff:203.0.113.7'`)).toBe(1);
+    });
+
+    it('Opera on a computer is no download without a referrer (OP3’s opera-desktop-sans-referrer), and is one with any referrer, listed or not', async () => {
+      const database = await freshDatabase();
+      // The list's Opera examples: a Mac's (a computer), an iPad's (not one).
+      const [desktop, tablet] = OPAWG_LISTS.browsers.find((entry) => entry.name === 'Opera')?.examples ?? [];
+      const requests = [
+        { userAgent: desktop, ip: '203.0.113.8' },
+        { userAgent: desktop, ip: '203.0.113.9', referer: 'https://www.example-podcast-site.com/episodes/1' },
+        { userAgent: desktop, ip: '203.0.113.10', referer: 'not a url' },
+        { userAgent: tablet, ip: '203.0.113.11' },
+      ];
+      const summary = await importFile(client, requestsFile('opera', requests), options(database, { rules: 'op3', window: 'calendar' }));
+      expect(summary).toMatchObject({ outcome: 'imported', imported: 4, downloads: 2 });
+      expect(
+        (
+          await (
+            await client.query({ query: `SELECT IPv6NumToString(ip) AS ip FROM ${database}.downloads ORDER BY ip`, format: 'JSONEachRow' })
+          ).json<{ ip: string }>()
+        ).map((r) => r.ip),
+      ).toEqual(['::ffff:203.0.113.11', '::ffff:203.0.113.9']);
     });
   });
 
@@ -621,10 +644,49 @@ describe('without an IP database', () => {
   });
 });
 
+describe('npm run warehouse -- derive after a change of user-agent set', () => {
+  it('names the stored requests again, as their downloads, and renames nothing when run again', async () => {
+    const database = await freshDatabase();
+    // The list's Android Browser example, which the built-in set takes for Safari (docs/operations.md lists it).
+    const stockBrowser = OPAWG_LISTS.apps.find((entry) => entry.name === 'Android Browser')?.examples?.[0] as string;
+    const agents = [stockBrowser, 'Overcast/3.0 (+http://overcast.fm/; iOS podcast app)', 'Unlisted Player/2.1 (Linux; Android 14)'];
+    const file = requestsFile(
+      'reclassify',
+      agents.map((userAgent, i) => ({ userAgent, ip: `203.0.113.${i + 1}` })),
+    );
+    const builtIn = options(database, { rules: 'iab', window: 'calendar' });
+    expect(await importFile(client, file, { ...builtIn, derivation: { ...builtIn.derivation, userAgents: BUILT_IN_USER_AGENTS } })).toMatchObject({
+      imported: 3,
+      downloads: 3,
+    });
+    const names = async (table: string) =>
+      (
+        await (
+          await client.query({ query: `SELECT raw_ua, parsed_ua FROM ${database}.${table} ORDER BY raw_ua`, format: 'JSONEachRow' })
+        ).json<{ raw_ua: string; parsed_ua: string }>()
+      ).map((r) => `${r.raw_ua} → ${r.parsed_ua}`);
+    const named = (stock: string) => [`${agents[1]} → Overcast`, `${agents[2]} → ${agents[2]}`, `${stockBrowser} → ${stock}`].sort();
+    expect(await names('podcast_events')).toEqual(named('Safari'));
+    expect(await names('downloads')).toEqual(named('Safari'));
+
+    const { downloads } = parseConfig({ USER_AGENTS_DIR: OPAWG_DIR });
+    const derivation = { settings: downloads, userAgents: loadUserAgents(downloads.userAgentsDir) };
+    expect(await deriveAll(client, database, derivation)).toEqual({ requests: 3, renamed: 1, downloads: 3 });
+    expect(await names('podcast_events')).toEqual(named('Android Browser'));
+    expect(await names('downloads')).toEqual(named('Android Browser'));
+    expect(await deriveAll(client, database, derivation)).toEqual({ requests: 3, renamed: 0, downloads: 3 });
+    // The Join table of the agents' names is gone with the derivation.
+    expect(await count(`SELECT count() AS n FROM system.tables WHERE database = '${database}_import' AND name LIKE 'agent_names_%'`)).toBe(0);
+  });
+});
+
 describe('the user-agent patterns', () => {
   it('are compiled one set per statement, none in the statements that make the views, read the lines or derive', async () => {
-    // A list no statement of this process scanned yet: one more bot moves every later pattern into another set.
-    const userAgents = { ...USER_AGENTS, bots: [...USER_AGENTS.bots, { name: 'Never', pattern: `^never-${process.pid}-${Date.now()}$` }] };
+    // A set no statement of this process scanned yet: one more bot first moves every later pattern into another set.
+    const userAgents = {
+      ...USER_AGENTS,
+      agents: [{ type: 'bot' as const, name: 'Never', pattern: `^never-${process.pid}-${Date.now()}$` }, ...USER_AGENTS.agents],
+    };
     const compiled = () => count(`SELECT sum(value) AS n FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
     const perStatement: number[] = [];
     // The real client, each statement followed by a look at how many pattern sets ClickHouse compiled for it.

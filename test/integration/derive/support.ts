@@ -1,19 +1,27 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import { deriveDownloadsSql } from '../../../src/warehouse/derive/downloads';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
-import { DEFAULT_USER_AGENTS_DIR, readUserAgentLists } from '../../../src/warehouse/derive/user-agents';
+import { loadUserAgents, readUserAgentLists } from '../../../src/warehouse/derive/user-agents';
 import type { Oracle } from '../support/service';
 
-/** The shared conformance folder (../shared/conformance beside the repository, as the user-agent list is found). */
-export const CONFORMANCE_DIR = path.resolve(DEFAULT_USER_AGENTS_DIR, '..', '..');
+/** The shared conformance folder: ../shared/conformance beside the repository (one level further up from a git worktree). */
+const REPOSITORY = path.resolve(__dirname, '..', '..', '..');
+export const CONFORMANCE_DIR = [path.resolve(REPOSITORY, '..'), path.resolve(REPOSITORY, '..', '..')]
+  .map((parent) => path.join(parent, 'shared', 'conformance'))
+  .find((candidate) => existsSync(candidate))!;
 
 export function vectors<T>(relative: string): T {
   return JSON.parse(readFileSync(path.join(CONFORMANCE_DIR, relative), 'utf8')) as T;
 }
 
-export const USER_AGENTS = readUserAgentLists(DEFAULT_USER_AGENTS_DIR);
+/** The OPAWG list's src/ folder, what USER_AGENTS_DIR names to override the built-in set. */
+export const OPAWG_DIR = path.join(CONFORMANCE_DIR, 'user-agents-v2', 'src');
+/** Its files as they are, examples included. */
+export const OPAWG_LISTS = readUserAgentLists(OPAWG_DIR);
+/** The set the derivation tests classify by: the OPAWG list, through the override, as the published vectors expect. */
+export const USER_AGENTS = loadUserAgents(OPAWG_DIR);
 
 /** One logged request as a pipeline would insert it into podcast_events. */
 export interface Request {

@@ -9,12 +9,12 @@ import {
   type UserAgentList,
 } from '../../../src/warehouse/derive/user-agents';
 import { openOracle, type Oracle } from '../support/service';
-import { USER_AGENTS } from './support';
+import { OPAWG_LISTS, USER_AGENTS } from './support';
 
 /**
- * Every example string of the OPAWG list (user-agents-v2 at 8008a31, the
- * snapshot in ../shared/conformance) classified by the warehouse's
- * expression, against the folder README's oracles: bot/app/library/browser
+ * The OPAWG list as USER_AGENTS_DIR's override of the built-in set: every
+ * example string of the list (user-agents-v2 at 8008a31, the snapshot in
+ * ../shared/conformance) classified by the warehouse's expression, against the folder README's oracles: bot/app/library/browser
  * examples resolve to their own entry and file by first match in the order
  * bots, apps, libraries, browsers; device examples to their own entry, but
  * for the one example the README names as caught first by an earlier entry.
@@ -34,10 +34,10 @@ async function classify(examples: string[]): Promise<{ ua: string; ua_type: stri
     SELECT ua, ua_type, ua_name, device_name FROM (${classifiedSql(`SELECT arrayJoin([${rows}]) AS ua`, 'ua', USER_AGENTS)})`);
 }
 
-describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a31)', () => {
+describe('user-agent classification by the OPAWG list through USER_AGENTS_DIR (opawg/user-agents-v2 8008a31)', () => {
   it('resolves all bot, app, library and browser examples to their own entry and file', async () => {
     const expected = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
-      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => `${ua} → ${list}: ${entry.name}`)),
+      OPAWG_LISTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => `${ua} → ${list}: ${entry.name}`)),
     );
     expect(expected.length).toBeGreaterThanOrEqual(1420);
     const rows = await classify(expected.map((line) => line.slice(0, line.lastIndexOf(' → ', line.lastIndexOf(': ')))));
@@ -46,7 +46,7 @@ describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a
 
   it('resolves device examples to their own entry, except the Apple Watch example the README names', async () => {
     const shadowed = 'Watch/1140 CFNetwork/3860.200.71 Darwin/25.1.0';
-    const examples = USER_AGENTS.devices.flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: ua === shadowed ? 'Apple iPhone' : entry.name })));
+    const examples = OPAWG_LISTS.devices.flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: ua === shadowed ? 'Apple iPhone' : entry.name })));
     // Bots get no device; the list's device examples that are also bots are checked by their own entry only upstream.
     const rows = await classify(examples.map((e) => e.ua));
     const botExamples = new Set(rows.filter((r) => r.ua_type === 'bot').map((r) => r.ua));
@@ -57,7 +57,7 @@ describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a
 
   it("names a user agent in one expression (the import's fallback): its entry's name, else the agent without newlines", async () => {
     const named = (['bots', 'apps', 'libraries', 'browsers'] as const).flatMap((list) =>
-      USER_AGENTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
+      OPAWG_LISTS[list].flatMap((entry) => (entry.examples ?? []).map((ua) => ({ ua, name: entry.name }))),
     );
     const expected = [...named, { ua: 'no\nknown\ragent', name: 'noknownagent' }];
     const literals = expected.map(({ ua }) => `'${ua.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`);
@@ -74,7 +74,7 @@ describe('user-agent classification in the warehouse (opawg/user-agents-v2 8008a
     const compiled = () => oracle.value(`SELECT sum(value) FROM system.events WHERE name = 'RegexpWithMultipleNeedlesCreated'`);
     for (const query of statements) await oracle.rows(query);
     const before = await compiled();
-    await classify(USER_AGENTS.devices.flatMap((e) => e.examples ?? []));
+    await classify(OPAWG_LISTS.devices.flatMap((e) => e.examples ?? []));
     await oracle.rows(`
       ${withClause(userAgentConstants(USER_AGENTS))}
       SELECT ${refererListNameSql('ua', USER_AGENTS)}, ${uaNameSql('ua', USER_AGENTS)} FROM (SELECT 'https://podcasts.apple.com/' AS ua)`);

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import request from 'supertest';
-import { loadUserAgentLists } from '../../../src/warehouse/derive/user-agents';
+import { loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 import { importFile } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
@@ -245,7 +245,7 @@ describe('an import made by another process', () => {
       trackingPrefix: TRACKING_PREFIX,
       rejectsDir: os.tmpdir(),
       engineReadsFiles: false,
-      derivation: { settings: service.config.downloads, userAgents: loadUserAgentLists(service.config.downloads.userAgentsDir, () => {}) },
+      derivation: { settings: service.config.downloads, userAgents: loadUserAgents(service.config.downloads.userAgentsDir) },
     }).finally(() => connection.close());
     expect(summary).toMatchObject({ outcome: 'imported', imported: REQUESTS, downloads: REQUESTS });
     const after = await expectImported(PROBE);
