@@ -98,7 +98,7 @@ describe.each([
       [{ rules: 'iab', window: 'first-touch' }, 2],
       // row 9 is 22 h after row 2, the last request
       [{ rules: 'iab', window: 'last-touch' }, 2],
-      // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, sees no status: rows 1, 3, 4, 5, 8, 9
+      // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, counts the 304: rows 1, 3, 4, 5, 8, 9
       [{ rules: 'op3', window: 'calendar' }, 6],
     ];
     for (const [settings, expected] of cases) {
@@ -160,7 +160,8 @@ describe.each([
   });
 
   describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
-    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
+    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304, 404, 503: IAB counts 2, OP3 4 (the probe and
+    // the 304 too, but no answer of the prefix that is an error).
     const cases: [DownloadRuleSettings, number][] = [
       [{ rules: 'iab', window: 'calendar' }, 2],
       [{ rules: 'op3', window: 'calendar' }, 4],
@@ -169,7 +170,7 @@ describe.each([
       it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
         const database = await freshDatabase();
         const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
-        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
+        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
         expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
       });
     }
