@@ -21,20 +21,29 @@ export const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 're
 /** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
 export class ImportRefused extends Error {}
 
+/**
+ * CloudFront standard logs write each field's value with the bytes 0–32 and 127 and over and the characters
+ * < > " # % { } | \ ^ ~ [ ] ` ' percent-encoded (RFC 1738), once: a space the client sent is `%20`, and the `%20` a
+ * client sent itself (an iOS app's name in its user agent, `Pocket%20Casts/7.96`, or an encoded path) is `%2520`. Each
+ * field is decoded once, which gives it back as the client sent it, as an NDJSON or CSV file holds it (decoded twice,
+ * `Pocket%20Casts` came out as `Pocket Casts`: another listener). A `-` is an empty field. The URL is the one
+ * requested: `https://`, the Host header, the path (cs-uri-stem) and the query (cs-uri-query, logged without its `?`).
+ */
 export function cloudFrontAccessors(fields: string[]): Accessors {
   const column = (name: string) => {
     const i = fields.indexOf(name);
     if (i < 0) return "''";
     return `if(cloudfront_cells[${i + 1}] = '-', '', cloudfront_cells[${i + 1}])`;
   };
-  const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
-  const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
+  const decoded = (name: string) => `decodeURLComponent(${column(name)})`;
+  const host = decoded(fields.includes('x-host-header') ? 'x-host-header' : 'cs(Host)');
+  const query = column('cs-uri-query');
   const text: Record<string, string> = {
     time: `concat(${column('date')}, 'T', ${column('time')}, 'Z')`,
     ip: column('c-ip'),
     method: column('cs-method'),
     status: column('sc-status'),
-    url: `concat('https://', ${host}, ${column('cs-uri-stem')})`,
+    url: `concat('https://', ${host}, ${decoded('cs-uri-stem')}, if(${query} = '', '', concat('?', ${decoded('cs-uri-query')})))`,
     userAgent: decoded('cs(User-Agent)'),
     referer: decoded('cs(Referer)'),
     // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.

@@ -160,18 +160,21 @@ describe.each([
   });
 
   describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
-    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304, 404, 503: IAB counts 2, OP3 4 (the probe and
-    // the 304 too, but no answer of the prefix that is an error).
+    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304, 404, 503, Pocket Casts: IAB counts 3, OP3
+    // 5 (the probe and the 304 too, but no answer of the prefix that is an error).
     const cases: [DownloadRuleSettings, number][] = [
-      [{ rules: 'iab', window: 'calendar' }, 2],
-      [{ rules: 'op3', window: 'calendar' }, 4],
+      [{ rules: 'iab', window: 'calendar' }, 3],
+      [{ rules: 'op3', window: 'calendar' }, 5],
     ];
     for (const [settings, expected] of cases) {
       it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
         const database = await freshDatabase();
         const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
-        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 9, imported: 9, rejected: 0, downloads: expected });
+        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 10, imported: 10, rejected: 0, downloads: expected });
         expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
+        // Logged Pocket%2520Casts: the %20 the app sent itself.
+        const pocketCasts = 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0';
+        expect(await count(`SELECT countIf(raw_ua = '${pocketCasts}') AS n FROM ${database}.downloads`)).toBe(1);
       });
     }
   });
@@ -354,6 +357,156 @@ describe('the address of a request', () => {
       })
     ).json<{ ip: string; ip4: string }>();
     expect(stored).toEqual(addresses.map(([, ip, ip4]) => ({ ip, ip4 })));
+  });
+});
+
+/** The fields of a CloudFront standard log, in the order AWS lists them. */
+const CLOUDFRONT_FIELDS = [
+  'date',
+  'time',
+  'x-edge-location',
+  'sc-bytes',
+  'c-ip',
+  'cs-method',
+  'cs(Host)',
+  'cs-uri-stem',
+  'sc-status',
+  'cs(Referer)',
+  'cs(User-Agent)',
+  'cs-uri-query',
+  'cs(Cookie)',
+  'x-edge-result-type',
+  'x-edge-request-id',
+  'x-host-header',
+  'cs-protocol',
+  'cs-bytes',
+  'time-taken',
+  'x-forwarded-for',
+  'ssl-protocol',
+  'ssl-cipher',
+  'x-edge-response-result-type',
+  'cs-protocol-version',
+  'fle-status',
+  'fle-encrypted-fields',
+  'c-port',
+  'time-to-first-byte',
+  'x-edge-detailed-result-type',
+  'sc-content-type',
+  'sc-content-len',
+  'sc-range-start',
+  'sc-range-end',
+];
+
+/**
+ * A value as AWS documents CloudFront writes it into a standard log ("Contain URL-encoded equivalents for spaces and
+ * certain other characters in field values"): the bytes 0–32 and 127 and over, and < > " # % { } | \ ^ ~ [ ] ` ',
+ * as %XX; `-` for an empty value.
+ */
+function cloudFrontField(value: string): string {
+  if (value === '') return '-';
+  const listed = new Set([...'<>"#%{}|\\^~[]`\''].map((c) => c.charCodeAt(0)));
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) => (b <= 32 || b >= 127 || listed.has(b) ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b)))
+    .join('');
+}
+
+interface LoggedRequest {
+  time: string;
+  ip: string;
+  method: string;
+  status: number;
+  url: string;
+  userAgent: string;
+  referer: string;
+  /** `bytes=<start>-<end>` or '' (CloudFront logs the range it served, so a closed one stands for both forms). */
+  range: string;
+}
+
+/** The requests as a CloudFront standard log: each field as the client sent it, written as AWS documents. */
+function cloudFrontLog(requests: LoggedRequest[]): string {
+  const lines = requests.map((r) => {
+    const url = new URL(r.url);
+    const [start, end] = r.range === '' ? ['', ''] : r.range.slice('bytes='.length).split('-');
+    const cells: Record<string, string> = {
+      date: r.time.slice(0, 10),
+      time: r.time.slice(11, 19),
+      'x-edge-location': 'FRA56-P1',
+      'c-ip': r.ip,
+      'cs-method': r.method,
+      'cs(Host)': 'd111111abcdef8.cloudfront.net',
+      // The path and query as they came on the wire (URL keeps a path's %XX and its other characters as written).
+      'cs-uri-stem': r.url.slice(url.origin.length).split('?')[0],
+      'cs-uri-query': r.url.includes('?') ? r.url.slice(r.url.indexOf('?') + 1) : '',
+      'sc-status': String(r.status),
+      'cs(Referer)': r.referer,
+      'cs(User-Agent)': r.userAgent,
+      'x-host-header': url.host,
+      'cs-protocol': 'https',
+      'sc-range-start': start ?? '',
+      'sc-range-end': end ?? '',
+    };
+    return CLOUDFRONT_FIELDS.map((f) => cloudFrontField(cells[f] ?? '')).join('\t');
+  });
+  return `#Version: 1.0\n#Fields: ${CLOUDFRONT_FIELDS.join(' ')}\n${lines.join('\n')}\n`;
+}
+
+describe('a CloudFront log and an NDJSON file of the same requests', () => {
+  const episode = `${TRACKING_PREFIX}abc123/media.example.com/show/ep-001.mp3`;
+  const request = (time: string, ip: string, userAgent: string, extra: Partial<LoggedRequest> = {}): LoggedRequest => ({
+    time: `2026-01-05T${time}Z`,
+    ip,
+    method: 'GET',
+    status: 200,
+    url: episode,
+    userAgent,
+    referer: '',
+    range: '',
+    ...extra,
+  });
+  // Agents as the clients sent them: CFNetwork's percent-encoded app names (OPAWG's examples), a lone %, raw UTF-8, a
+  // %2520 of its own; a client-encoded path with a query; a referer holding both a %20 and a space.
+  const requests: LoggedRequest[] = [
+    request('10:00:00', '192.0.2.10', 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0'),
+    request('10:00:30', '192.0.2.10', 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0', { status: 206, range: 'bytes=0-1' }),
+    request('10:02:00', '192.0.2.11', 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0', {
+      referer: 'https://www.example.com/search?q=pocket%20casts&x=a b',
+    }),
+    request('10:03:00', '2001:db8::7', 'Audirv%C4%81na%20Studio/20906 CFNetwork/1568.300.101 Darwin/24.2.0', {
+      url: `${TRACKING_PREFIX}abc123/media.example.com/show/ep%20002.mp3?id=7&_=1767600000`,
+    }),
+    request('10:04:00', '192.0.2.12', 'Podcast Player 100% (Ünïcode)/2.0', { status: 206, range: 'bytes=100-200' }),
+    request('10:05:00', '192.0.2.13', 'Weird%2520Agent/1.0 (%7Bbraces%7D)'),
+    request('10:06:00', '192.0.2.14', 'Spotify/8.9.36 Android/34 (SM-S918B)', { status: 404 }),
+  ];
+  const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+  const rows = async (database: string, table: string, columns: string) =>
+    (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
+  const eventColumns = 'account_id, ts, ip, ip4, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one, referer, method, status';
+  const downloadColumns = 'account_id, ts, ip, token, url, referer, raw_ua, parsed_ua, os_name, device_type, tags';
+
+  it('give the same requests, each field as the client sent it, and the same downloads', async () => {
+    const dir = mkdtempSync(path.join(SCRATCH, 'import-both-'));
+    writeFileSync(path.join(dir, 'requests.log'), cloudFrontLog(requests));
+    writeFileSync(path.join(dir, 'requests.ndjson'), requests.map((r) => JSON.stringify(r)).join('\n'));
+    const fromCloudFront = await freshDatabase();
+    const fromNdjson = await freshDatabase();
+    // Ep-001 by four listeners (the probe is one of them again) and ep 002 by one; the 404 is none: 5 by hand.
+    expect(await importFile(client, path.join(dir, 'requests.log'), options(fromCloudFront, settings, { format: 'cloudfront' }))).toMatchObject({
+      outcome: 'imported',
+      imported: requests.length,
+      downloads: 5,
+    });
+    expect(await importFile(client, path.join(dir, 'requests.ndjson'), options(fromNdjson, settings))).toMatchObject({
+      outcome: 'imported',
+      imported: requests.length,
+      downloads: 5,
+    });
+    const asSent = await client
+      .query({ query: `SELECT raw_ua, url, referer FROM ${fromCloudFront}.podcast_events ORDER BY ts`, format: 'JSONEachRow' })
+      .then((r) => r.json());
+    expect(asSent).toEqual(requests.map((r) => ({ raw_ua: r.userAgent, url: r.url, referer: r.referer })));
+    expect(await rows(fromCloudFront, 'podcast_events', eventColumns)).toEqual(await rows(fromNdjson, 'podcast_events', eventColumns));
+    expect(await rows(fromCloudFront, 'downloads', downloadColumns)).toEqual(await rows(fromNdjson, 'downloads', downloadColumns));
   });
 });
 
