@@ -9,7 +9,8 @@ import { ddlStatements } from '../../../src/warehouse/ddl';
 import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
 import { compileUserAgentPatterns, compileUserAgentPatternsSql } from '../../../src/warehouse/derive/user-agents';
 import { placesFromDatabase } from '../../../src/warehouse/geo/places';
-import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
+import { ensureImportTables, importFile, type ImportOptions } from '../../../src/warehouse/import/import';
+import { ImportRefused } from '../../../src/warehouse/import/records';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
 import { USER_AGENTS } from './support';
@@ -612,7 +613,7 @@ describe('an import killed after moving its rows in', () => {
   });
 });
 
-describe('a file is recognised by the SHA-256 of all its bytes', () => {
+describe('a file is recognised by the SHA-256 of its content', () => {
   // Several of the hash's 1 MiB read chunks: a blank line of 3 MiB (which holds no row) before the sample's rows.
   const dir = mkdtempSync(path.join(SCRATCH, 'import-hash-'));
   const first = path.join(dir, 'first.ndjson');
@@ -635,6 +636,55 @@ describe('a file is recognised by the SHA-256 of all its bytes', () => {
     expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
     expect(await importFile(client, second, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
     expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'already imported' });
+  });
+
+  it('compressed or not: the same lines plain after a .gz, or as a .gz of two gzip members after the plain file, add nothing', async () => {
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    const content = readFileSync(first);
+    const gz = path.join(dir, 'first.ndjson.gz');
+    writeFileSync(gz, gzipSync(content));
+    // What `cat a.gz b.gz` makes of the file cut in two: one file of two members.
+    const members = path.join(dir, 'members.ndjson.gz');
+    const cut = content.length - 100;
+    writeFileSync(members, Buffer.concat([gzipSync(content.subarray(0, cut)), gzipSync(content.subarray(cut))]));
+    const plainFirst = await freshDatabase();
+    expect(await importFile(client, first, options(plainFirst, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
+    expect(await importFile(client, gz, options(plainFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await importFile(client, members, options(plainFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await count(`SELECT count() AS n FROM ${plainFirst}.podcast_events`)).toBe(9);
+
+    const gzFirst = await freshDatabase();
+    expect(await importFile(client, members, options(gzFirst, settings))).toMatchObject({ outcome: 'imported', imported: 9, downloads: 3 });
+    const [recorded] = await (
+      await client.query({ query: `SELECT hash FROM ${gzFirst}.imports WHERE state = 'done'`, format: 'JSONEachRow' })
+    ).json<{
+      hash: string;
+    }>();
+    expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
+    expect(await importFile(client, first, options(gzFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await count(`SELECT count() AS n FROM ${gzFirst}.podcast_events`)).toBe(9);
+  });
+
+  it('a .gz an earlier version recorded by its bytes as given is still recognised', async () => {
+    const database = await freshDatabase();
+    const gz = path.join(dir, 'recorded.ndjson.gz');
+    writeFileSync(gz, gzipSync(readFileSync(first)));
+    const bytes = execFileSync('sha256sum', [gz], { encoding: 'utf8' }).split(' ')[0];
+    await ensureImportTables(client, database);
+    await client.command({
+      query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('earlier', '${bytes}', 'recorded.ndjson.gz', 'done', 9, '2026-01-05 08:00:00', '2026-01-06 07:00:00')`,
+    });
+    expect(await importFile(client, gz, options(database, { rules: 'iab', window: 'calendar' }))).toMatchObject({ outcome: 'already imported' });
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(0);
+  });
+
+  it('a name ending .gz that holds no gzip data refuses the file by name', async () => {
+    const database = await freshDatabase();
+    const notGzip = path.join(dir, 'plain.ndjson.gz');
+    writeFileSync(notGzip, readFileSync(first));
+    await expect(importFile(client, notGzip, options(database, { rules: 'iab', window: 'calendar' }))).rejects.toThrow(
+      new ImportRefused(`${notGzip}: not gzip data, which a name ending .gz must hold (incorrect header check)`),
+    );
   });
 });
 
