@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
@@ -10,7 +11,7 @@ import type { DownloadRuleSettings } from '../../../src/warehouse/derive/rules';
 import { compileUserAgentPatterns, compileUserAgentPatternsSql } from '../../../src/warehouse/derive/user-agents';
 import { placesFromDatabase } from '../../../src/warehouse/geo/places';
 import { ensureImportTables, importFile, type ImportOptions } from '../../../src/warehouse/import/import';
-import { ImportRefused } from '../../../src/warehouse/import/records';
+import { ImportRefused, REQUEST_ID_NAMESPACE } from '../../../src/warehouse/import/records';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
 import { USER_AGENTS } from './support';
@@ -421,6 +422,8 @@ interface LoggedRequest {
   referer: string;
   /** `bytes=<start>-<end>` or '' (CloudFront logs the range it served, so a closed one stands for both forms). */
   range: string;
+  /** CloudFront's x-edge-request-id. */
+  requestId: string;
 }
 
 /** The requests as a CloudFront standard log: each field as the client sent it, written as AWS documents. */
@@ -445,6 +448,7 @@ function cloudFrontLog(requests: LoggedRequest[]): string {
       'cs-protocol': 'https',
       'sc-range-start': start ?? '',
       'sc-range-end': end ?? '',
+      'x-edge-request-id': r.requestId,
     };
     return CLOUDFRONT_FIELDS.map((f) => cloudFrontField(cells[f] ?? '')).join('\t');
   });
@@ -454,6 +458,8 @@ function cloudFrontLog(requests: LoggedRequest[]): string {
 describe('a CloudFront log and an NDJSON file of the same requests', () => {
   const episode = `${TRACKING_PREFIX}abc123/media.example.com/show/ep-001.mp3`;
   const request = (time: string, ip: string, userAgent: string, extra: Partial<LoggedRequest> = {}): LoggedRequest => ({
+    // CloudFront's ids are 56 characters of base64url and `=`.
+    requestId: `${time.replace(/:/g, '')}${ip.replace(/[.:]/g, '')}`.padEnd(54, 'x') + '==',
     time: `2026-01-05T${time}Z`,
     ip,
     method: 'GET',
@@ -482,10 +488,11 @@ describe('a CloudFront log and an NDJSON file of the same requests', () => {
   const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
   const rows = async (database: string, table: string, columns: string) =>
     (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
-  const eventColumns = 'account_id, ts, ip, ip4, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one, referer, method, status';
+  const eventColumns =
+    'account_id, request_id, ts, ip, ip4, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one, referer, method, status';
   const downloadColumns = 'account_id, ts, ip, token, url, referer, raw_ua, parsed_ua, os_name, device_type, tags';
 
-  it('give the same requests, each field as the client sent it, and the same downloads', async () => {
+  it('give the same requests, each field as the client sent it, and the same downloads; the second adds nothing', async () => {
     const dir = mkdtempSync(path.join(SCRATCH, 'import-both-'));
     writeFileSync(path.join(dir, 'requests.log'), cloudFrontLog(requests));
     writeFileSync(path.join(dir, 'requests.ndjson'), requests.map((r) => JSON.stringify(r)).join('\n'));
@@ -508,6 +515,161 @@ describe('a CloudFront log and an NDJSON file of the same requests', () => {
     expect(asSent).toEqual(requests.map((r) => ({ raw_ua: r.userAgent, url: r.url, referer: r.referer })));
     expect(await rows(fromCloudFront, 'podcast_events', eventColumns)).toEqual(await rows(fromNdjson, 'podcast_events', eventColumns));
     expect(await rows(fromCloudFront, 'downloads', downloadColumns)).toEqual(await rows(fromNdjson, 'downloads', downloadColumns));
+    // The same requests by their ids (x-edge-request-id, requestId): already there.
+    expect(await importFile(client, path.join(dir, 'requests.ndjson'), options(fromCloudFront, settings))).toMatchObject({
+      outcome: 'imported',
+      rowsRead: requests.length,
+      imported: 0,
+      duplicates: requests.length,
+    });
+    expect(await count(`SELECT count() AS n FROM ${fromCloudFront}.podcast_events`)).toBe(requests.length);
+  });
+});
+
+/** RFC 9562 5.5 (name-based, SHA-1) written out, for the request_id of a request that carries its own id. */
+function uuidV5(namespace: string, name: string): string {
+  const digest = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
+  digest[6] = (digest[6] & 0x0f) | 0x50;
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  const hex = digest.subarray(0, 16).toString('hex');
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-');
+}
+
+describe('a request that carries its own id', () => {
+  const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+  // Ten listeners of one episode, one request each, an hour apart (09:00–18:00): ten downloads.
+  const line = (i: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      time: `2026-01-05T${String(8 + i).padStart(2, '0')}:00:00Z`,
+      ip: `198.51.100.${i}`,
+      method: 'GET',
+      url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+      userAgent: 'AppleCoreMedia/1.0.0',
+      requestId: `req-${i}`,
+      ...extra,
+    });
+  const file = (name: string, lines: string[]) => {
+    const written = path.join(mkdtempSync(path.join(SCRATCH, 'import-ids-')), name);
+    writeFileSync(written, `${lines.join('\n')}\n`);
+    return written;
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => line(from + i));
+  const events = (database: string) => count(`SELECT count() AS n FROM ${database}.podcast_events`);
+
+  it.each([
+    ['in one statement', undefined],
+    ['in statements of at most 2 requests', 2],
+  ])('a file cut differently adds only what the first lacked (%s)', async (_, statementRows) => {
+    const database = await freshDatabase();
+    const opts = options(database, settings, { statementRows });
+    expect(await importFile(client, file('a.ndjson', range(1, 6)), opts)).toMatchObject({ outcome: 'imported', imported: 6, duplicates: 0, downloads: 6 });
+    // Lines 4–10: 4–6 were in the first file.
+    expect(await importFile(client, file('b.ndjson', range(4, 10)), opts)).toMatchObject({
+      outcome: 'imported',
+      rowsRead: 7,
+      imported: 4,
+      rejected: 0,
+      duplicates: 3,
+      downloads: 10,
+    });
+    // All ten in another order, and the first again: nothing new, nothing derived.
+    expect(await importFile(client, file('c.ndjson', [...range(1, 10).reverse(), line(1)]), opts)).toMatchObject({
+      outcome: 'imported',
+      rowsRead: 11,
+      imported: 0,
+      duplicates: 11,
+      downloads: 0,
+    });
+    expect(await events(database)).toBe(10);
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(10);
+    // Its request_id is the version 5 UUID of its account, time and id.
+    const [{ id }] = await (
+      await client.query({
+        query: `SELECT toString(request_id) AS id FROM ${database}.podcast_events WHERE ip4 = toIPv4('198.51.100.1')`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ id: string }>();
+    expect(id).toBe(uuidV5(REQUEST_ID_NAMESPACE, `4:acme${Date.parse('2026-01-05T09:00:00Z') / 1000}:req-1`));
+  });
+
+  it('within a file: a line repeating one adds nothing, and of two lines with one id and time the same one is kept in either order', async () => {
+    const database = await freshDatabase();
+    expect(await importFile(client, file('d.ndjson', [line(1), line(1), line(2)]), options(database, settings))).toMatchObject({
+      imported: 2,
+      duplicates: 1,
+    });
+    const kept: unknown[] = [];
+    for (const agents of [
+      ['Overcast/794', 'Podcasts/1740.2'],
+      ['Podcasts/1740.2', 'Overcast/794'],
+    ]) {
+      const other = await freshDatabase();
+      const summary = await importFile(
+        client,
+        file(
+          'e.ndjson',
+          agents.map((userAgent) => line(3, { userAgent })),
+        ),
+        options(other, settings),
+      );
+      expect(summary).toMatchObject({ imported: 1, duplicates: 1 });
+      kept.push(...(await (await client.query({ query: `SELECT raw_ua FROM ${other}.podcast_events`, format: 'JSONEachRow' })).json()));
+    }
+    expect(kept).toHaveLength(2);
+    expect(kept[1]).toEqual(kept[0]);
+  });
+
+  it('CSV: a requestId column, the same', async () => {
+    const database = await freshDatabase();
+    const csv = (i: number) =>
+      `2026-01-05T${String(8 + i).padStart(2, '0')}:00:00Z,198.51.100.${i},GET,${TRACKING_PREFIX}abc123/media.example.com/ep.mp3,req-${i}`;
+    const written = file('k.csv', ['time,ip,method,url,requestId', csv(1), csv(2), csv(1)]);
+    expect(await importFile(client, written, options(database, settings, { format: 'csv' }))).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1 });
+  });
+
+  it('is the same request only for the same account at the same time', async () => {
+    const database = await freshDatabase();
+    await importFile(client, file('f.ndjson', [line(1)]), options(database, settings));
+    expect(await importFile(client, file('g.ndjson', [line(1, { account: 'globex' })]), options(database, settings, { account: undefined }))).toMatchObject({
+      imported: 1,
+      duplicates: 0,
+    });
+    expect(await importFile(client, file('h.ndjson', [line(1, { time: '2026-01-05T09:00:01Z' })]), options(database, settings))).toMatchObject({
+      imported: 1,
+      duplicates: 0,
+    });
+    expect(await events(database)).toBe(3);
+  });
+
+  it('a null or empty requestId is none; one that is no string or number is refused by its line', async () => {
+    const database = await freshDatabase();
+    const lines = [
+      line(1, { requestId: null }),
+      line(1, { requestId: null }),
+      line(2, { requestId: '' }),
+      line(2, { requestId: '' }),
+      line(3, { requestId: 7 }),
+      line(3, { requestId: 7 }),
+      line(4, { requestId: true }),
+    ];
+    const summary = await importFile(client, file('j.ndjson', lines), options(database, settings, { maxBadRows: 1 }));
+    expect(summary).toMatchObject({ rowsRead: 7, imported: 5, duplicates: 1, rejected: 1 });
+    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    expect(rejects.map((r) => [r.line, r.reason])).toEqual([[7, 'requestId is not a string or a number']]);
+  });
+
+  it('without ids, only an identical file is recognised: the overlap of a file cut differently is imported again', async () => {
+    const database = await freshDatabase();
+    const plain = (from: number, to: number) => range(from, to).map((l) => JSON.stringify({ ...(JSON.parse(l) as object), requestId: undefined }));
+    await importFile(client, file('a.ndjson', plain(1, 6)), options(database, settings));
+    expect(await importFile(client, file('b.ndjson', plain(4, 10)), options(database, settings))).toMatchObject({ imported: 7, duplicates: 0 });
+    expect(await events(database)).toBe(13);
   });
 });
 
