@@ -175,7 +175,9 @@ async function main(): Promise<number> {
             ],
           );
           if (values.again) {
-            const second = await measured(() => run(profiled(client, `${name} again`, statements), again, importOptions));
+            const againStatements: string[] = [];
+            const second = await measured(() => run(profiled(client, `${name} again`, againStatements), again, importOptions));
+            steps.push(`${name} again ${since()}  done`, ...againStatements);
             const { imported, duplicates } = second.value as { imported: number; duplicates?: number };
             results.push([
               `${name}: ${label} again, cut differently: ${imported.toLocaleString('en')} imported, ${(duplicates ?? 0).toLocaleString('en')} already there`,

@@ -77,6 +77,14 @@ function options(database: string, settings: DownloadRuleSettings, extra: Partia
   };
 }
 
+/** The lines of an import's reject file. */
+function rejectsOf(summary: { rejectFile?: string }): { file: string; line: number; reason: string }[] {
+  return readFileSync(summary.rejectFile as string, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+}
+
 async function count(sql: string): Promise<number> {
   return Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
 }
@@ -248,10 +256,7 @@ describe.each([
       const opts = options(database, { rules: 'iab', window: 'calendar' });
       const summary = await importFile(client, file, opts);
       expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
-      const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+      const rejects = rejectsOf(summary);
       const prefixes = [
         [2, 'not a JSON object'],
         [3, 'ip is not an IPv4 or IPv6 address'],
@@ -324,10 +329,7 @@ describe('the time of a request', () => {
       await client.query({ query: `SELECT IPv4NumToString(ip4) AS ip, toString(ts) AS ts FROM ${database}.podcast_events ORDER BY ip4`, format: 'JSONEachRow' })
     ).json<{ ip: string; ts: string }>();
     expect(stored).toEqual(accepted.map(([, ts], i) => ({ ip: `198.51.100.${i + 1}`, ts })));
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual(refused.map(([, reason], i) => [accepted.length + i + 1, reason]));
   });
 });
@@ -657,10 +659,7 @@ describe('a request that carries its own id', () => {
     ];
     const summary = await importFile(client, file('j.ndjson', lines), options(database, settings, { maxBadRows: 1 }));
     expect(summary).toMatchObject({ rowsRead: 7, imported: 5, duplicates: 1, rejected: 1 });
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual([[7, 'requestId is not a string or a number']]);
   });
 
@@ -737,10 +736,7 @@ describe('the account of a request', () => {
     const summary = await importFile(client, file(), options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 1 }));
     expect(summary).toMatchObject({ outcome: 'imported', imported: 3, rejected: 1 });
     expect(await stored(database)).toEqual(rows.flatMap(([, account], i) => (account === undefined ? [] : [[i, account]])));
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual([[4, 'account globex differs from --account acme']]);
   });
 
@@ -945,10 +941,7 @@ describe('files chDB reads itself', () => {
     );
     const summary = await importFile(client, file, options(database, settings, { format: 'csv', maxBadRows: 1 }));
     expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 5, imported: 4, rejected: 1 });
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects).toEqual([expect.objectContaining({ line: 6, reason: 'not a CSV record: more fields than the header names' })]);
     expect(await count(`SELECT countIf(raw_ua = '') AS n FROM ${database}.podcast_events`)).toBe(1);
   });
