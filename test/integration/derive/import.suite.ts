@@ -781,17 +781,16 @@ describe('a file is recognised by the SHA-256 of its content', () => {
   // The same bytes and one more newline at the end, past the first chunks.
   writeFileSync(second, `${' '.repeat(3 << 20)}\n${rows}\n`);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const sha256sum = (file: string) => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0];
+  const recordedHash = async (database: string) =>
+    (await (await client.query({ query: `SELECT hash FROM ${database}.imports WHERE state = 'done'`, format: 'JSONEachRow' })).json<{ hash: string }>())[0]
+      .hash;
 
   it('records the digest sha256sum gives, and takes a file that differs only in its last byte as a new one', async () => {
     const database = await freshDatabase();
     const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
     expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
-    const [recorded] = await (
-      await client.query({ query: `SELECT hash FROM ${database}.imports WHERE state = 'done'`, format: 'JSONEachRow' })
-    ).json<{
-      hash: string;
-    }>();
-    expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
+    expect(await recordedHash(database)).toBe(sha256sum(first));
     expect(await importFile(client, second, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
     expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'already imported' });
   });
@@ -813,12 +812,7 @@ describe('a file is recognised by the SHA-256 of its content', () => {
 
     const gzFirst = await freshDatabase();
     expect(await importFile(client, members, options(gzFirst, settings))).toMatchObject({ outcome: 'imported', imported: 9, downloads: 3 });
-    const [recorded] = await (
-      await client.query({ query: `SELECT hash FROM ${gzFirst}.imports WHERE state = 'done'`, format: 'JSONEachRow' })
-    ).json<{
-      hash: string;
-    }>();
-    expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
+    expect(await recordedHash(gzFirst)).toBe(sha256sum(first));
     expect(await importFile(client, first, options(gzFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
     expect(await count(`SELECT count() AS n FROM ${gzFirst}.podcast_events`)).toBe(9);
   });
@@ -827,7 +821,7 @@ describe('a file is recognised by the SHA-256 of its content', () => {
     const database = await freshDatabase();
     const gz = path.join(dir, 'recorded.ndjson.gz');
     writeFileSync(gz, gzipSync(readFileSync(first)));
-    const bytes = execFileSync('sha256sum', [gz], { encoding: 'utf8' }).split(' ')[0];
+    const bytes = sha256sum(gz);
     await ensureImportTables(client, database);
     await client.command({
       query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('earlier', '${bytes}', 'recorded.ndjson.gz', 'done', 9, '2026-01-05 08:00:00', '2026-01-06 07:00:00')`,
