@@ -1,6 +1,8 @@
-import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 // Before chdb, as in the CLI and the service: chDB's allocator reads its options when the library loads.
 import '../src/warehouse/allocator';
@@ -17,7 +19,7 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
  * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]
- * [--repeat N] [--baseline DIR]`.
+ * [--repeat N] [--baseline DIR] [--request-ids] [--again]`.
  * `--keep-files` writes the generated files to DIR (outside the repository,
  * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
  * write. The same rows always give the same file (a seeded generator).
@@ -47,6 +49,13 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * a change), so a change is compared with the code before it in one run.
  * `--user-agents DIR` classifies by the OPAWG list in DIR (USER_AGENTS_DIR),
  * the built-in set without it.
+ * `--request-ids` gives every request an id of its own (`requestId`, as long
+ * as CloudFront's), which the import checks against the ids already stored
+ * (src/warehouse/import/import.ts, withoutDuplicates); the imports then run
+ * with --ignore-unknown, so that a baseline that does not know the field
+ * reads the file too. `--again` follows each import with another of the same
+ * requests cut differently (the file without its first line, so not the same
+ * file), which imports nothing where the requests carry ids.
  * Figures only: it fails only when an import does.
  */
 
@@ -61,8 +70,11 @@ async function main(): Promise<number> {
       'keep-files': { type: 'string' },
       repeat: { type: 'string', default: '1' },
       baseline: { type: 'string' },
+      'request-ids': { type: 'boolean', default: false },
+      again: { type: 'boolean', default: false },
     },
   });
+  const requestIds = values['request-ids'];
   const repeat = Number(values.repeat);
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat ${values.repeat}: expected a positive whole number`);
   const imports: { label: string; importFile: typeof importFile }[] = [{ label: 'import', importFile }];
@@ -80,18 +92,20 @@ async function main(): Promise<number> {
     const medians: string[][] = [];
     const steps: string[] = [];
     for (const format of formats) {
-      const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}.${format}`);
+      const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}${requestIds ? '-ids' : ''}.${format}`);
       if (existsSync(file)) {
         log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, kept from an earlier run`);
       } else {
         const generated = performance.now();
-        await writeRequestsFile(`${file}.partial`, rows, format);
+        await writeRequestsFile(`${file}.partial`, rows, format, requestIds);
         renameSync(`${file}.partial`, file);
         log(
           `${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
         );
       }
 
+      const again = path.join(scratch, `again.${format}`);
+      if (values.again) await withoutFirstRequest(file, again, format);
       const ratios: { wall: number; cpu: number }[][] = imports.map(() => []);
       const eventsRatios: { wall: number; cpu: number }[][] = imports.map(() => []);
       for (let round = 1; round <= repeat; round++) {
@@ -128,19 +142,18 @@ async function main(): Promise<number> {
           };
           const progress = (message: string) => steps.push(`${name} ${since()}  ${message}`);
           const statements: string[] = [];
-          const ours = await measured(() =>
-            run(profiled(client, name, statements), file, {
-              database,
-              format,
-              maxBadRows: 0,
-              ignoreUnknown: false,
-              trackingPrefix: TRACKING_PREFIX,
-              rejectsDir: scratch,
-              engineReadsFiles: true,
-              derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents },
-              progress,
-            }),
-          );
+          const importOptions = {
+            database,
+            format,
+            maxBadRows: 0,
+            ignoreUnknown: requestIds,
+            trackingPrefix: TRACKING_PREFIX,
+            rejectsDir: scratch,
+            engineReadsFiles: true,
+            derivation: { settings: { rules: 'iab' as const, window: 'calendar' as const }, userAgents },
+            progress,
+          };
+          const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
           if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
           steps.push(`${name} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
@@ -163,6 +176,19 @@ async function main(): Promise<number> {
               '',
             ],
           );
+          if (values.again) {
+            const againStatements: string[] = [];
+            const second = await measured(() => run(profiled(client, `${name} again`, againStatements), again, importOptions));
+            steps.push(`${name} again ${since()}  done`, ...againStatements);
+            const { imported, duplicates } = second.value as { imported: number; duplicates?: number };
+            results.push([
+              `${name}: ${label} again, cut differently: ${imported.toLocaleString('en')} imported, ${(duplicates ?? 0).toLocaleString('en')} already there`,
+              perSecond((rows - 1) / second.seconds),
+              second.seconds.toFixed(1),
+              second.cpuSeconds.toFixed(1),
+              mb(second.peakRss),
+            ]);
+          }
         }
       }
       if (repeat > 1 || imports.length > 1) {
@@ -257,6 +283,19 @@ async function rawEventsInsert(client: ClickHouseClient, file: string, format: R
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${database}.podcast_events`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/** The file without its first request (a CSV keeps its header): the same requests but one, not the same file. */
+async function withoutFirstRequest(file: string, out: string, format: RequestsFormat): Promise<void> {
+  const skip = format === 'csv' ? 1 : 0;
+  let line = 0;
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  const write = createWriteStream(out);
+  for await (const text of lines) {
+    if (line++ !== skip && !write.write(`${text}\n`)) await once(write, 'drain');
+  }
+  write.end();
+  await once(write, 'finish');
 }
 
 /** An earlier round's database and its import's staging database, so each import starts from nothing. */

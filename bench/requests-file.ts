@@ -4,8 +4,8 @@ import { BOT_AGENTS, LISTENER_AGENTS, MEDIA_HOSTS, TRACKING_PREFIX } from '../sr
 
 export type RequestsFormat = 'ndjson' | 'csv';
 
-/** The canonical record's columns, in the import's order (src/warehouse/import/import.ts). */
-const COLUMNS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account'] as const;
+/** The canonical record's columns, in the import's order (src/warehouse/import/records.ts). */
+const COLUMNS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account', 'requestId'] as const;
 
 /**
  * A request log of `rows` requests in the import's canonical record, the
@@ -13,8 +13,10 @@ const COLUMNS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer'
  * listener per ten requests (one in five over IPv6), the demo's listener
  * and bot user agents by weight, 40 shows of 25 episodes, Range headers as
  * players send them (a fifth `bytes=0-1` probes), a few HEAD and 304.
+ * With `requestIds`, each request carries an id of its own as long as
+ * CloudFront's (56 characters); without, the column is left out.
  */
-export async function writeRequestsFile(file: string, rows: number, format: RequestsFormat): Promise<void> {
+export async function writeRequestsFile(file: string, rows: number, format: RequestsFormat, requestIds = false): Promise<void> {
   let seed = 20261125;
   const random = () => {
     // mulberry32
@@ -43,7 +45,8 @@ export async function writeRequestsFile(file: string, rows: number, format: Requ
     if (!out.write(text)) await once(out, 'drain');
   };
   const csvField = (value: string) => (/[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-  if (format === 'csv') await write(`${COLUMNS.join(',')}\n`);
+  const columns = COLUMNS.filter((c) => requestIds || c !== 'requestId');
+  if (format === 'csv') await write(`${columns.join(',')}\n`);
   let batch = '';
   for (let i = 0; i < rows; i++) {
     const show = Math.floor(random() * 40);
@@ -59,8 +62,10 @@ export async function writeRequestsFile(file: string, rows: number, format: Requ
       referer: r > 0.97 ? 'https://www.example-podcast-site.com/' : '',
       range: r < 0.2 ? 'bytes=0-1' : r < 0.4 ? `bytes=${Math.floor(random() * 1e6)}-` : '',
       account: `account-${show % 4}`,
+      requestId: `${i.toString(36).padStart(10, '0')}${'x'.repeat(44)}==`,
     };
-    batch += format === 'csv' ? `${COLUMNS.map((c) => csvField(record[c])).join(',')}\n` : `${JSON.stringify({ ...record, status: Number(record.status) })}\n`;
+    const fields = Object.fromEntries(columns.map((c) => [c, record[c]]));
+    batch += format === 'csv' ? `${columns.map((c) => csvField(record[c])).join(',')}\n` : `${JSON.stringify({ ...fields, status: Number(record.status) })}\n`;
     if (batch.length > 1 << 20) {
       await write(batch);
       batch = '';

@@ -27,7 +27,9 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--account ID] [--format ndjson|csv|cloudfront] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load request logs (FILE - reads standard input, *.gz is read compressed) into
-                          podcast_events and derive their downloads; a file already imported adds nothing
+                          podcast_events and derive their downloads; a file already imported (the same
+                          content, compressed or not) adds nothing, nor does a request already imported
+                          under its own id (x-edge-request-id, requestId)
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
   geo-refresh             load the IP database (the npm packages', or GEO_DB_DIR's) unless it is loaded,

@@ -59,11 +59,17 @@ export function rangeColumns(header: string): string {
  * Akamai's 000 for a 206 cut short, counted if every other filter passes),
  * never a range of 2 bytes or fewer (Step 1.2 item 6 and P1's "larger than
  * 2 bytes"), no bot (item 5, and the Apple Watch duplicates of item 7), no IP
- * on the exclusion list (item 2). OP3: GET only (it sees no status), ranges
- * of 2 bytes or fewer dropped except the lone first-two probe, no bot type.
+ * on the exclusion list (item 2). OP3: GET only, ranges of 2 bytes or fewer
+ * dropped except the lone first-two probe, no bot type, and no answer of the
+ * prefix that is an error (4xx, 5xx, or no HTTP status at all: 600 and over).
+ * OP3 itself has no status rule only because its prefix always redirects
+ * (op3/rules.md R1): a request the prefix refused or failed sent no listener
+ * on to the file, under any rule. Its other answers (a redirect, a 304 to a
+ * client holding the redirect, a 2xx of a prefix that serves the file, 0)
+ * count as OP3 counts every request it takes.
  */
 export function qualifiesSql(settings: DownloadRuleSettings): string {
-  if (settings.rules === 'op3') return `method = 'GET' AND (range_counts OR range_first_two) AND bot_type = '' AND NOT ip_blacklisted`;
+  if (settings.rules === 'op3') return `method = 'GET' AND status < 400 AND (range_counts OR range_first_two) AND bot_type = '' AND NOT ip_blacklisted`;
   return `method = 'GET' AND (status = 0 OR (status BETWEEN 200 AND 399 AND status != 304)) AND range_counts AND bot_type = '' AND NOT ip_blacklisted`;
 }
 

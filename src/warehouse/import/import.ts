@@ -4,8 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../ddl';
+import { accountsSql } from '../derive/downloads';
 import { derivationStagingDatabase, rederive, replacedFrom, type Derivation } from '../derive/rederive';
 import { settingsSql, sqlLiteral } from '../derive/sql';
 import { compileUserAgentPatterns } from '../derive/user-agents';
@@ -13,6 +15,7 @@ import { statementTicket } from '../statement-queue';
 import { cloudFrontFields, csvHeader, fileLines, streamedLines } from './lines';
 import {
   agentsSql,
+  carriesIdSql,
   CHECKED_COLUMNS,
   cloudFrontAccessors,
   csvAccessors,
@@ -60,6 +63,8 @@ export interface ImportSummary {
   rowsRead: number;
   imported: number;
   rejected: number;
+  /** Requests already imported, found by their own ids (a file without ids has none). */
+  duplicates: number;
   downloads: number;
   seconds: number;
   rejectFile?: string;
@@ -85,8 +90,8 @@ export interface ImportSummary {
  * per run of lines: ImportOptions.statementRows), and only a file whose
  * rejected rows are within the limit is moved into podcast_events. chDB reads the file
  * itself (`file()`); a ClickHouse server, which cannot see the file, is
- * sent its lines first. A file is recognised by the SHA-256 of its bytes as
- * given (compressed or not), recorded in the imports table.
+ * sent its lines first. A file is recognised by the SHA-256 of its content
+ * (a .gz's decompressed), recorded in the imports table.
  *
  * `-` reads standard input (spooled to a temporary file, which is hashed and
  * read like any other).
@@ -144,11 +149,13 @@ async function importPath(client: ClickHouseClient, name: string, source: string
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
-  const hash = await sha256(source);
+  const { hash, given } = await fingerprints(source, name);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
-  const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash = {hash:String} AND state = 'done'`, { hash });
+  const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash IN {hashes:Array(String)} AND state = 'done'`, {
+    hashes: [hash, ...given],
+  });
   if (Number(done[0].n) > 0)
-    return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, downloads: 0, seconds: seconds(), accounts: [] };
+    return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, duplicates: 0, downloads: 0, seconds: seconds(), accounts: [] };
 
   const id = randomUUID();
   const stage = (kind: string) => `${staging}.${quoteIdentifier(`${kind}_${id}`)}`;
@@ -197,51 +204,150 @@ async function importPath(client: ClickHouseClient, name: string, source: string
       await client.command({ query: `INSERT INTO ${checked} ${validateSql(lines, accessors, options)}` });
       options.progress?.(`${name}: validated ${lines.name} in ${((performance.now() - began) / 1000).toFixed(2)} s`);
     }
-    const [counts] = await rows<{ imported: string; from: string; to: string; accounts: string[] }>(
-      client,
-      `SELECT count() AS imported, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts FROM ${events}`,
-    );
+    const staged = await stagedCounts(client, events);
     const [{ rejected: rejectedText }] = await rows<{ rejected: string }>(client, `SELECT count() AS rejected FROM ${rejects}`);
-    const imported = Number(counts.imported);
     const rejected = Number(rejectedText);
-    const rowsRead = imported + rejected;
+    const rowsRead = staged.requests + rejected;
     options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected`);
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, rejects, name, options.rejectsDir);
     if (rejected > options.maxBadRows) {
-      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
+      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, duplicates: 0, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
     }
+    let moved = { table: events, counts: staged };
+    let duplicates = 0;
+    if (staged.identified > 0) {
+      const kept = stage('kept');
+      cleanup.push(() => dropStaged(client, kept));
+      duplicates = await withoutDuplicates(client, options.database, events, kept, staged, options.statementRows ?? DUPLICATE_CHECK_ROWS);
+      options.progress?.(`${name}: ${duplicates} of its ${staged.identified} requests with an id already imported`);
+      if (duplicates > 0) moved = { table: kept, counts: await stagedCounts(client, kept) };
+    }
+    const { requests: imported, from, to, accounts } = moved.counts;
     const record = (state: string) =>
       client.command({
-        query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${counts.from}, ${counts.to}, ${sqlLiteral(counts.accounts)})`,
+        query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
       });
     let downloads = 0;
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
       options.progress?.(`${name}: moving ${imported} valid rows into podcast_events`);
-      await moveEvents(client, options.database, events);
+      await moveEvents(client, options.database, moved.table);
       options.progress?.(`${name}: deriving downloads`);
-      downloads = await rederive(client, options.database, options.derivation, Number(counts.from), Number(counts.to), counts.accounts, options.statementRows);
+      downloads = await rederive(client, options.database, options.derivation, from, to, accounts, options.statementRows);
     }
     await record('done');
-    const since = imported > 0 ? replacedFrom(Math.min(Number(counts.from), ...recovered)) : undefined;
+    const since = imported > 0 ? replacedFrom(Math.min(from, ...recovered)) : undefined;
     return {
       file: name,
       outcome: 'imported',
       rowsRead,
       imported,
       rejected,
+      duplicates,
       downloads,
       seconds: seconds(),
       rejectFile,
-      accounts: [...counts.accounts].sort(),
+      accounts: [...accounts].sort(),
       ...(since === undefined ? {} : { since }),
     };
   } finally {
     for (const step of cleanup) await step();
   }
 }
+
+interface StagedCounts {
+  requests: number;
+  /** Epoch seconds of the first and last request (0 when there is none). */
+  from: number;
+  to: number;
+  accounts: string[];
+  /** Requests that carry their own id. */
+  identified: number;
+}
+
+async function stagedCounts(client: ClickHouseClient, table: string): Promise<StagedCounts> {
+  const [counts] = await rows<{ requests: string; from: string; to: string; accounts: string[]; identified: string }>(
+    client,
+    `SELECT count() AS requests, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts,
+      countIf(${carriesIdSql('request_id')}) AS identified FROM ${table}`,
+  );
+  return {
+    requests: Number(counts.requests),
+    from: Number(counts.from),
+    to: Number(counts.to),
+    accounts: counts.accounts,
+    identified: Number(counts.identified),
+  };
+}
+
+/**
+ * Staged requests one statement of the duplicate check reads at most (whole hours; one hour may exceed it) when the
+ * import sets no budget: its statement holds the run's ids (16 bytes each, in a hash set) and the ids stored in its
+ * hours.
+ */
+const DUPLICATE_CHECK_ROWS = 500_000;
+
+/**
+ * The staged requests (`events`) that are already there: a request that carries its own id has a request_id made
+ * from its account, time and id (requestIdSql), the same as that of a copy stored by an earlier import or on an
+ * earlier line of this file. Checked in runs of whole hours of at most `budget` staged requests: a request's copies
+ * lie at its time, so only the stored requests of the run's hours are read, and a statement holds one run's ids, not
+ * the file's. When there are some, the staged requests are copied into `kept` without them (of the copies in the file,
+ * the one whose fields hash least, so the same file always keeps the same row), and `kept` is what is moved. Returns
+ * how many there were. Requests without an id are never duplicates: only an identical file is recognised for them.
+ */
+async function withoutDuplicates(
+  client: ClickHouseClient,
+  database: string,
+  events: string,
+  kept: string,
+  staged: StagedCounts,
+  budget: number,
+): Promise<number> {
+  const carries = carriesIdSql('request_id');
+  const hours = await rows<{ hour: string; n: string }>(
+    client,
+    `SELECT toInt64(toStartOfHour(ts)) AS hour, count() AS n FROM ${events} GROUP BY hour ORDER BY hour`,
+  );
+  const runs: { from: number; to: number; requests: number }[] = [];
+  for (const { hour, n } of hours) {
+    const last = runs.at(-1);
+    if (last && last.requests + Number(n) <= budget) {
+      last.to = Number(hour) + HOUR;
+      last.requests += Number(n);
+    } else runs.push({ from: Number(hour), to: Number(hour) + HOUR, requests: Number(n) });
+  }
+  const within = (run: { from: number; to: number }) => `ts >= toDateTime(${run.from}, 'UTC') AND ts < toDateTime(${run.to}, 'UTC')`;
+  const stored = (run: { from: number; to: number }) =>
+    `(SELECT request_id FROM ${quoteIdentifier(database)}.podcast_events WHERE ${within(run)}${accountsSql(staged.accounts)} AND ${carries})`;
+  const found: number[] = [];
+  for (const run of runs) {
+    const [{ n }] = await rows<{ n: string }>(
+      client,
+      `SELECT count() - uniqExactIf(request_id, NOT stored) AS n
+      FROM (SELECT request_id, request_id IN ${stored(run)} AS stored FROM ${events} WHERE ${within(run)} AND ${carries})`,
+    );
+    found.push(Number(n));
+  }
+  const duplicates = found.reduce((a, b) => a + b, 0);
+  if (duplicates === 0) return 0;
+  const fields = 'cityHash64(ts, ip, method, status, url, raw_ua, referer, byte_range)';
+  await client.command({ query: `CREATE TABLE ${kept} AS ${events}` });
+  for (const [i, run] of runs.entries()) {
+    const filter =
+      found[i] === 0
+        ? ''
+        : ` AND (NOT ${carries} OR (request_id NOT IN ${stored(run)}
+          AND (request_id, ${fields}) IN (SELECT request_id, min(${fields}) FROM ${events} WHERE ${within(run)} AND ${carries} GROUP BY request_id)))
+        LIMIT 1 BY request_id`;
+    await client.command({ query: `INSERT INTO ${kept} SELECT * FROM ${events} WHERE ${within(run)}${filter}` });
+  }
+  return duplicates;
+}
+
+const HOUR = 3_600;
 
 /**
  * Drops a staging table without SYNC: the table is gone at once (from
@@ -357,14 +463,34 @@ async function writeRejects(client: ClickHouseClient, rejects: string, name: str
 }
 
 /**
- * Read in chunks of 1 MiB: with the stream's default 64 KiB, the stream's
- * own work per chunk cost twice the hashing (0.3 CPU s for a 88 MB file,
- * 0.1 s in 1 MiB chunks, the same digest).
+ * The SHA-256 of the file's content, which the imports table records: a .gz's decompressed lines, so the same lines
+ * delivered plain and compressed are one file; and, for a .gz, of its bytes as given (`given`), which imports recorded
+ * before recognised a .gz by, looked up too. One streamed pass: the bytes are hashed on their way to gunzip. Read in
+ * chunks of 1 MiB: with the stream's default 64 KiB, the stream's own work per chunk cost twice the hashing (0.3 CPU s
+ * for a 88 MB file, 0.1 s in 1 MiB chunks, the same digest).
  */
-async function sha256(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file, { highWaterMark: HASH_CHUNK_BYTES }), hash);
-  return hash.digest('hex');
+async function fingerprints(file: string, name: string): Promise<{ hash: string; given: string[] }> {
+  const content = createHash('sha256');
+  const read = createReadStream(file, { highWaterMark: HASH_CHUNK_BYTES });
+  if (!file.endsWith('.gz')) {
+    await pipeline(read, content);
+    return { hash: content.digest('hex'), given: [] };
+  }
+  const bytes = createHash('sha256');
+  const tee = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(read, tee, createGunzip({ chunkSize: HASH_CHUNK_BYTES }), content);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code?.startsWith('Z_'))
+      throw new ImportRefused(`${name}: not gzip data, which a name ending .gz must hold (${(err as Error).message})`);
+    throw err;
+  }
+  return { hash: content.digest('hex'), given: [bytes.digest('hex')] };
 }
 
 const HASH_CHUNK_BYTES = 1 << 20;

@@ -252,8 +252,8 @@ export async function csvHeader(source: string): Promise<string[]> {
 /**
  * CloudFront standard access logs: tab-separated, the columns named by the
  * `#Fields:` header line. They log the byte range served (sc-range-start,
- * sc-range-end) rather than the Range header, and URL-encode the user agent
- * and referer.
+ * sc-range-end) rather than the Range header, and URL-encode every field
+ * (records.ts, cloudFrontAccessors).
  */
 export async function cloudFrontFields(source: string, name: string): Promise<string[]> {
   let text = '';

@@ -15,26 +15,38 @@ import type { Lines } from './lines';
 export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
-/** The canonical record's fields, named like OP3's exports where a name exists. */
-export const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account'];
+/**
+ * The canonical record's fields, named like OP3's exports where a name exists. `requestId` is optional: the request's
+ * own id, by which a second delivery of it is recognised (requestIdSql).
+ */
+export const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account', 'requestId'];
 
 /** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
 export class ImportRefused extends Error {}
 
+/**
+ * CloudFront standard logs write each field's value with the bytes 0–32 and 127 and over and the characters
+ * < > " # % { } | \ ^ ~ [ ] ` ' percent-encoded (RFC 1738), once: a space the client sent is `%20`, and the `%20` a
+ * client sent itself (an iOS app's name in its user agent, `Pocket%20Casts/7.96`, or an encoded path) is `%2520`. Each
+ * field is decoded once, which gives it back as the client sent it, as an NDJSON or CSV file holds it (decoded twice,
+ * `Pocket%20Casts` came out as `Pocket Casts`: another listener). A `-` is an empty field. The URL is the one
+ * requested: `https://`, the Host header, the path (cs-uri-stem) and the query (cs-uri-query, logged without its `?`).
+ */
 export function cloudFrontAccessors(fields: string[]): Accessors {
   const column = (name: string) => {
     const i = fields.indexOf(name);
     if (i < 0) return "''";
     return `if(cloudfront_cells[${i + 1}] = '-', '', cloudfront_cells[${i + 1}])`;
   };
-  const decoded = (name: string) => `decodeURLComponent(decodeURLComponent(${column(name)}))`;
-  const host = fields.includes('x-host-header') ? column('x-host-header') : column('cs(Host)');
+  const decoded = (name: string) => `decodeURLComponent(${column(name)})`;
+  const host = decoded(fields.includes('x-host-header') ? 'x-host-header' : 'cs(Host)');
+  const query = column('cs-uri-query');
   const text: Record<string, string> = {
     time: `concat(${column('date')}, 'T', ${column('time')}, 'Z')`,
     ip: column('c-ip'),
     method: column('cs-method'),
     status: column('sc-status'),
-    url: `concat('https://', ${host}, ${column('cs-uri-stem')})`,
+    url: `concat('https://', ${host}, ${decoded('cs-uri-stem')}, if(${query} = '', '', concat('?', ${decoded('cs-uri-query')})))`,
     userAgent: decoded('cs(User-Agent)'),
     referer: decoded('cs(Referer)'),
     // CloudFront logs the range it served, not the header: bytes=<start>-<end> stands in for it.
@@ -42,6 +54,7 @@ export function cloudFrontAccessors(fields: string[]): Accessors {
       ? `if(${column('sc-range-start')} = '', '', concat('bytes=', ${column('sc-range-start')}, '-', ${column('sc-range-end')}))`
       : "''",
     account: "''",
+    requestId: decoded('x-edge-request-id'),
   };
   return {
     columns: `splitByChar('\t', raw) AS cloudfront_cells`,
@@ -113,6 +126,7 @@ export const CHECKED_COLUMNS = [
   'referer String',
   'byte_range String',
   'account_id String',
+  'request_key String',
 ];
 
 /**
@@ -158,7 +172,7 @@ const ISO_TIME = (() => {
 export function validateSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   return `
     SELECT line, if(reason = '', '', line_text) AS raw, reason,
-      ts, ip, ip4, method, status, url, token, media, raw_ua, referer, byte_range, account_id
+      ts, ip, ip4, method, status, url, token, media, raw_ua, referer, byte_range, account_id, request_key
     FROM (${parseSql(lines, a, options)})
     SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`;
 }
@@ -198,6 +212,8 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       ${a.text('range')} AS byte_range,
       if(${a.has('account')}, ${a.text('account')}, '') AS row_account,
       if(row_account != '', row_account, ${fileAccount}) AS account_id,
+      ${a.raw('requestId')} AS request_key_raw,
+      ${options.format === 'ndjson' ? `if(request_key_raw = 'null', '', ${a.text('requestId')})` : a.text('requestId')} AS request_key,
       ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
         NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
@@ -211,6 +227,7 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
         token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
         account_id = '', 'no account: give the row an account field or the file --account',
         ${otherAccount}, concat('account ', row_account, ' differs from --account ', ${fileAccount}),
+        ${options.format === 'ndjson' ? `request_key_raw NOT IN ('', 'null') AND NOT match(request_key_raw, '^("|-?[0-9])')` : 'false'}, 'requestId is not a string or a number',
         '') AS reason
     FROM ${lines.from}`;
 }
@@ -243,7 +260,7 @@ export function eventsSql(checked: string, agents: string, id: string, options: 
   const places = options.derivation.places ?? REQUEST_PLACES;
   return `
 ${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
-SELECT account_id, generateUUIDv4() AS request_id, ts, ip4, ip, false AS ip_blacklisted, url, concat('https://', media) AS redirect_url, raw_ua,
+SELECT account_id, if(request_key = '', generateUUIDv4(), ${requestIdSql('account_id', 'ts', 'request_key')}) AS request_id, ts, ip4, ip, false AS ip_blacklisted, url, concat('https://', media) AS redirect_url, raw_ua,
   if(isNull(ua_known), ${uaNameSql('ua_clean', options.derivation.userAgents)}, assumeNotNull(ua_known)) AS parsed_ua, token, byte_range, NOT match(byte_range, '^bytes=0-[01]$') AS byte_range_larger_one, place_city AS city,
   place_country AS country, referer, '' AS details_key, '' AS details_value, method, status, ${sqlLiteral(id)} AS import_id
 FROM (
@@ -254,6 +271,29 @@ FROM (
   )
 )`;
 }
+
+/**
+ * The request_id of a request that carries its own id (`key`: CloudFront's x-edge-request-id, the requestId field):
+ * the name-based UUID, version 5 (RFC 9562 5.5: SHA-1), in the namespace REQUEST_ID_NAMESPACE, of the name
+ * `<length of the account>:<account><epoch seconds>:<key>`. The same request delivered again, by the same file or
+ * another, has the same request_id, by which the import finds it already stored (import.ts, withoutDuplicates). The
+ * time is part of the name, so the copies of a request lie at one time, which is all the import searches; the same
+ * id at another time is another request.
+ */
+export function requestIdSql(account: string, ts: string, key: string): string {
+  const name = `concat(toString(length(${account})), ':', ${account}, toString(toUInt32(${ts})), ':', ${key})`;
+  const byte = (i: number) => `reinterpretAsUInt8(substring(d, ${i}, 1))`;
+  return `arrayMap(d -> toUUID(UUIDNumToString(toFixedString(concat(substring(d, 1, 6), char(bitOr(bitAnd(${byte(7)}, 15), 80)), substring(d, 8, 1),
+    char(bitOr(bitAnd(${byte(9)}, 63), 128)), substring(d, 10, 7)), 16))), [SHA1(concat(unhex(${sqlLiteral(REQUEST_ID_NAMESPACE.replace(/-/g, ''))}), ${name}))])[1]`;
+}
+
+/** Whether a request_id is one requestIdSql made (version 5); the random ones of requests without an id are version 4. */
+export function carriesIdSql(requestId: string): string {
+  return `bitAnd(reinterpretAsUInt8(substring(UUIDToNum(${requestId}), 7, 1)), 240) = 80`;
+}
+
+/** The namespace of requestIdSql's UUIDs, this service's own. */
+export const REQUEST_ID_NAMESPACE = '0f6ef21c-45f8-4345-ba53-361229a5a02a';
 
 /** Each block's distinct valid user agents with their app name, for eventsSql's lookup. */
 export function agentsSql(checked: string, options: ImportOptions): string {

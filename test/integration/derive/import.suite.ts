@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
@@ -11,7 +12,8 @@ import { parseConfig } from '../../../src/config';
 import { deriveAll } from '../../../src/warehouse/derive/rederive';
 import { BUILT_IN_USER_AGENTS, compileUserAgentPatterns, compileUserAgentPatternsSql, loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 import { placesFromDatabase } from '../../../src/warehouse/geo/places';
-import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
+import { ensureImportTables, importFile, type ImportOptions } from '../../../src/warehouse/import/import';
+import { ImportRefused, REQUEST_ID_NAMESPACE } from '../../../src/warehouse/import/records';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
 import { OPAWG_DIR, OPAWG_LISTS, USER_AGENTS } from './support';
@@ -77,6 +79,14 @@ function options(database: string, settings: DownloadRuleSettings, extra: Partia
   };
 }
 
+/** The lines of an import's reject file. */
+function rejectsOf(summary: { rejectFile?: string }): { file: string; line: number; reason: string }[] {
+  return readFileSync(summary.rejectFile as string, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+}
+
 async function count(sql: string): Promise<number> {
   return Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0].n);
 }
@@ -100,7 +110,7 @@ describe.each([
       [{ rules: 'iab', window: 'first-touch' }, 2],
       // row 9 is 22 h after row 2, the last request
       [{ rules: 'iab', window: 'last-touch' }, 2],
-      // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, sees no status: rows 1, 3, 4, 5, 8, 9
+      // OP3 keeps the lone probe (first-two), keys on the full IPv6 address, counts the 304: rows 1, 3, 4, 5, 8, 9
       [{ rules: 'op3', window: 'calendar' }, 6],
     ];
     for (const [settings, expected] of cases) {
@@ -162,17 +172,21 @@ describe.each([
   });
 
   describe('import of samples/requests.cloudfront.log (CloudFront standard log)', () => {
-    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304: IAB counts 2, OP3 4 (the probe and the 304 too).
+    // GET 200, its 206 repeat, a 0-1 probe (sc-range 0-1), Spotify over IPv6, curl, HEAD, 304, 404, 503, Pocket Casts: IAB counts 3, OP3
+    // 5 (the probe and the 304 too, but no answer of the prefix that is an error).
     const cases: [DownloadRuleSettings, number][] = [
-      [{ rules: 'iab', window: 'calendar' }, 2],
-      [{ rules: 'op3', window: 'calendar' }, 4],
+      [{ rules: 'iab', window: 'calendar' }, 3],
+      [{ rules: 'op3', window: 'calendar' }, 5],
     ];
     for (const [settings, expected] of cases) {
       it(`${settings.rules}: ${expected} downloads, user agents decoded`, async () => {
         const database = await freshDatabase();
         const summary = await importFile(client, path.join(SAMPLES, 'requests.cloudfront.log'), options(database, settings, { format: 'cloudfront' }));
-        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 7, imported: 7, rejected: 0, downloads: expected });
+        expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 10, imported: 10, rejected: 0, downloads: expected });
         expect(await count(`SELECT countIf(raw_ua = 'Spotify/8.9.36 Android/34 (SM-S918B)') AS n FROM ${database}.downloads`)).toBe(1);
+        // Logged Pocket%2520Casts: the %20 the app sent itself.
+        const pocketCasts = 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0';
+        expect(await count(`SELECT countIf(raw_ua = '${pocketCasts}') AS n FROM ${database}.downloads`)).toBe(1);
       });
     }
   });
@@ -265,10 +279,7 @@ describe.each([
       const opts = options(database, { rules: 'iab', window: 'calendar' });
       const summary = await importFile(client, file, opts);
       expect(summary).toMatchObject({ outcome: 'refused', rowsRead: 6, imported: 0, rejected: 5 });
-      const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { file: string; line: number; reason: string });
+      const rejects = rejectsOf(summary);
       const prefixes = [
         [2, 'not a JSON object'],
         [3, 'ip is not an IPv4 or IPv6 address'],
@@ -341,10 +352,7 @@ describe('the time of a request', () => {
       await client.query({ query: `SELECT IPv4NumToString(ip4) AS ip, toString(ts) AS ts FROM ${database}.podcast_events ORDER BY ip4`, format: 'JSONEachRow' })
     ).json<{ ip: string; ts: string }>();
     expect(stored).toEqual(accepted.map(([, ts], i) => ({ ip: `198.51.100.${i + 1}`, ts })));
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual(refused.map(([, reason], i) => [accepted.length + i + 1, reason]));
   });
 });
@@ -376,6 +384,314 @@ describe('the address of a request', () => {
       })
     ).json<{ ip: string; ip4: string }>();
     expect(stored).toEqual(addresses.map(([, ip, ip4]) => ({ ip, ip4 })));
+  });
+});
+
+/** The fields of a CloudFront standard log, in the order AWS lists them. */
+const CLOUDFRONT_FIELDS = [
+  'date',
+  'time',
+  'x-edge-location',
+  'sc-bytes',
+  'c-ip',
+  'cs-method',
+  'cs(Host)',
+  'cs-uri-stem',
+  'sc-status',
+  'cs(Referer)',
+  'cs(User-Agent)',
+  'cs-uri-query',
+  'cs(Cookie)',
+  'x-edge-result-type',
+  'x-edge-request-id',
+  'x-host-header',
+  'cs-protocol',
+  'cs-bytes',
+  'time-taken',
+  'x-forwarded-for',
+  'ssl-protocol',
+  'ssl-cipher',
+  'x-edge-response-result-type',
+  'cs-protocol-version',
+  'fle-status',
+  'fle-encrypted-fields',
+  'c-port',
+  'time-to-first-byte',
+  'x-edge-detailed-result-type',
+  'sc-content-type',
+  'sc-content-len',
+  'sc-range-start',
+  'sc-range-end',
+];
+
+/**
+ * A value as AWS documents CloudFront writes it into a standard log ("Contain URL-encoded equivalents for spaces and
+ * certain other characters in field values"): the bytes 0–32 and 127 and over, and < > " # % { } | \ ^ ~ [ ] ` ',
+ * as %XX; `-` for an empty value.
+ */
+function cloudFrontField(value: string): string {
+  if (value === '') return '-';
+  const listed = new Set([...'<>"#%{}|\\^~[]`\''].map((c) => c.charCodeAt(0)));
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) => (b <= 32 || b >= 127 || listed.has(b) ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b)))
+    .join('');
+}
+
+interface LoggedRequest {
+  time: string;
+  ip: string;
+  method: string;
+  status: number;
+  url: string;
+  userAgent: string;
+  referer: string;
+  /** `bytes=<start>-<end>` or '' (CloudFront logs the range it served, so a closed one stands for both forms). */
+  range: string;
+  /** CloudFront's x-edge-request-id. */
+  requestId: string;
+}
+
+/** The requests as a CloudFront standard log: each field as the client sent it, written as AWS documents. */
+function cloudFrontLog(requests: LoggedRequest[]): string {
+  const lines = requests.map((r) => {
+    const url = new URL(r.url);
+    const [start, end] = r.range === '' ? ['', ''] : r.range.slice('bytes='.length).split('-');
+    const cells: Record<string, string> = {
+      date: r.time.slice(0, 10),
+      time: r.time.slice(11, 19),
+      'x-edge-location': 'FRA56-P1',
+      'c-ip': r.ip,
+      'cs-method': r.method,
+      'cs(Host)': 'd111111abcdef8.cloudfront.net',
+      // The path and query as they came on the wire (URL keeps a path's %XX and its other characters as written).
+      'cs-uri-stem': r.url.slice(url.origin.length).split('?')[0],
+      'cs-uri-query': r.url.includes('?') ? r.url.slice(r.url.indexOf('?') + 1) : '',
+      'sc-status': String(r.status),
+      'cs(Referer)': r.referer,
+      'cs(User-Agent)': r.userAgent,
+      'x-host-header': url.host,
+      'cs-protocol': 'https',
+      'sc-range-start': start ?? '',
+      'sc-range-end': end ?? '',
+      'x-edge-request-id': r.requestId,
+    };
+    return CLOUDFRONT_FIELDS.map((f) => cloudFrontField(cells[f] ?? '')).join('\t');
+  });
+  return `#Version: 1.0\n#Fields: ${CLOUDFRONT_FIELDS.join(' ')}\n${lines.join('\n')}\n`;
+}
+
+describe('a CloudFront log and an NDJSON file of the same requests', () => {
+  const episode = `${TRACKING_PREFIX}abc123/media.example.com/show/ep-001.mp3`;
+  const request = (time: string, ip: string, userAgent: string, extra: Partial<LoggedRequest> = {}): LoggedRequest => ({
+    // CloudFront's ids are 56 characters of base64url and `=`.
+    requestId: `${time.replace(/:/g, '')}${ip.replace(/[.:]/g, '')}`.padEnd(54, 'x') + '==',
+    time: `2026-01-05T${time}Z`,
+    ip,
+    method: 'GET',
+    status: 200,
+    url: episode,
+    userAgent,
+    referer: '',
+    range: '',
+    ...extra,
+  });
+  // Agents as the clients sent them: CFNetwork's percent-encoded app names (OPAWG's examples), a lone %, raw UTF-8, a
+  // %2520 of its own; a client-encoded path with a query; a referer holding both a %20 and a space.
+  const requests: LoggedRequest[] = [
+    request('10:00:00', '192.0.2.10', 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0'),
+    request('10:00:30', '192.0.2.10', 'Pocket%20Casts/7.96.0.4 CFNetwork/3826.600.41 Darwin/24.6.0', { status: 206, range: 'bytes=0-1' }),
+    request('10:02:00', '192.0.2.11', 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0', {
+      referer: 'https://www.example.com/search?q=pocket%20casts&x=a b',
+    }),
+    request('10:03:00', '2001:db8::7', 'Audirv%C4%81na%20Studio/20906 CFNetwork/1568.300.101 Darwin/24.2.0', {
+      url: `${TRACKING_PREFIX}abc123/media.example.com/show/ep%20002.mp3?id=7&_=1767600000`,
+    }),
+    request('10:04:00', '192.0.2.12', 'Podcast Player 100% (Ünïcode)/2.0', { status: 206, range: 'bytes=100-200' }),
+    request('10:05:00', '192.0.2.13', 'Weird%2520Agent/1.0 (%7Bbraces%7D)'),
+    request('10:06:00', '192.0.2.14', 'Spotify/8.9.36 Android/34 (SM-S918B)', { status: 404 }),
+  ];
+  const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+  const rows = async (database: string, table: string, columns: string) =>
+    (await client.query({ query: `SELECT ${columns} FROM ${database}.${table} ORDER BY ALL`, format: 'JSONEachRow' })).json();
+  const eventColumns =
+    'account_id, request_id, ts, ip, ip4, url, redirect_url, raw_ua, parsed_ua, token, byte_range, byte_range_larger_one, referer, method, status';
+  const downloadColumns = 'account_id, ts, ip, token, url, referer, raw_ua, parsed_ua, os_name, device_type, tags';
+
+  it('give the same requests, each field as the client sent it, and the same downloads; the second adds nothing', async () => {
+    const dir = mkdtempSync(path.join(SCRATCH, 'import-both-'));
+    writeFileSync(path.join(dir, 'requests.log'), cloudFrontLog(requests));
+    writeFileSync(path.join(dir, 'requests.ndjson'), requests.map((r) => JSON.stringify(r)).join('\n'));
+    const fromCloudFront = await freshDatabase();
+    const fromNdjson = await freshDatabase();
+    // Ep-001 by four listeners (the probe is one of them again) and ep 002 by one; the 404 is none: 5 by hand.
+    expect(await importFile(client, path.join(dir, 'requests.log'), options(fromCloudFront, settings, { format: 'cloudfront' }))).toMatchObject({
+      outcome: 'imported',
+      imported: requests.length,
+      downloads: 5,
+    });
+    expect(await importFile(client, path.join(dir, 'requests.ndjson'), options(fromNdjson, settings))).toMatchObject({
+      outcome: 'imported',
+      imported: requests.length,
+      downloads: 5,
+    });
+    const asSent = await client
+      .query({ query: `SELECT raw_ua, url, referer FROM ${fromCloudFront}.podcast_events ORDER BY ts`, format: 'JSONEachRow' })
+      .then((r) => r.json());
+    expect(asSent).toEqual(requests.map((r) => ({ raw_ua: r.userAgent, url: r.url, referer: r.referer })));
+    expect(await rows(fromCloudFront, 'podcast_events', eventColumns)).toEqual(await rows(fromNdjson, 'podcast_events', eventColumns));
+    expect(await rows(fromCloudFront, 'downloads', downloadColumns)).toEqual(await rows(fromNdjson, 'downloads', downloadColumns));
+    // The same requests by their ids (x-edge-request-id, requestId): already there.
+    expect(await importFile(client, path.join(dir, 'requests.ndjson'), options(fromCloudFront, settings))).toMatchObject({
+      outcome: 'imported',
+      rowsRead: requests.length,
+      imported: 0,
+      duplicates: requests.length,
+    });
+    expect(await count(`SELECT count() AS n FROM ${fromCloudFront}.podcast_events`)).toBe(requests.length);
+  });
+});
+
+/** RFC 9562 5.5 (name-based, SHA-1) written out, for the request_id of a request that carries its own id. */
+function uuidV5(namespace: string, name: string): string {
+  const digest = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
+  digest[6] = (digest[6] & 0x0f) | 0x50;
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  const hex = digest.subarray(0, 16).toString('hex');
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-');
+}
+
+describe('a request that carries its own id', () => {
+  const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+  // Ten listeners of one episode, one request each, an hour apart (09:00–18:00): ten downloads.
+  const line = (i: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      time: `2026-01-05T${String(8 + i).padStart(2, '0')}:00:00Z`,
+      ip: `198.51.100.${i}`,
+      method: 'GET',
+      url: `${TRACKING_PREFIX}abc123/media.example.com/ep.mp3`,
+      userAgent: 'AppleCoreMedia/1.0.0',
+      requestId: `req-${i}`,
+      ...extra,
+    });
+  const file = (name: string, lines: string[]) => {
+    const written = path.join(mkdtempSync(path.join(SCRATCH, 'import-ids-')), name);
+    writeFileSync(written, `${lines.join('\n')}\n`);
+    return written;
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => line(from + i));
+  const events = (database: string) => count(`SELECT count() AS n FROM ${database}.podcast_events`);
+
+  it.each([
+    ['in one statement', undefined],
+    ['in statements of at most 2 requests', 2],
+  ])('a file cut differently adds only what the first lacked (%s)', async (_, statementRows) => {
+    const database = await freshDatabase();
+    const opts = options(database, settings, { statementRows });
+    expect(await importFile(client, file('a.ndjson', range(1, 6)), opts)).toMatchObject({ outcome: 'imported', imported: 6, duplicates: 0, downloads: 6 });
+    // Lines 4–10: 4–6 were in the first file.
+    expect(await importFile(client, file('b.ndjson', range(4, 10)), opts)).toMatchObject({
+      outcome: 'imported',
+      rowsRead: 7,
+      imported: 4,
+      rejected: 0,
+      duplicates: 3,
+      downloads: 10,
+    });
+    // All ten in another order, and the first again: nothing new, nothing derived.
+    expect(await importFile(client, file('c.ndjson', [...range(1, 10).reverse(), line(1)]), opts)).toMatchObject({
+      outcome: 'imported',
+      rowsRead: 11,
+      imported: 0,
+      duplicates: 11,
+      downloads: 0,
+    });
+    expect(await events(database)).toBe(10);
+    expect(await count(`SELECT count() AS n FROM ${database}.downloads`)).toBe(10);
+    // Its request_id is the version 5 UUID of its account, time and id.
+    const [{ id }] = await (
+      await client.query({
+        query: `SELECT toString(request_id) AS id FROM ${database}.podcast_events WHERE ip4 = toIPv4('198.51.100.1')`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ id: string }>();
+    expect(id).toBe(uuidV5(REQUEST_ID_NAMESPACE, `4:acme${Date.parse('2026-01-05T09:00:00Z') / 1000}:req-1`));
+  });
+
+  it('within a file: a line repeating one adds nothing, and of two lines with one id and time the same one is kept in either order', async () => {
+    const database = await freshDatabase();
+    expect(await importFile(client, file('d.ndjson', [line(1), line(1), line(2)]), options(database, settings))).toMatchObject({
+      imported: 2,
+      duplicates: 1,
+    });
+    const kept: unknown[] = [];
+    for (const agents of [
+      ['Overcast/794', 'Podcasts/1740.2'],
+      ['Podcasts/1740.2', 'Overcast/794'],
+    ]) {
+      const other = await freshDatabase();
+      const summary = await importFile(
+        client,
+        file(
+          'e.ndjson',
+          agents.map((userAgent) => line(3, { userAgent })),
+        ),
+        options(other, settings),
+      );
+      expect(summary).toMatchObject({ imported: 1, duplicates: 1 });
+      kept.push(...(await (await client.query({ query: `SELECT raw_ua FROM ${other}.podcast_events`, format: 'JSONEachRow' })).json()));
+    }
+    expect(kept).toHaveLength(2);
+    expect(kept[1]).toEqual(kept[0]);
+  });
+
+  it('CSV: a requestId column, the same', async () => {
+    const database = await freshDatabase();
+    const csv = (i: number) =>
+      `2026-01-05T${String(8 + i).padStart(2, '0')}:00:00Z,198.51.100.${i},GET,${TRACKING_PREFIX}abc123/media.example.com/ep.mp3,req-${i}`;
+    const written = file('k.csv', ['time,ip,method,url,requestId', csv(1), csv(2), csv(1)]);
+    expect(await importFile(client, written, options(database, settings, { format: 'csv' }))).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1 });
+  });
+
+  it('is the same request only for the same account at the same time', async () => {
+    const database = await freshDatabase();
+    await importFile(client, file('f.ndjson', [line(1)]), options(database, settings));
+    expect(await importFile(client, file('g.ndjson', [line(1, { account: 'globex' })]), options(database, settings, { account: undefined }))).toMatchObject({
+      imported: 1,
+      duplicates: 0,
+    });
+    expect(await importFile(client, file('h.ndjson', [line(1, { time: '2026-01-05T09:00:01Z' })]), options(database, settings))).toMatchObject({
+      imported: 1,
+      duplicates: 0,
+    });
+    expect(await events(database)).toBe(3);
+  });
+
+  it('a null or empty requestId is none; one that is no string or number is refused by its line', async () => {
+    const database = await freshDatabase();
+    const lines = [
+      line(1, { requestId: null }),
+      line(1, { requestId: null }),
+      line(2, { requestId: '' }),
+      line(2, { requestId: '' }),
+      line(3, { requestId: 7 }),
+      line(3, { requestId: 7 }),
+      line(4, { requestId: true }),
+    ];
+    const summary = await importFile(client, file('j.ndjson', lines), options(database, settings, { maxBadRows: 1 }));
+    expect(summary).toMatchObject({ rowsRead: 7, imported: 5, duplicates: 1, rejected: 1 });
+    const rejects = rejectsOf(summary);
+    expect(rejects.map((r) => [r.line, r.reason])).toEqual([[7, 'requestId is not a string or a number']]);
+  });
+
+  it('without ids, only an identical file is recognised: the overlap of a file cut differently is imported again', async () => {
+    const database = await freshDatabase();
+    const plain = (from: number, to: number) => range(from, to).map((l) => JSON.stringify({ ...(JSON.parse(l) as object), requestId: undefined }));
+    await importFile(client, file('a.ndjson', plain(1, 6)), options(database, settings));
+    expect(await importFile(client, file('b.ndjson', plain(4, 10)), options(database, settings))).toMatchObject({ imported: 7, duplicates: 0 });
+    expect(await events(database)).toBe(13);
   });
 });
 
@@ -443,10 +759,7 @@ describe('the account of a request', () => {
     const summary = await importFile(client, file(), options(database, { rules: 'iab', window: 'calendar' }, { maxBadRows: 1 }));
     expect(summary).toMatchObject({ outcome: 'imported', imported: 3, rejected: 1 });
     expect(await stored(database)).toEqual(rows.flatMap(([, account], i) => (account === undefined ? [] : [[i, account]])));
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual([[4, 'account globex differs from --account acme']]);
   });
 
@@ -481,7 +794,7 @@ describe('an import killed after moving its rows in', () => {
   });
 });
 
-describe('a file is recognised by the SHA-256 of all its bytes', () => {
+describe('a file is recognised by the SHA-256 of its content', () => {
   // Several of the hash's 1 MiB read chunks: a blank line of 3 MiB (which holds no row) before the sample's rows.
   const dir = mkdtempSync(path.join(SCRATCH, 'import-hash-'));
   const first = path.join(dir, 'first.ndjson');
@@ -491,19 +804,62 @@ describe('a file is recognised by the SHA-256 of all its bytes', () => {
   // The same bytes and one more newline at the end, past the first chunks.
   writeFileSync(second, `${' '.repeat(3 << 20)}\n${rows}\n`);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const sha256sum = (file: string) => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0];
+  const recordedHash = async (database: string) =>
+    (await (await client.query({ query: `SELECT hash FROM ${database}.imports WHERE state = 'done'`, format: 'JSONEachRow' })).json<{ hash: string }>())[0]
+      .hash;
 
   it('records the digest sha256sum gives, and takes a file that differs only in its last byte as a new one', async () => {
     const database = await freshDatabase();
     const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
     expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
-    const [recorded] = await (
-      await client.query({ query: `SELECT hash FROM ${database}.imports WHERE state = 'done'`, format: 'JSONEachRow' })
-    ).json<{
-      hash: string;
-    }>();
-    expect(recorded.hash).toBe(execFileSync('sha256sum', [first], { encoding: 'utf8' }).split(' ')[0]);
+    expect(await recordedHash(database)).toBe(sha256sum(first));
     expect(await importFile(client, second, options(database, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
     expect(await importFile(client, first, options(database, settings))).toMatchObject({ outcome: 'already imported' });
+  });
+
+  it('compressed or not: the same lines plain after a .gz, or as a .gz of two gzip members after the plain file, add nothing', async () => {
+    const settings: DownloadRuleSettings = { rules: 'iab', window: 'calendar' };
+    const content = readFileSync(first);
+    const gz = path.join(dir, 'first.ndjson.gz');
+    writeFileSync(gz, gzipSync(content));
+    // What `cat a.gz b.gz` makes of the file cut in two: one file of two members.
+    const members = path.join(dir, 'members.ndjson.gz');
+    const cut = content.length - 100;
+    writeFileSync(members, Buffer.concat([gzipSync(content.subarray(0, cut)), gzipSync(content.subarray(cut))]));
+    const plainFirst = await freshDatabase();
+    expect(await importFile(client, first, options(plainFirst, settings))).toMatchObject({ outcome: 'imported', imported: 9 });
+    expect(await importFile(client, gz, options(plainFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await importFile(client, members, options(plainFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await count(`SELECT count() AS n FROM ${plainFirst}.podcast_events`)).toBe(9);
+
+    const gzFirst = await freshDatabase();
+    expect(await importFile(client, members, options(gzFirst, settings))).toMatchObject({ outcome: 'imported', imported: 9, downloads: 3 });
+    expect(await recordedHash(gzFirst)).toBe(sha256sum(first));
+    expect(await importFile(client, first, options(gzFirst, settings))).toMatchObject({ outcome: 'already imported', imported: 0 });
+    expect(await count(`SELECT count() AS n FROM ${gzFirst}.podcast_events`)).toBe(9);
+  });
+
+  it('a .gz an earlier version recorded by its bytes as given is still recognised', async () => {
+    const database = await freshDatabase();
+    const gz = path.join(dir, 'recorded.ndjson.gz');
+    writeFileSync(gz, gzipSync(readFileSync(first)));
+    const bytes = sha256sum(gz);
+    await ensureImportTables(client, database);
+    await client.command({
+      query: `INSERT INTO ${database}.imports (id, hash, file, state, rows, from_ts, to_ts) VALUES ('earlier', '${bytes}', 'recorded.ndjson.gz', 'done', 9, '2026-01-05 08:00:00', '2026-01-06 07:00:00')`,
+    });
+    expect(await importFile(client, gz, options(database, { rules: 'iab', window: 'calendar' }))).toMatchObject({ outcome: 'already imported' });
+    expect(await count(`SELECT count() AS n FROM ${database}.podcast_events`)).toBe(0);
+  });
+
+  it('a name ending .gz that holds no gzip data refuses the file by name', async () => {
+    const database = await freshDatabase();
+    const notGzip = path.join(dir, 'plain.ndjson.gz');
+    writeFileSync(notGzip, readFileSync(first));
+    await expect(importFile(client, notGzip, options(database, { rules: 'iab', window: 'calendar' }))).rejects.toThrow(
+      new ImportRefused(`${notGzip}: not gzip data, which a name ending .gz must hold (incorrect header check)`),
+    );
   });
 });
 
@@ -602,10 +958,7 @@ describe('files chDB reads itself', () => {
     );
     const summary = await importFile(client, file, options(database, settings, { format: 'csv', maxBadRows: 1 }));
     expect(summary).toMatchObject({ outcome: 'imported', rowsRead: 5, imported: 4, rejected: 1 });
-    const rejects = readFileSync(summary.rejectFile as string, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { line: number; reason: string });
+    const rejects = rejectsOf(summary);
     expect(rejects).toEqual([expect.objectContaining({ line: 6, reason: 'not a CSV record: more fields than the header names' })]);
     expect(await count(`SELECT countIf(raw_ua = '') AS n FROM ${database}.podcast_events`)).toBe(1);
   });

@@ -179,6 +179,27 @@ describe('IAB filters: iab/filter-vectors.json', () => {
   }
 });
 
+/**
+ * Not a published vector: the prefix's own answer, a GET of one file from an address per status. Hand-picked from
+ * IAB 5.5.2 Step 1.3 (200 and 206 count, 304 does not; a prefix logs its redirect) and from OP3's R1 (no status rule
+ * because its prefix always redirects): an error the prefix answered with (4xx, 5xx) is no download under either rule.
+ */
+describe('the status the prefix answered with', () => {
+  const statuses = [0, 200, 206, 301, 302, 304, 307, 400, 403, 404, 410, 416, 429, 500, 502, 503, 504];
+  const counted: Record<DownloadRuleSettings['rules'], number[]> = {
+    iab: [0, 200, 206, 301, 302, 307],
+    op3: [0, 200, 206, 301, 302, 304, 307],
+  };
+  it.each(['iab', 'op3'] as const)('%s: a download for each answer but the errors', async (rules) => {
+    const rows = await derive(
+      oracle,
+      statuses.map((status, i) => ({ time: T0, ip: `192.0.2.${i + 1}`, url: 'https://a.com/1.mp3', status })),
+      { rules, window: 'calendar' },
+    );
+    expect(rows.map((r) => statuses[Number(r.ip.split('.')[3]) - 1]).sort((a, b) => a - b)).toEqual(counted[rules]);
+  });
+});
+
 interface WindowRequest {
   seq: number;
   time_utc_illustrative: string;

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -71,9 +72,9 @@ function summary(run: Import): Record<string, unknown> {
   return JSON.parse(run.stdout.trimEnd().split('\n').pop() ?? '') as Record<string, unknown>;
 }
 
-/** The import command; with `killAt`, SIGKILLed when a stderr line matches it. */
-function runImport(dataDir: string, killAt?: RegExp): Promise<Import> {
-  const child = spawn(process.execPath, ['dist/warehouse/cli.js', 'import', '--account', 'acme', file], { cwd: ROOT, env: serviceEnv(dataDir) });
+/** The import command of `source`; with `killAt`, SIGKILLed when a stderr line matches it. */
+function runImport(dataDir: string, killAt?: RegExp, source = file): Promise<Import> {
+  const child = spawn(process.execPath, ['dist/warehouse/cli.js', 'import', '--account', 'acme', source], { cwd: ROOT, env: serviceEnv(dataDir) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -271,5 +272,61 @@ describe('an import while npm start runs', () => {
       await service.stop();
     }
     expect(await fingerprint(dir('cut'))).toEqual(clean);
+  }, 300_000);
+});
+
+describe('a second delivery', () => {
+  // Requests that carry their ids: lines 1–1,500 as a .gz, the same lines plain, then lines 1,001–2,000.
+  const REDELIVERED = 2_000;
+  const lines = Array.from({ length: REDELIVERED }, (_, i) =>
+    JSON.stringify({
+      time: new Date(Date.UTC(2026, 0, 5) + i * 37_000).toISOString(),
+      ip: `10.1.${(i >> 8) & 255}.${i & 255}`,
+      method: 'GET',
+      url: `https://pfx.example-analytics.net/e/show${i % 5}/media.example.com/ep-${i % 7}.mp3`,
+      userAgent: 'Podcasts/1740.2 CFNetwork/1494.0.7 Darwin/23.4.0',
+      requestId: `delivery-${i}`,
+    }),
+  );
+  const text = (from: number, to: number) => `${lines.slice(from - 1, to).join('\n')}\n`;
+  const files = { gz: dir('first.ndjson.gz'), plain: dir('first.ndjson'), cut: dir('second.ndjson'), whole: dir('whole.ndjson') };
+  beforeAll(() => {
+    writeFileSync(files.gz, gzipSync(text(1, 1_500)));
+    writeFileSync(files.plain, text(1, 1_500));
+    writeFileSync(files.cut, text(1_001, 2_000));
+    writeFileSync(files.whole, text(1, REDELIVERED));
+  });
+
+  async function deliver(dataDir: string): Promise<Record<string, unknown>[]> {
+    const summaries: Record<string, unknown>[] = [];
+    for (const source of [files.gz, files.plain, files.cut]) {
+      const run = await runImport(dataDir, undefined, source);
+      expect(run.code).toBe(0);
+      summaries.push(summary(run));
+    }
+    return summaries;
+  }
+  const expected = [
+    { outcome: 'imported', rowsRead: 1_500, imported: 1_500, duplicates: 0 },
+    { outcome: 'already imported', imported: 0 },
+    { outcome: 'imported', rowsRead: 1_000, imported: 500, duplicates: 500 },
+  ];
+
+  it('adds nothing twice, into a stopped service and through a running one’s inbox: as one import of every request', async () => {
+    const whole = await runImport(dir('delivered-whole'), undefined, files.whole);
+    expect(summary(whole)).toMatchObject({ outcome: 'imported', imported: REDELIVERED });
+    const once = await fingerprint(dir('delivered-whole'));
+
+    expect(await deliver(dir('delivered-stopped'))).toMatchObject(expected);
+    const service = await start(dir('delivered-live'), /"msg":"ready"/);
+    try {
+      expect(await deliver(dir('delivered-live'))).toMatchObject(expected);
+      expect(service.log()).toMatch(/500 of its 1000 requests with an id already imported/);
+    } finally {
+      await service.stop();
+    }
+    for (const delivered of ['delivered-stopped', 'delivered-live']) {
+      expect(await fingerprint(dir(delivered))).toEqual({ ...once, imports: { done: '2', unfinished: '0' } });
+    }
   }, 300_000);
 });
