@@ -15,6 +15,7 @@ import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { collectStartupGarbageWhenQuiet } from './startup-garbage';
 import { WarehouseSetupError } from './warehouse/data-dir';
+import { ensureGeo, warmGeoAtStart } from './warehouse/geo/load';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -62,6 +63,13 @@ async function main(): Promise<void> {
     await applyDdl(warehouse, logger);
     waitingFor = 'the demo data is being built';
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
+    // Imports through the inbox give rows the IP database's places. Loading it (seconds, once per directory and
+    // version of the files) and building its dictionaries (seconds, every start) each hold chDB's one statement
+    // lane, so both happen here, while every request is answered 503 at once, not behind a query's statement.
+    waitingFor = 'the IP database is being loaded';
+    await ensureGeo(warehouse, config.geo.dir, logger);
+    waitingFor = "the IP database's dictionaries are being built";
+    await warmGeoAtStart(warehouse, logger);
   }
 
   waitingFor = 'the models are being compiled and checked';
