@@ -16,6 +16,7 @@ import { onShutdownSignals } from './shutdown';
 import { collectStartupGarbageWhenQuiet } from './startup-garbage';
 import { WarehouseSetupError } from './warehouse/data-dir';
 import { ensureGeo, warmGeoAtStart } from './warehouse/geo/load';
+import { geoFiles } from './warehouse/geo/sources';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
   // Everything the operator can get wrong is checked before "listening", so that a start which fails says so at
   // once, in one line naming the variable, rather than after a banner that promised a service.
   await readKeyFileIfPresent(config.keys.file);
+  // The IP database's files, which the start loads on the embedded engine (below): GEO_DB_DIR without them is named now.
+  if (config.warehouse.kind === 'chdb') geoFiles(config.geo.dir);
   const measured = await openMeasuredWarehouse(config);
   const { warehouse } = measured;
   const metricsServer = await listenOrExit(() => serveMetrics(config.metrics, measured.metrics.registry, logger), {
