@@ -60,8 +60,9 @@ const TABLE_DDL: Record<keyof typeof GEO_TABLES, string> = {
  * files. Loading (7 s on a quiet machine, a minute on a busy one) happens
  * only when the files differ from the last load, found by the fingerprint
  * the load recorded; otherwise this costs two statements. `npm start` on
- * chDB and every warehouse command that gives rows places call it first. The dictionaries themselves are built in memory by
- * ClickHouse on their first use after a start (see docs for the figures).
+ * chDB and every warehouse command that gives rows places call it first.
+ * The dictionaries themselves are built in memory by ClickHouse on their
+ * first use after a start (see docs for the figures).
  */
 export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, logger?: Logger): Promise<GeoLoad> {
   const files = geoFiles(dir);

@@ -150,7 +150,7 @@ export async function mmdbNetworks(db: Buffer): Promise<MmdbNetworks> {
     }
   };
   // Children before their parent, without recursion so the walk can pause: a node stays on the stack until both its
-  // children are settled (the tree is at most 128 deep; the IPv6 file's IPv4 subtree is reached twice, settled once).
+  // children are settled (the tree is at most 128 deep; the IPv6 file's IPv4 subtree, reached from more than one prefix, is settled once).
   const pending = new Int32Array(bits + 2);
   let depth = 0;
   pending[depth++] = 0;
