@@ -1,9 +1,10 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { childEnv, freePort, ROOT } from '../support/child';
+import { ROOT } from '../support/child';
+import { startBuilt } from '../support/service';
 
 /**
  * The smallest whole run of the built service: `node dist/index.js` (the node this test runs on) builds a tiny demo
@@ -12,7 +13,6 @@ import { childEnv, freePort, ROOT } from '../support/child';
  * (docs/testing.md, "Node versions").
  */
 
-const KEY = 'smoke-test-key-0123456789';
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-smoke-'));
 const dataDir = path.join(scratch, 'chdb');
 
@@ -34,45 +34,15 @@ async function downloadsByDevice(): Promise<Record<string, string>> {
 }
 
 it(`starts, says ready and answers a load on Node ${process.versions.node}`, async () => {
-  const port = await freePort();
-  const env = childEnv({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    CHDB_DATA_DIR: dataDir,
-    API_KEYS_FILE: path.join(scratch, 'api-keys.json'),
-    API_KEYS: KEY,
-    DEMO_SCALE: '0.005',
-    DEMO_DAYS: '7',
-  });
-  const child = spawn(process.execPath, ['dist/index.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  let log = '';
-  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const service = await startBuilt(dataDir, 'smoke-test-key-0123456789', { DEMO_SCALE: '0.005', DEMO_DAYS: '7' });
   let answer: Record<string, string>;
   try {
-    const url = `http://127.0.0.1:${port}`;
-    while (
-      (await fetch(`${url}/readyz`).then(
-        (r) => r.status,
-        () => 0,
-      )) !== 200
-    ) {
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) before ready:\n${log}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const response = await fetch(`${url}/v1/data/load/`, {
-      method: 'POST',
-      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: { measures: ['Downloads.count'], dimensions: ['Downloads.device_type'] } }),
-    });
-    expect(response.status).toBe(200);
-    const { data } = (await response.json()) as { data: Record<string, string>[] };
-    answer = Object.fromEntries(data.map((row) => [row['Downloads.device_type'], row['Downloads.count']]));
+    const rows = await service.load({ measures: ['Downloads.count'], dimensions: ['Downloads.device_type'] });
+    answer = Object.fromEntries(rows.map((row) => [row['Downloads.device_type'], row['Downloads.count']]));
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await service.stop();
   }
-  expect(log).toContain('"msg":"IP database loaded"');
+  expect(service.log()).toContain('"msg":"IP database loaded"');
   const expected = await downloadsByDevice();
   expect(Object.keys(expected).length).toBeGreaterThan(1);
   expect(answer).toEqual(expected);
