@@ -15,6 +15,8 @@ import { serveMetrics } from './metrics/server';
 import { onShutdownSignals } from './shutdown';
 import { collectStartupGarbageWhenQuiet } from './startup-garbage';
 import { WarehouseSetupError } from './warehouse/data-dir';
+import { ensureGeo, warmGeoAtStart } from './warehouse/geo/load';
+import { geoFiles } from './warehouse/geo/sources';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
   // Everything the operator can get wrong is checked before "listening", so that a start which fails says so at
   // once, in one line naming the variable, rather than after a banner that promised a service.
   await readKeyFileIfPresent(config.keys.file);
+  // The IP database's files, which the start loads on the embedded engine (below): GEO_DB_DIR without them is named now.
+  if (config.warehouse.kind === 'chdb') geoFiles(config.geo.dir);
   const measured = await openMeasuredWarehouse(config);
   const { warehouse } = measured;
   const metricsServer = await listenOrExit(() => serveMetrics(config.metrics, measured.metrics.registry, logger), {
@@ -62,6 +66,13 @@ async function main(): Promise<void> {
     await applyDdl(warehouse, logger);
     waitingFor = 'the demo data is being built';
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
+    // Imports through the inbox give rows the IP database's places. Loading it (seconds, once per directory and
+    // version of the files) and building its dictionaries (seconds, every start) each hold chDB's one statement
+    // lane, so both happen here, while every request is answered 503 at once, not behind a query's statement.
+    waitingFor = 'the IP database is being loaded';
+    await ensureGeo(warehouse, config.geo.dir, logger);
+    waitingFor = "the IP database's dictionaries are being built";
+    await warmGeoAtStart(warehouse, logger);
   }
 
   waitingFor = 'the models are being compiled and checked';

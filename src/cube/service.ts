@@ -114,7 +114,8 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     logger,
     funnelLookMs: options.funnelLookMs,
   });
-  // The IP database's dictionaries are built before ready, not by the first import or query that reads places.
+  // The IP database's dictionaries are built before ready, not by the first import or query that reads places (npm start
+  // has built them before it serves: this builds them for a ClickHouse server and for the tests' and benchmarks' services).
   const caughtUp = Promise.all([freshness.caughtUp, warmGeoAtStart(warehouse, logger)]).then(() => undefined);
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.

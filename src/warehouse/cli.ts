@@ -9,7 +9,7 @@ import { clusterDdlStatements, TABLES } from './ddl';
 import { deriveAll } from './derive/rederive';
 import { loadUserAgents } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
-import { placesFromDatabase } from './geo/places';
+import { addressPlaces } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile } from './import/import';
 import { IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/records';
@@ -32,9 +32,11 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           under its own id (x-edge-request-id, requestId)
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
-  geo-refresh             load the IP database (the npm packages', or GEO_DB_DIR's) unless it is loaded,
-                          then give every row of downloads, podcast_events and web_events the places
-                          it has for the row's IP (a mutation of those columns; single node only)
+  geo-refresh             give every row of downloads, podcast_events and web_events the places
+                          the IP database has for the row's IP (a mutation of those columns; single node only)
+
+init, import, derive and geo-refresh first load the IP database (the npm packages' files, or GEO_DB_DIR's)
+unless these files are loaded already: seconds, once per warehouse and version of the files.
 `;
 
 type Command =
@@ -132,8 +134,9 @@ async function main(argv: string[]): Promise<number> {
       await addMissingProjections(warehouse, logger, command.cluster);
     } else {
       await applyDdl(warehouse, logger);
-      // Minutes the first time a database version is seen; only the commands that read places wait for it.
-      if (command.name === 'init' || command.name === 'geo-refresh') await ensureGeo(warehouse, config.geo.dir, logger);
+      // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the
+      // demo invents its own).
+      if (command.name !== 'demo') await ensureGeo(warehouse, config.geo.dir, logger);
     }
     logger.info('tables ready', {
       database: config.warehouse.database,
@@ -145,7 +148,7 @@ async function main(argv: string[]): Promise<number> {
       const derivation = {
         settings: config.downloads,
         userAgents: loadUserAgents(config.downloads.userAgentsDir),
-        places: await placesFromDatabase(client, config.warehouse.database, logger.warn),
+        places: addressPlaces(config.warehouse.database),
       };
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {

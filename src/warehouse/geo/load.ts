@@ -57,10 +57,12 @@ const TABLE_DDL: Record<keyof typeof GEO_TABLES, string> = {
 
 /**
  * Makes the geo tables and dictionaries hold the places of the configured
- * files. Loading (tens of seconds) happens only when the files differ from
- * the last load, found by the fingerprint the load recorded; otherwise this
- * costs two statements. The dictionaries themselves are built in memory by
- * ClickHouse on their first use after a start (see docs for the figures).
+ * files. Loading (7 s on a quiet machine, a minute on a busy one) happens
+ * only when the files differ from the last load, found by the fingerprint
+ * the load recorded; otherwise this costs two statements. `npm start` on
+ * chDB and every warehouse command that gives rows places call it first.
+ * The dictionaries themselves are built in memory by ClickHouse on their
+ * first use after a start (see docs for the figures).
  */
 export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, logger?: Logger): Promise<GeoLoad> {
   const files = geoFiles(dir);
@@ -76,7 +78,7 @@ export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, l
   if (last?.fingerprint === fingerprint) {
     return { loaded: false, fingerprint, seconds: 0, cityNetworks: Number(last.city_networks), asnNetworks: Number(last.asn_networks) };
   }
-  logger?.info('loading the IP database', { files: Object.values(files) });
+  logger?.info('loading the IP database: once per warehouse and version of its files', { files: Object.values(files) });
   const started = performance.now();
   const counts = await loadGeo(client, warehouse.config.database, files, logger);
   await client.command({
@@ -108,10 +110,11 @@ export async function geoLoaded(client: ClickHouseClient, database: string): Pro
  * reading places) would hold chDB's one statement lane for. The service's
  * start waits for it before it reports ready (docs/operations.md, "After a
  * start"). Nothing is built when no load filled the tables. Resolves with the
- * seconds it took, or undefined when there was nothing to build.
+ * seconds it took, or undefined when there was nothing to build (no load, or
+ * every dictionary already built).
  */
 export async function warmGeo(client: ClickHouseClient, database: string): Promise<number | undefined> {
-  if (!(await geoLoaded(client, database))) return undefined;
+  if (!(await geoLoaded(client, database)) || (await allBuilt(client, database))) return undefined;
   const started = performance.now();
   const name = (dictionary: string) => quoteString(`${database}.${dictionary}`);
   const ip = "tuple(toIPv6('::'))";
@@ -124,6 +127,16 @@ export async function warmGeo(client: ClickHouseClient, database: string): Promi
     })
     .then((result) => result.json());
   return Math.round(performance.now() - started) / 1000;
+}
+
+/** Whether this engine has built every dictionary of the IP database (a start through src/index.ts builds them before the service's own warm-up). */
+async function allBuilt(client: ClickHouseClient, database: string): Promise<boolean> {
+  const result = await client.query({
+    query: "SELECT count() AS n FROM system.dictionaries WHERE database = {database:String} AND name IN {names:Array(String)} AND status = 'LOADED'",
+    query_params: { database, names: Object.values(GEO_DICTIONARIES) },
+    format: 'JSONEachRow',
+  });
+  return Number((await result.json<{ n: string | number }>())[0].n) === Object.keys(GEO_DICTIONARIES).length;
 }
 
 /** warmGeo during a start, logged: a failure is only logged, and the first statement that reads places builds them then. */
@@ -191,7 +204,7 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
   for (const key of LOADED_TABLES) await client.command({ query: `CREATE TABLE ${next(GEO_TABLES[key])} ${TABLE_DDL[key]}` });
 
   for (const [index, file] of [files.cityIpv4, files.cityIpv6].entries()) {
-    const { networkChunks, places } = mmdbNetworks(await readFile(file));
+    const { networkChunks, places } = await mmdbNetworks(await readFile(file));
     // Places are numbered from 1 in each file: the file's index above 32 bits keeps the two files' apart. Place 0 (an
     // address the file has no network for, below a prefix that has one) stays 0, which geo_city_record does not hold.
     const id = `if(record = 0, toUInt64(0), toUInt64(${index}) * 4294967296 + record)`;

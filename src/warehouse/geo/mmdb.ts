@@ -48,7 +48,30 @@ const CHUNK_LINES = 400_000;
  */
 const CANDIDATES = 8;
 
-export function mmdbNetworks(db: Buffer): MmdbNetworks {
+/**
+ * The walk hands the event loop back at least this often (ms): it runs in the process of a service that is starting
+ * and answering its probes, and the walk of the IPv4 file alone took 2.8 s of one core at load average 16.
+ */
+const SLICE_MS = 20;
+/** Nodes between two looks at the clock. */
+const NODES_PER_LOOK = 4096;
+
+/** Undefined (go on; an await of it would cost a microtask per node) until SLICE_MS passed since the last turn of the event loop, then a promise of the next turn. */
+function slicer(): () => Promise<void> | undefined {
+  let sliceStarted = performance.now();
+  let nodes = 0;
+  return () => {
+    if (++nodes % NODES_PER_LOOK !== 0 || performance.now() - sliceStarted < SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        sliceStarted = performance.now();
+        resolve();
+      }),
+    );
+  };
+}
+
+export async function mmdbNetworks(db: Buffer): Promise<MmdbNetworks> {
   const { metadata } = new Reader(db);
   const { nodeCount, nodeByteSize, recordSize, ipVersion, searchTreeSize } = metadata;
   const decoder = new Decoder(db, searchTreeSize + DATA_SECTION_SEPARATOR);
@@ -100,11 +123,10 @@ export function mmdbNetworks(db: Buffer): MmdbNetworks {
     for (let i = 0; i < n; i++) if (set[i] === place) return true;
     return false;
   };
-  const visit = (node: number): void => {
+  /** A node whose children have their candidates: its own. */
+  const settle = (node: number): void => {
     const l = read.left(node * nodeByteSize);
     const r = read.right(node * nodeByteSize);
-    if (l < nodeCount && count[l] === 0) visit(l);
-    if (r < nodeCount && count[r] === 0) visit(r);
     const nl = candidatesOf(l, left);
     const nr = candidatesOf(r, right);
     let n = 0;
@@ -127,7 +149,25 @@ export function mmdbNetworks(db: Buffer): MmdbNetworks {
       pooled += n;
     }
   };
-  visit(0);
+  // Children before their parent, without recursion so the walk can pause: a node stays on the stack until both its
+  // children are settled (the tree is at most 128 deep; the IPv6 file's IPv4 subtree, reached from more than one prefix, is settled once).
+  const pending = new Int32Array(bits + 2);
+  let depth = 0;
+  pending[depth++] = 0;
+  const pause = slicer();
+  while (depth > 0) {
+    const node = pending[depth - 1];
+    const l = read.left(node * nodeByteSize);
+    const r = read.right(node * nodeByteSize);
+    if (l < nodeCount && count[l] === 0) pending[depth++] = l;
+    else if (r < nodeCount && count[r] === 0) pending[depth++] = r;
+    else {
+      settle(node);
+      depth--;
+      const turn = pause();
+      if (turn) await turn;
+    }
+  }
 
   async function* chunks(): AsyncGenerator<string> {
     const offset = ipVersion === 4 ? 96 : 0;
@@ -145,7 +185,10 @@ export function mmdbNetworks(db: Buffer): MmdbNetworks {
     const rootPlace = placeUnder(0, 0);
     if (ipVersion === 4 || rootPlace !== 0) emit(0n, 0, rootPlace, false);
     const stack: { node: number; depth: number; address: bigint; inherited: number }[] = [{ node: 0, depth: 0, address: 0n, inherited: rootPlace }];
+    const pauseWriting = slicer();
     while (stack.length > 0) {
+      const turn = pauseWriting();
+      if (turn) await turn;
       const { node, depth, address, inherited } = stack.pop() as (typeof stack)[number];
       for (let side = 0; side < 2; side++) {
         const child = side === 0 ? read.left(node * nodeByteSize) : read.right(node * nodeByteSize);

@@ -56,12 +56,12 @@ export function addressPlaces(database: string): Places {
 }
 
 /**
- * The places imports and `derive` give rows: the IP database's when one is
- * loaded in `database` (npm run warehouse -- init or geo-refresh), else
- * none: rows get empty places, and `warn` says so and what to run. Asked
- * at each import, so a database loaded while the service was stopped is
- * used without further steps; loading one here would hold chDB's only
- * statement lane for minutes.
+ * The places a running service's imports give rows: the IP database's when
+ * one is loaded in `database`, else none: rows get empty places, and `warn`
+ * says so and what to run. `npm start` loads the database before it serves
+ * (src/index.ts), so this finds none only in a service started otherwise
+ * (the tests' own) or a warehouse whose load failed; loading one here would
+ * hold chDB's only statement lane for seconds.
  */
 export async function placesFromDatabase(
   client: ClickHouseClient,
@@ -70,7 +70,7 @@ export async function placesFromDatabase(
 ): Promise<Places | undefined> {
   if (await geoLoaded(client, database)) return addressPlaces(database);
   warn(
-    'no IP database is loaded: the rows get empty places (country, city, continent, time zone, org); stop the service if it holds chDB, then run `npm run warehouse -- geo-refresh` to load it and give every row its places',
+    'no IP database is loaded: the rows get empty places (country, city, continent, time zone, org); stop the service, then run `npm run warehouse -- geo-refresh` to load it and give every row its places',
     { database },
   );
   return undefined;

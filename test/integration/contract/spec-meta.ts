@@ -1,6 +1,9 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
 /**
  * Expected response of `GET /v1/data/meta/` (the `schemas` array), transcribed
- * independently from the service spec /work/shared/spec/000_b2b14efd30af8f33.txt:
+ * independently from the service spec (SPEC_FILE, beside the repository):
  *   - 2.1 Schema, 2.2 Measure, 2.3 Dimension: field sets and fixed values
  *     (cumulativeTotal/cumulative false, type 'number', isVisible true,
  *     suggestFilterValues true, segments [], connectedComponent 1 only on
@@ -18,6 +21,16 @@
  *   - drillMembersGrouped: { measures: [], dimensions: <drillMembers> }.
  *   - `format` key is omitted (not set to undefined) unless the spec says percent.
  */
+
+/** The spec, from the repository's root: the project's shared folder lies beside the repository. */
+export const SPEC_FILE = path.join('..', 'shared', 'spec', '000_b2b14efd30af8f33.txt');
+
+/** The spec's text; a checkout without ../shared beside it fails here, naming where the spec was looked for. */
+export function readSpec(): string {
+  const file = path.resolve(__dirname, '..', '..', '..', SPEC_FILE);
+  if (!existsSync(file)) throw new Error(`the service spec is not at ${SPEC_FILE} (${file}): put the project's shared folder beside the repository`);
+  return readFileSync(file, 'utf8');
+}
 
 export interface ExpectedMeasure {
   name: string;

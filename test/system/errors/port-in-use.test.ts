@@ -7,7 +7,8 @@ import { childEnv, freePort, ROOT } from '../support/child';
 
 /**
  * The real start-up (`node dist/index.js`, built once by the system tier's
- * global setup, as `npm start` builds it) on a port another process holds, or with a key file it cannot read:
+ * global setup, as `npm start` builds it) on a port another process holds, with a key file it cannot read, or with
+ * a GEO_DB_DIR that lacks the IP database's files:
  * one clear line on stderr naming the variable, exit code 1, no stack trace,
  * and no "listening" (nor the banner) before it. The same start on a free
  * port does log "listening", so these tests cannot pass by never logging.
@@ -93,6 +94,13 @@ function expectRefusedBeforeListening(run: Run, line: string | RegExp): void {
 it('a metrics port in use: one line naming the port and METRICS_PORT, before listening on PORT', async () => {
   const run = await start(await freePort(), 'metrics-held', undefined, { METRICS_PORT: String(heldPort), METRICS_HOST: '127.0.0.1' });
   expectRefusedBeforeListening(run, `Port ${heldPort} on 127.0.0.1 is already in use (METRICS_PORT)`);
+}, 120_000);
+
+it('a GEO_DB_DIR without the IP database files: one line naming it and the file missing, before listening', async () => {
+  const dir = path.join(dataDir, 'empty-geo');
+  mkdirSync(dir);
+  const run = await start(await freePort(), 'geo-empty', undefined, { GEO_DB_DIR: dir });
+  expectRefusedBeforeListening(run, `Failed to start: GEO_DB_DIR=${dir}: expected exactly one *city-ipv4.mmdb file, found none`);
 }, 120_000);
 
 describe('a key file that does not read: one line naming API_KEYS_FILE and the problem, before listening', () => {

@@ -103,7 +103,9 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
       expect(first.status).toBe(503);
       expect(first.body).toMatchObject({
         code: 'not_ready',
-        error: expect.stringMatching(/^Not ready: the (tables are being checked|demo data is being built|models are being compiled and checked)\.$/),
+        error: expect.stringMatching(
+          /^Not ready: the (tables are being checked|demo data is being built|IP database is being loaded|IP database's dictionaries are being built|models are being compiled and checked)\.$/,
+        ),
       });
       await request(url).get('/healthz').expect(200);
       let ready = first;

@@ -41,7 +41,7 @@ function networksFrom(choices: number[], base: bigint, top: number, bits: number
 }
 
 async function prefixesOf(file: Buffer) {
-  const { networkChunks, places } = mmdbNetworks(file);
+  const { networkChunks, places } = await mmdbNetworks(file);
   const prefixes: { start: bigint; length: number; place: number; leaf: boolean }[] = [];
   for await (const chunk of networkChunks) {
     for (const line of chunk.trim().split('\n')) {
