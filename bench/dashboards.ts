@@ -17,7 +17,7 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
 
 /**
  * Dashboard shapes at scale: `npm run bench:dashboards -- --data-dir DIR
- * [--requests 20] [--budget-seconds 20] [--shapes country,day,…] [--keys account|operator|both] [--worker]`. DIR holds a finished demo build
+ * [--requests 20] [--budget-seconds 20] [--shapes country,day,…] [--keys account|operator|both]`. DIR holds a finished demo build
  * (e.g. `CHDB_DATA_DIR=DIR DEMO_SCALE=130 npm run warehouse -- demo`, 100M
  * downloads). Adds projections the tables lack (timed), prints table and
  * projection sizes, then times each shape one request at a time: through the
@@ -27,12 +27,8 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * raw rows). A shape stops after --requests or --budget-seconds, whichever
  * comes first, with at least 3 requests (after one uncounted warm-up), or
  * exactly one, uncounted warm-up none, with --requests 1 (for the funnel at
- * 100M, whose every run reads all downloads). --shapes keeps the shapes
- * whose names contain one of the given words. A shape a rollup answers
- * (the funnel) drops the direct SQL columns and reports its first request,
- * which builds the rollup, and an uncached count's latency meanwhile; the
- * rollup database is emptied first. --worker lets Cube's refresh worker
- * build every account's rollup before the shapes run, timed the same way.
+ * 100M, whose every run reads the range's downloads and joins them). --shapes
+ * keeps the shapes whose names contain one of the given words.
  */
 
 interface Shape {
@@ -93,7 +89,6 @@ async function main(): Promise<number> {
       'budget-seconds': { type: 'string', default: '20' },
       shapes: { type: 'string' },
       keys: { type: 'string', default: 'both' },
-      worker: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -107,12 +102,7 @@ async function main(): Promise<number> {
 
   await prepare(dataDir);
   const account = DEMO_ACCOUNTS[0];
-  // Without --worker the first request that needs a rollup builds it; with it, Cube's refresh worker does first.
-  const service = await startBenchService(
-    dataDir,
-    { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '300', CUBE_ROLLUP_REFRESH_SECONDS: values.worker ? '1' : '0' },
-    [account],
-  );
+  const service = await startBenchService(dataDir, { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_CONCURRENT: '1000', QUERY_TIMEOUT_SECONDS: '300' }, [account]);
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -120,35 +110,6 @@ async function main(): Promise<number> {
   // The service's own engine connection: direct SQL runs in the same process and queue as the API's.
   const direct = await openWarehouse({ kind: 'chdb', dataDir, database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   const client = direct.client();
-
-  // Dashboards' other queries while rollups build: an uncached count, every 50 ms, through the API.
-  let probes = 0;
-  const probeQuery = () => ({
-    measures: ['Downloads.count'],
-    renewQuery: true,
-    filters: [{ member: 'Downloads.country', operator: 'notEquals', values: [`bench-probe-${probes++}`] }],
-  });
-  const probe = () =>
-    probeWhile(async () => {
-      const reply = await post(base, agent, API_KEY, '/v1/data/load/', { query: probeQuery() });
-      if (reply.status !== 200) throw new Error(`probe: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
-    });
-  if (values.worker) {
-    const contexts =
-      1 +
-      Number(
-        (await (await client.query({ query: `SELECT uniqExact(account_id) AS n FROM ${DATABASE}.downloads`, format: 'JSONEachRow' })).json<{ n: string }>())[0]
-          .n,
-      );
-    const probing = probe();
-    const started = performance.now();
-    while ((await rollupTables(client)) < contexts) await new Promise((resolve) => setTimeout(resolve, 200));
-    const built = performance.now() - started;
-    const probes = await probing.stop();
-    log(
-      `refresh worker: ${contexts} funnel rollups (operator + accounts) built in ${(built / 1000).toFixed(1)} s after start-up; meanwhile an uncached Downloads.count through the API took p50 ${fmt(probes.p50)} ms, max ${fmt(probes.max)} ms (${probes.n} requests)`,
-    );
-  }
 
   const keys = [
     { label: account, key: service.accountKeys[account], kind: 'account' },
@@ -158,28 +119,7 @@ async function main(): Promise<number> {
   let sent = 0;
   for (const shape of shapes) {
     for (const { label, key } of keys) {
-      const { sql, rollup } = await generatedSql(base, agent, key, shape.query);
-      if (rollup) {
-        // Cube's SQL names the rollup without its version suffix, so it cannot run directly. The first
-        // request builds the rollup unless the refresh worker has; the probe shows what that does to
-        // other queries (the service sends chDB one statement at a time).
-        const probing = probe();
-        const first = performance.now();
-        const answer = await post(base, agent, key, '/v1/data/load/', { query: shape.query });
-        const firstMs = performance.now() - first;
-        const probes = await probing.stop();
-        if (answer.status !== 200) throw new Error(`${shape.name} [${label}]: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
-        const api = await timed(requests, budgetMs, async () => {
-          const never = { member: shape.member, operator: 'notEquals', values: [`bench-no-such-value-${sent++}`] };
-          const reply = await post(base, agent, key, '/v1/data/load/', { query: { ...shape.query, renewQuery: true, filters: [never] } });
-          if (reply.status !== 200) throw new Error(`${shape.name} [${label}]: HTTP ${reply.status} ${reply.body.slice(0, 300)}`);
-          return (JSON.parse(reply.body) as { data: unknown[] }).data.length;
-        });
-        const line = `| ${shape.name} | ${label} | ${fmt(api.p50)} | ${fmt(api.p99)} | ${api.n} | – | – | – | ${api.rows} | rollup ${rollup} (first request ${fmt(firstMs)} ms; meanwhile probe p50 ${fmt(probes.p50)} ms, max ${fmt(probes.max)} ms, ${probes.n} requests) |`;
-        log(line);
-        rows.push(line);
-        continue;
-      }
+      const sql = await generatedSql(base, agent, key, shape.query);
       const plan = (
         await (await client.query({ query: `EXPLAIN projections = 1 ${sql} SETTINGS ${SERVICE_SETTINGS}`, format: 'JSONEachRow' })).json<{ explain: string }>()
       )
@@ -232,8 +172,6 @@ async function prepare(dataDir: string): Promise<void> {
       warehouse,
       createLogger('info', (line) => log(`  ${line}`)),
     );
-    // Every run times rollup builds from nothing.
-    await warehouse.client().command({ query: `DROP DATABASE IF EXISTS ${ROLLUP_DATABASE} SYNC` });
     await printSizes(warehouse);
   } finally {
     await warehouse.close();
@@ -299,50 +237,13 @@ async function timed(requests: number, budgetMs: number, run: () => Promise<numb
   return { n: sorted.length, p50: at(50), p99: at(99), rows };
 }
 
-/** The SQL Cube generates, parameters inlined, and the rollup table it reads if a rollup answers. */
-async function generatedSql(base: string, agent: http.Agent, key: string, query: Record<string, unknown>): Promise<{ sql: string; rollup?: string }> {
+/** The SQL Cube generates, parameters inlined. */
+async function generatedSql(base: string, agent: http.Agent, key: string, query: Record<string, unknown>): Promise<string> {
   const answer = await post(base, agent, key, '/cubejs-api/v1/sql', { query });
   if (answer.status !== 200) throw new Error(`sql: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
-  const { sql, preAggregations } = (JSON.parse(answer.body) as { sql: { sql: [string, unknown[]]; preAggregations: { tableName: string }[] } }).sql;
-  const [text, params] = sql;
+  const [text, params] = (JSON.parse(answer.body) as { sql: { sql: [string, unknown[]] } }).sql.sql;
   let next = 0;
-  return {
-    sql: text.replace(/\?/g, () => `'${String(params[next++]).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`),
-    rollup: preAggregations[0]?.tableName,
-  };
-}
-
-/** Runs `request` every 50 ms until stopped: how long they took. */
-function probeWhile(request: () => Promise<void>): { stop(): Promise<{ n: number; p50: number; max: number }> } {
-  let running = true;
-  const latencies: number[] = [];
-  const loop = (async () => {
-    while (running) {
-      const t = performance.now();
-      await request();
-      latencies.push(performance.now() - t);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      const sorted = latencies.sort((a, b) => a - b);
-      return { n: sorted.length, p50: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted[sorted.length - 1] ?? 0 };
-    },
-  };
-}
-
-/** Funnel rollup tables in the rollup database (one per account and time zone, plus the operator's). */
-async function rollupTables(client: ReturnType<Warehouse['client']>): Promise<number> {
-  const [row] = await (
-    await client.query({
-      query: `SELECT count() AS n FROM system.tables WHERE database = '${ROLLUP_DATABASE}' AND name LIKE 'web_events_from_podcast_funnel%'`,
-      format: 'JSONEachRow',
-    })
-  ).json<{ n: string }>();
-  return Number(row.n);
+  return text.replace(/\?/g, () => `'${String(params[next++]).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
 }
 
 function post(base: string, agent: http.Agent, key: string, route: string, body: unknown): Promise<{ status: number; body: string }> {

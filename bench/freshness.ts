@@ -10,10 +10,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { handOff } from '../src/warehouse/import/inbox';
 import { StatementQueue, statementTicket } from '../src/warehouse/statement-queue';
 import { quoteIdentifier } from '../src/warehouse/ddl';
-import { HOURLY_TABLE } from '../src/cube/funnel-hourly';
 import { send } from './http-load';
 import { log, mb } from './report';
-import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service';
+import { API_KEY, DATABASE, startBenchService } from './service';
 
 /**
  * Freshness benchmark (issue 18 §2): `npm run bench:freshness -- --data-dir DIR [--source operator|ACCOUNT]
@@ -23,10 +22,9 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  * 1. one day of podcast_events (every account's, or one account's) is written as NDJSON request records and
  *    handed to the running service as a NEW account's file (`npm run warehouse -- import`'s way: the inbox);
  *    a day is about 1 % of the table. With `--into ACCOUNT` the file is that existing account's, its times
- *    moved to the day after the data's last: the refresh then remakes the account's funnel hours from that day
- *    on (src/cube/funnel-hourly.ts), as after a network's hourly import into its own account, while the derivation replaces no
- *    download that was there (an import's span is derived again whole), so removing the import's requests and
- *    the downloads of that day restores the tables exactly;
+ *    moved to the day after the data's last, as after a network's hourly import into its own account, while the
+ *    derivation replaces no download that was there (an import's span is derived again whole), so removing the
+ *    import's requests and the downloads of that day restores the tables exactly;
  * 2. from the hand-off until both APIs' answers include the day, an uncached dashboard query (operator's
  *    Downloads.count by country over the last 30 days, a new filter value per request) is sent back to back;
  * 3. reported: the rows every statement between the hand-off and the summary read (system.events SelectedRows,
@@ -34,8 +32,7 @@ import { API_KEY, DATABASE, ROLLUP_DATABASE, startBenchService } from './service
  *    statements that read most, the seconds until the answers include the day (Downloads.count and the funnel,
  *    for the new account and for the operator, through /v1/data/load and /cubejs-api/v1/load, compared with
  *    direct SQL), and the probe's p50/p99/max.
- * Before the import every funnel rollup the test reads is built (a query each), so the refresh is measured,
- * not a first build.
+ * Before the import each answer compared is asked once, so the caches hold it.
  */
 
 const NEW_ACCOUNT = 'bench-freshness-import';
@@ -73,15 +70,13 @@ async function main(): Promise<number> {
       // Compiled to build/, the service looks for the user-agent lists beside build/ rather than the repository.
       USER_AGENTS_DIR: process.env.USER_AGENTS_DIR,
       IMPORT_STATEMENT_ROWS: process.env.IMPORT_STATEMENT_ROWS,
-      FUNNEL_HOURS_STATEMENT_ROWS: process.env.FUNNEL_HOURS_STATEMENT_ROWS,
     },
     [target],
     { importInbox: true },
   );
-  // The refresh after the import is what is measured, not the funnel hours' first making at start-up (on a build whose
-  // hours were made before funnel_address was kept, every account's are made again once here).
+  // The refresh after the import is what is measured, not the start's catch-up.
   await service.cube.caughtUp();
-  step('funnel hours caught up with the data');
+  step('caught up with the data');
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -170,9 +165,9 @@ async function main(): Promise<number> {
       }
       return out;
     };
-    // Builds the rollups these answers read (a refresh is what is measured), and gives the operator's before.
+    // Fills the caches with these answers, and gives the operator's before.
     const before = await answers();
-    step(`answers before (rollups built): ${JSON.stringify(before)}`);
+    step(`answers before: ${JSON.stringify(before)}`);
 
     const probeQuery = (n: number) => ({
       measures: ['Downloads.count'],
@@ -243,11 +238,12 @@ async function main(): Promise<number> {
     step(`summary after ${summarySeconds.toFixed(1)} s: ${JSON.stringify(summary)}`);
 
     // What the answers must be: the account's downloads on the day (direct SQL) and its funnel's first step
-    // (addresses that downloaded on the day), added to the operator's. No later step: the new account has no
-    // website events, and an existing account's all lie before the day (checked), so none follows these downloads.
+    // (listeners that downloaded on the day: an IPv4 address or an IPv6 /64), added to the operator's. No later step:
+    // the new account has no website events, and an existing account's all lie before the day (checked), so none
+    // follows these downloads.
     const added = (
       await rows<{ n: string; u: string }>(
-        `SELECT toString(count()) AS n, toString(uniqExact(ip4)) AS u FROM ${db}.downloads WHERE account_id = '${target}' AND toDate(ts) = '${importDay}'`,
+        `SELECT toString(count()) AS n, toString(uniqExact(if(ip4 = toIPv4(0), cutIPv6(ip, 8, 0), toString(ip4)))) AS u FROM ${db}.downloads WHERE account_id = '${target}' AND toDate(ts) = '${importDay}'`,
       )
     )[0];
     const [{ later }] = await rows<{ later: string }>(
@@ -309,18 +305,12 @@ async function main(): Promise<number> {
       `Rows read (system.events SelectedRows, each probe's ${probeRows.toLocaleString('en')} taken out) against podcast_events + downloads + web_events (${tableRows.toLocaleString('en')} rows):`,
     );
     log(
-      '| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: funnel hours, rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Import statements (longest s) | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |',
+      '| Imported | Import rows (file, validation, derivation) | Refresh rows (dataChanged: rollups, caches) | Hand-off → summary rows | Import s | Refresh s | Summary s | Answers include the day s | Import statements (longest s) | Probe p50 ms | Probe p99 ms | Probe max ms | Probes (errors) |',
     );
     log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     log(
       `| ${values.source} ${day}: ${summary.imported.toLocaleString('en')} requests, ${summary.downloads.toLocaleString('en')} downloads | ${importRows.toLocaleString('en')} (${share(importRows)}) | ${refreshRows.toLocaleString('en')} (${share(refreshRows)}) | ${read.toLocaleString('en')} (${share(read)}) | ${((refresh.ms[0] - handedOff) / 1000).toFixed(1)} | ${((refresh.ms[1] - refresh.ms[0]) / 1000).toFixed(1)} | ${summarySeconds.toFixed(1)} | ${followSeconds.toFixed(1)} | ${summary.statements} (${summary.longestStatementSeconds.toFixed(2)}) | ${ms(percentile(sorted, 50))} | ${ms(percentile(sorted, 99))} | ${ms(sorted.at(-1))} | ${sorted.length} (${probeErrors}) |`,
     );
-    const longest = (lane: string) =>
-      ran
-        .filter((r) => r.lane === lane && r.start >= handedOff && r.end - r.start >= 100)
-        .map((r) => `${((r.start - handedOff) / 1000).toFixed(1)}: ${(r.end - r.start).toFixed(0)}`);
-    log('');
-    log(`funnel-hourly statements of 100 ms or more (s after the hand-off: ms): ${longest('funnel-hourly').join(', ') || 'none'}`);
     const phase = (at: number) => (at < refresh.ms[0] ? 'import' : at < refresh.ms[1] ? 'refresh' : 'after');
     log('');
     log(
@@ -334,8 +324,7 @@ async function main(): Promise<number> {
       );
     }
   } finally {
-    // Leave the directory as it was: the import's rows and its record go, and the service follows (its funnel
-    // hours and rollups without them).
+    // Leave the directory as it was: the import's rows and its record go, and the service follows.
     try {
       if (imported) {
         await removeImported(client, imported);
@@ -395,9 +384,7 @@ async function removeImported(client: ClickHouseClient, { account, from, existin
 
 /** Rows and a hash of every row (order aside) of the tables an import and its refresh write. */
 async function tablesFingerprint(client: ClickHouseClient): Promise<Record<string, string>> {
-  const tables = ['podcast_events', 'downloads', 'web_events', 'imports']
-    .map((t) => `${quoteIdentifier(DATABASE)}.${t}`)
-    .concat(`${quoteIdentifier(`${ROLLUP_DATABASE}_sources`)}.${quoteIdentifier(HOURLY_TABLE)}`);
+  const tables = ['podcast_events', 'downloads', 'web_events', 'imports'].map((t) => `${quoteIdentifier(DATABASE)}.${t}`);
   const out: Record<string, string> = {};
   for (const table of tables) {
     const result = await client.query({ query: `SELECT toString(count()) AS n, toString(sum(cityHash64(*))) AS h FROM ${table}`, format: 'JSONEachRow' });

@@ -99,10 +99,9 @@ export const LARGEST: Shape = {
 };
 
 /**
- * The funnel's percentages: a distinct count, which its rollup cannot add up,
- * so every run joins the raw tables (the rollup's own figures are in
- * dashboards.ts: Cube's SQL for a rollup names its table without the version
- * the direct run would need). Also the mixed run's slow query.
+ * The funnel's percentages, which join the raw tables every time (the
+ * funnel's conversions by step over a range are in dashboards.ts). Also the
+ * mixed run's slow query.
  */
 export const FUNNEL_PERCENT: Shape = {
   name: 'funnel percent',

@@ -5,8 +5,8 @@ import { startBenchService } from './service';
 
 /**
  * Service starts in one process (issue 16): `npm run bench:starts -- --data-dir DIR [--starts 8]`. DIR holds a
- * finished demo build (`npm run warehouse -- demo`). Starts the service on DIR, waits until its hours and rollups
- * have caught up (as the integration tests do before each suite), and closes it, `--starts` times. The first start
+ * finished demo build (`npm run warehouse -- demo`). Starts the service on DIR, waits until its rollups have caught
+ * up (as the integration tests do before each suite), and closes it, `--starts` times. The first start
  * loads Cube's modules; the later ones are what each further service of an integration worker costs. Reports each
  * start's wall time, this process's CPU time over it (chDB's threads included) and the statements it ran (the
  * statement queue's count).

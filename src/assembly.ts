@@ -27,7 +27,7 @@ import { watchInbox } from './warehouse/import/inbox';
  * on bad models, the metrics server, signals) stays in index.ts.
  */
 
-export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds' | 'funnelLookMs' | 'modelsPollMs'> {
+export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitSeconds' | 'modelsPollMs'> {
   config: Config;
   logger: Logger;
   /**
@@ -95,7 +95,6 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       schemaPath: options.schemaPath ?? config.models.dir,
       watchModels: options.watchModels,
       continueWaitSeconds: options.continueWaitSeconds,
-      funnelLookMs: options.funnelLookMs,
       modelsPollMs: options.modelsPollMs,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
       rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
@@ -120,10 +119,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           statementRows: config.importStatementRows,
         },
         logger,
-        {
-          imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account, since: summary.since }))),
-          importing: (work) => cube.importing(work),
-        },
+        { imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))) },
       );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {

@@ -8,7 +8,6 @@ import { BoundedCacheDriver } from './engine/cache-driver';
 import { createFreshness } from './freshness';
 import { warmGeoAtStart } from '../warehouse/geo/load';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
-import { rollupSourceDatabase } from './engine/dialect';
 import { createDriverFactory } from './engine/driver';
 import { classifyGatewayError, type GatewayError } from './errors';
 import { createModelEngine } from './models/engine';
@@ -59,11 +58,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     engine: createModelEngine({
       compilerApi: (modelVersion) => engine.compilerApi(modelVersion),
       generateSql: (modelVersion, query, accountId) => generateSql(query, { requestId: `models-${modelVersion}`, accountId }, modelVersion),
-      query: async (sql, params) => {
-        // The model's rollup reads the funnel's hourly tables: they exist before its checks (and any build) when the warehouse answers.
-        await freshness.ensureHours().catch(() => undefined);
-        return validationDriver.query(sql, params);
-      },
+      query: (sql, params) => validationDriver.query(sql, params),
     }),
   });
 
@@ -101,18 +96,11 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   };
 
   const freshness = createFreshness({
-    client: warehouse.rollupClient({ ...limits, ...(options.rollupBuildLimits ?? {}) }),
-    database: warehouse.config.database,
-    sourceDatabase: rollupSourceDatabase(warehouse.config.rollupDatabase),
-    sqlOf: async (query, limit, accountId) =>
-      engine.exportSql({ ...query, limit }, { securityContext: { accountId }, requestId: `funnel-hourly-${accountId}`, modelVersion: await models.version() }),
-    cubes: async () => engine.cubes(await models.version()),
     modelsReady: () => models.ready(),
     refreshRollups: (accounts) => engine.refreshRollups(accounts),
     accountIds,
     forgetAnswers,
     logger,
-    funnelLookMs: options.funnelLookMs,
   });
   // The IP database's dictionaries are built before ready, not by the first import or query that reads places (npm start
   // has built them before it serves: this builds them for a ClickHouse server and for the tests' and benchmarks' services).
@@ -264,7 +252,6 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     refuseNotStarted: () => tickets.refuseNotStarted(),
 
     dataChanged: (changes) => freshness.dataChanged(changes),
-    importing: (work) => freshness.importing(work),
 
     caughtUp: () => caughtUp,
 

@@ -3,7 +3,7 @@ import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
 import type { ExportSql } from './engine/export-sql';
-import type { DataChange } from './funnel-hourly';
+import type { DataChange } from './freshness';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
 import type { LoadResult, MultiLoadResult, Schema } from './shapes';
@@ -47,19 +47,10 @@ export interface CubeService {
    * cached before (ours and Cube's, refresh keys too) and rebuilds the
    * rollups of these accounts and the operator's whose refresh keys turned.
    * Once it resolves, every answer through both APIs includes the rows.
-   * A change's `since` bounds where its downloads changed, so that the
-   * funnel's hours are remade from there on only (src/cube/funnel-hourly.ts).
    */
   dataChanged(changes: readonly DataChange[]): Promise<void>;
   /**
-   * Runs an import (`work`), which ends with dataChanged when it added rows:
-   * meanwhile the funnel's hours do not follow its rows part by part (see
-   * createFreshness).
-   */
-  importing<T>(work: () => Promise<T>): Promise<T>;
-  /**
    * Settles once the service is caught up with the data it started on: the
-   * funnel's hourly table (src/cube/funnel-hourly.ts) made for it, then the
    * rollups rebuilt whose refresh keys turned. Loads and exports wait for it;
    * it never rejects (a failure is logged, and ends the wait).
    */
@@ -123,9 +114,4 @@ export interface CubeServiceOptions {
   rollupRefreshSeconds?: number;
   /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
   rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
-  /**
-   * Milliseconds between the funnel hours' looks for rows added by other means than an import; 10 s when absent,
-   * as often as the funnel rollup's refresh key turns. Tests of what a look does or must not do shorten it.
-   */
-  funnelLookMs?: number;
 }

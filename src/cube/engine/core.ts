@@ -143,8 +143,6 @@ export interface Engine {
   compilerApi(modelVersion: string): Promise<unknown>;
   /** The cubes of a model version that declare a primary key (not in /meta). */
   keyedCubes(modelVersion: string): Promise<ReadonlySet<string>>;
-  /** Every valid cube of a model version (views included), whether /meta shows it or not. */
-  cubes(modelVersion: string): Promise<ReadonlySet<string>>;
   /** Cube's SQL for one query with `query.limit` rows at most, for an export (export-sql.ts). */
   exportSql(query: Record<string, unknown>, context: GatewayContext): Promise<ExportSql>;
   /** Forgets Cube's cached results and refresh-key values; its rollup bookkeeping stays. */
@@ -237,7 +235,6 @@ export function createEngine(options: EngineOptions): Engine {
           .filter(([, keys]) => keys.length > 0)
           .map(([cube]) => cube),
       ),
-    cubes: async (modelVersion) => new Set(Object.keys(await primaryKeys(modelVersion))),
 
     exportSql: (query, context) => generateExportSql(gateway as unknown as SqlGateway, query, { ...context }),
 

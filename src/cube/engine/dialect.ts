@@ -5,15 +5,6 @@ import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapte
 import { UserError } from '@cubejs-backend/schema-compiler/dist/src/compiler/UserError';
 
 /**
- * Where the service keeps tables rollups are built from: beside
- * CUBE_ROLLUP_DATABASE, not in it, because Cube drops every table there that
- * is not one of its rollup versions.
- */
-export function rollupSourceDatabase(rollupDatabase: string): string {
-  return `${rollupDatabase}_sources`;
-}
-
-/**
  * A key of a normalized query (Cube hands the query to the dialect as its
  * options) asking that rows tied on the query's order come as the engine
  * gives them (see orderBy): set by exports only.
@@ -54,9 +45,9 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  * every time expression a query filters or groups on is `toStartOfHour(ts)`:
  * see hourAlignedRange and HourTimeDimension.
  *
- * And helpers for model files: `SQL_UTILS.timeLowerBound(member, column)`
- * (see timeLowerBound), `SQL_UTILS.rollupBuild()` and
- * `SQL_UTILS.rollupSource(name)` (see rollupBuild).
+ * And helpers for model files: `SQL_UTILS.timeCondition(member, column)`
+ * (see timeCondition) and `SQL_UTILS.timeLowerBound(member, column)` (see
+ * timeLowerBound).
  *
  * And rollups answer queries in ROLLUP_TIME_ZONE only (see
  * RollupsInOneTimeZone).
@@ -64,21 +55,41 @@ export const ROLLUP_TIME_ZONE = 'UTC';
 export class WarehouseClickHouseQuery extends ClickHouseQuery {
   override parametrizedContextSymbols(): any {
     const symbols = super.parametrizedContextSymbols();
+    symbols.sqlUtils.timeCondition ??= (member: string, column: string) => this.timeCondition(member, column);
     symbols.sqlUtils.timeLowerBound ??= (member: string, column: string) => this.timeLowerBound(member, column);
-    symbols.sqlUtils.rollupBuild ??= () => this.rollupBuild();
-    symbols.sqlUtils.rollupSource ??= (name: string) => `${rollupSourceDatabase(this.preAggregationSchema())}.${name}`;
     return symbols;
   }
 
   /**
-   * Whether the SQL being written is a rollup's (its build, its refresh
-   * key), not a query's: a model can then read tables the service keeps for
-   * rollups to be built from (`rollupSource(name)`, in rollupSourceDatabase)
-   * instead of the raw rows, where those give the rollup's rows exactly
-   * (WebEventsFromPodcastFunnel's hourly table, src/cube/funnel-hourly.ts).
+   * The query's conditions on a time member, written on another column:
+   * each date range of the member in `timeDimensions`, and each filter on
+   * it, top-level or in `and`/`or` groups (a group's other members' filters
+   * left out of an `and`); `1 = 1` when there is none. A model whose rows'
+   * time is derived from a column of a subquery (WebEventsFromPodcastFunnel:
+   * a listener's first download within the range) puts the range there.
+   * Cube's FILTER_PARAMS cannot: it reads a group as a filter of its first
+   * member and writes every filter in it on the column, and leaves a group
+   * that starts with another member out. An `or` with filters on the member
+   * and on others gives the member no range of its own: a UserError (400)
+   * naming the member, not an answer over some other range.
    */
-  rollupBuild(): boolean {
-    return Boolean(this.options.preAggregationQuery);
+  timeCondition(member: string, column: string): string {
+    const ranges = (this.timeDimensions as any[]).filter((td) => td.dimension === member && td.dateRange).map((td) => td.conditionSql(column) as string);
+    const conditions = [...ranges, ...(this.filters as any[]).map((filter) => this.conditionOn(filter, member, column))];
+    const kept = conditions.filter((c): c is string => c !== undefined);
+    return kept.length > 0 ? kept.map((c) => `(${c})`).join(' AND ') : '1 = 1';
+  }
+
+  /** A filter (or group) on `member` written on `column`, what an `and` keeps of one; undefined when it names no filter on the member. */
+  private conditionOn(filter: any, member: string, column: string): string | undefined {
+    if (filter.operator !== 'and' && filter.operator !== 'or') return filter.dimension === member ? (filter.conditionSql(column) as string) : undefined;
+    const parts = (filter.values as any[]).map((f) => this.conditionOn(f, member, column));
+    const kept = parts.filter((p): p is string => p !== undefined);
+    if (kept.length === 0) return undefined;
+    if (filter.operator === 'or' && kept.length < parts.length) {
+      throw new UserError(`${member} cannot be in an "or" with filters on other members: the range it gives is the query's conditions on it alone`);
+    }
+    return kept.map((p) => `(${p})`).join(` ${filter.operator.toUpperCase()} `);
   }
 
   /**
@@ -88,7 +99,7 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
    * there is none. Filters inside and/or groups are left out: an `or` can
    * let earlier times through. A model pushes this into a subquery whose
    * rows can only reach the answer at or after their own time, so that the
-   * engine skips the older rows (WebEventsFromPodcastFunnel's steps).
+   * engine skips the older rows (WebEventsFromPodcastFunnel's web events).
    */
   timeLowerBound(member: string, column: string): string {
     const bounds: unknown[] = [];

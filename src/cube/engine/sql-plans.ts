@@ -39,7 +39,7 @@ export type Compile = (query: NormalizedQuery, requestId?: string) => Promise<Cu
  * dialect's fixes in dialect.ts) writes as parameters as they are, one per
  * value, branching only on how many there are and whether one is null (both
  * part of the shape). Not here: the date operators (values parsed and
- * converted to the database's zone, and read by timeLowerBound), the LIKE
+ * converted to the database's zone, and read by timeCondition and timeLowerBound), the LIKE
  * operators (values escaped), set/notSet/measureFilter (no values).
  */
 const REBOUND_OPERATORS = new Set(['equals', 'notEquals', 'gt', 'gte', 'lt', 'lte']);

@@ -1,7 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { DataChange } from '../../cube/funnel-hourly';
 import type { Logger } from '../../log';
-import { replacedFrom } from '../derive/rederive';
 import { quoteIdentifier } from '../ddl';
 
 /** Imports older than this at the first look are taken as known; later looks read only this far back. */
@@ -11,8 +9,7 @@ const LOOK_BACK_SECONDS = 2 * 86_400;
  * Imports another process made (the import command against a ClickHouse
  * server, which the service does not run): every `everyMs` the service
  * reads the imports table, one small query, and hands the accounts of the
- * imports done since its last look, each with the time before which its
- * imports there changed no download (replacedFrom), to `changed`, which makes its answers
+ * imports done since its last look to `changed`, which makes its answers
  * follow them (CubeService.dataChanged). Imports done before the first look
  * are known already: caches start empty. A table not there yet (no import
  * so far) is no error. Looks never overlap: the next is timed from the end
@@ -22,7 +19,7 @@ export function followImports(
   client: ClickHouseClient,
   database: string,
   everyMs: number,
-  changed: (changes: DataChange[]) => Promise<void>,
+  changed: (changes: { account: string }[]) => Promise<void>,
   logger: Logger,
 ): { stop(): void } {
   let known: Set<string> | undefined;
@@ -40,22 +37,20 @@ export function followImports(
         ? []
         : await (
             await client.query({
-              query: `SELECT id, any(accounts) AS accounts, toInt64(any(from_ts)) AS from FROM ${quoteIdentifier(database)}.imports
+              query: `SELECT id, any(accounts) AS accounts FROM ${quoteIdentifier(database)}.imports
         WHERE state = 'done' AND at >= now() - ${LOOK_BACK_SECONDS} GROUP BY id`,
               format: 'JSONEachRow',
             })
-          ).json<{ id: string; accounts: string[]; from: string }>();
+          ).json<{ id: string; accounts: string[] }>();
     if (known === undefined) {
       known = new Set(done.map((d) => d.id));
       return;
     }
     const fresh = done.filter((d) => !known?.has(d.id));
     if (fresh.length === 0) return;
-    const since = new Map<string, number>();
-    for (const d of fresh) for (const account of d.accounts) since.set(account, Math.min(replacedFrom(Number(d.from)), since.get(account) ?? Infinity));
-    const accounts = [...since.keys()].sort();
+    const accounts = [...new Set(fresh.flatMap((d) => d.accounts))].sort();
     const started = performance.now();
-    await changed(accounts.map((account) => ({ account, since: since.get(account) })));
+    await changed(accounts.map((account) => ({ account })));
     for (const d of fresh) known.add(d.id);
     logger.info('answers follow the imports made elsewhere', { imports: fresh.length, accounts, seconds: Math.round(performance.now() - started) / 1000 });
   };

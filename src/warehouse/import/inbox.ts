@@ -29,8 +29,6 @@ export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'tracking
 export interface InboxHooks {
   /** After an import added rows, before its summary is written. */
   imported?: (summary: ImportSummary) => Promise<void>;
-  /** Around each import, `imported` included. */
-  importing?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export function inboxDir(dataDir: string): string {
@@ -88,8 +86,7 @@ export async function handOff(
  * stopped. Each import takes its places from the IP database if one is
  * loaded (geo/places.ts). `imported` runs after an import added rows and
  * before its summary is written, so that when the command returns, the
- * service's answers already follow the new rows; `importing` wraps each
- * import with `imported` (the service holds its own looks for new rows).
+ * service's answers already follow the new rows.
  */
 export function watchInbox(
   dataDir: string,
@@ -98,36 +95,37 @@ export function watchInbox(
   logger: Logger,
   hooks: InboxHooks = {},
 ): { stop(): void } {
-  const { imported = async () => {}, importing = (work) => work() } = hooks;
+  const { imported = async () => {} } = hooks;
   const dir = inboxDir(dataDir);
   writeFileSync(path.join(dir, PID_FILE), String(process.pid), { mode: 0o600 });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const progress = (message: string) => logger.info(`import: ${message}`);
+  const importJob = async (job: InboxJob): Promise<ImportSummary | { error: string }> => {
+    let done: ImportSummary;
+    try {
+      const places = options.derivation.places ?? (await placesFromDatabase(client, options.database, logger.warn));
+      // The inbox is chDB's: the engine in this process reads the file.
+      done = await importFile(client, job.data, { ...job, ...options, derivation: { ...options.derivation, places }, engineReadsFiles: true, progress });
+      logger.info('import finished', { ...done });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      logger.error('import failed', { file: job.name, error });
+      return { error };
+    }
+    if (done.outcome === 'imported' && done.imported > 0) {
+      // The rows are in whatever this says: a failure here is the service's, logged, not the file's.
+      await imported(done).catch((err: unknown) =>
+        logger.error('answers may not follow the import until their caches expire', { file: job.name, error: String(err) }),
+      );
+    }
+    return done;
+  };
   const tick = async () => {
     for (const entry of readdirSync(dir).filter((f) => f.endsWith('.job'))) {
       const jobFile = path.join(dir, entry);
       const job = JSON.parse(readFileSync(jobFile, 'utf8')) as InboxJob;
-      const outcome = await importing(async (): Promise<ImportSummary | { error: string }> => {
-        let done: ImportSummary;
-        try {
-          const places = options.derivation.places ?? (await placesFromDatabase(client, options.database, logger.warn));
-          // The inbox is chDB's: the engine in this process reads the file.
-          done = await importFile(client, job.data, { ...job, ...options, derivation: { ...options.derivation, places }, engineReadsFiles: true, progress });
-          logger.info('import finished', { ...done });
-        } catch (err) {
-          const error = err instanceof Error ? err.message : String(err);
-          logger.error('import failed', { file: job.name, error });
-          return { error };
-        }
-        if (done.outcome === 'imported' && done.imported > 0) {
-          // The rows are in whatever this says: a failure here is the service's, logged, not the file's.
-          await imported(done).catch((err: unknown) =>
-            logger.error('answers may not follow the import until their caches expire', { file: job.name, error: String(err) }),
-          );
-        }
-        return done;
-      });
+      const outcome = await importJob(job);
       writeFileSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), JSON.stringify(outcome), { mode: 0o600 });
       renameSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), path.join(dir, `${entry.slice(0, -4)}.result`));
       rmSync(jobFile, { force: true });

@@ -183,44 +183,49 @@ export const CUBES: CubeSpec[] = TRANSCRIBED.map((spec) => ({ ...spec, accountOw
 export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) => declaredAccess(cube) === 'public');
 
 /**
- * The funnel written by hand: addresses that downloaded (step 1), of those
- * the ones with a page view 0–7 days after a download (step 2), and of those
- * the ones with a conversion event 0–7 days after such a visit (step 3). An
- * address counts once per account: one account's listener is not another
- * account's visitor. `where` narrows every table read (e.g. to one account).
- *
- * `keep` is a condition on `t`, an address's time at a step, as Cube's funnel
- * defines it (read from its Funnels extension): the latest download that led
- * the address to that step, over all its downloads. An address counts at a
- * step when that time passes the condition, as the query's filters on
- * WebEventsFromPodcastFunnel.time apply it. Rows: k (step) and v (addresses).
+ * The funnel written by hand from its definition (docs/api.md, "The funnel"),
+ * with plain joins where the model takes ASOF JOINs: a listener (the account
+ * and an IPv4 address, or an IPv6 address's first 64 bits as cutIPv6 writes
+ * them) enters at their first download `t` where `range` holds (the query's
+ * range, written as a condition on `t`); they visit when their first page
+ * view at or after the entry is within 7 days of it, and convert when a
+ * conversion event is at or after that visit and within 7 days of it.
+ * `where` narrows every table read (e.g. to one account). Rows: k (step),
+ * b (`bucket` of the entry time `t`) and v (listeners).
  */
-export function funnelStepsSql(db: string, where = '1 = 1', keep = '1 = 1'): string {
+export function funnelSeriesSql(db: string, where: string, range: string, bucket: string): string {
   return `
-  WITH ${funnelSteps(db, where)}
-  SELECT 'Podcast Download' AS k, count() AS v FROM (SELECT ip, max(t) AS t FROM d GROUP BY ip) WHERE ${keep}
-  UNION ALL SELECT 'Website Visit', count() FROM (SELECT ip, max(dt) AS t FROM visits GROUP BY ip) WHERE ${keep}
-  UNION ALL SELECT 'Conversion', count() FROM (SELECT ip, max(dt) AS t FROM conversions GROUP BY ip) WHERE ${keep}`;
+  WITH ${funnelSteps(db, where, range)}
+  SELECT 'Podcast Download' AS k, ${bucket} AS b, count() AS v FROM entries GROUP BY b
+  UNION ALL SELECT 'Website Visit', ${bucket} AS b, count() FROM visits GROUP BY b
+  UNION ALL SELECT 'Conversion', ${bucket} AS b, count() FROM conversions GROUP BY b`;
 }
 
-/** The addresses of funnelStepsSql's steps, without a time condition: rows step and ip, the tuple (account_id, address): the IPv4 address, or the IPv6 one of a listener without. */
+/** funnelSeriesSql in one bucket: rows k (step) and v (listeners). */
+export function funnelStepsSql(db: string, where = '1 = 1', range = '1 = 1'): string {
+  return `SELECT k, v FROM (${funnelSeriesSql(db, where, range, "''")})`;
+}
+
+/** The listeners of funnelStepsSql's steps over all time: rows step and ip, the tuple (account_id, address). */
 export function funnelAddressesSql(db: string, where = '1 = 1'): string {
   return `
-  WITH ${funnelSteps(db, where)}
-  SELECT 'Podcast Download' AS step, ip FROM d GROUP BY ip
-  UNION ALL SELECT 'Website Visit', ip FROM visits GROUP BY ip
-  UNION ALL SELECT 'Conversion', ip FROM conversions GROUP BY ip`;
+  WITH ${funnelSteps(db, where, '1 = 1')}
+  SELECT 'Podcast Download' AS step, ip FROM entries
+  UNION ALL SELECT 'Website Visit', ip FROM visits
+  UNION ALL SELECT 'Conversion', ip FROM conversions`;
 }
 
-function funnelSteps(db: string, where: string): string {
+function funnelSteps(db: string, where: string, range: string): string {
+  const web = (category: string) =>
+    `SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS at FROM ${db}.web_events WHERE se_category = '${category}' AND ${where}`;
   return `
-    d AS (SELECT (account_id, if(ip4 = toIPv4(0), IPv6NumToString(ip), IPv4NumToString(ip4))) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
-    v AS (SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = '' AND ${where}),
-    c AS (SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS t FROM ${db}.web_events WHERE se_category = 'conversion' AND ${where}),
-    visits AS (
-      SELECT d.ip AS ip, d.t AS dt, v.t AS vt FROM d INNER JOIN v ON d.ip = v.ip
-      WHERE v.t >= d.t AND v.t <= d.t + INTERVAL 7 DAY),
+    d AS (SELECT (account_id, if(ip4 = toIPv4(0), cutIPv6(ip, 8, 0), IPv4NumToString(ip4))) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
+    entries AS (SELECT ip, entry AS t FROM (SELECT ip, min(t) AS entry FROM d WHERE ${range} GROUP BY ip)),
+    first_visits AS (
+      SELECT e.ip AS ip, e.t AS t, min(w.at) AS visited FROM entries AS e INNER JOIN (${web('')}) AS w ON e.ip = w.ip
+      WHERE w.at >= e.t GROUP BY e.ip, e.t),
+    visits AS (SELECT ip, t, visited FROM first_visits WHERE visited <= t + INTERVAL 7 DAY),
     conversions AS (
-      SELECT visits.ip AS ip, visits.dt AS dt FROM visits INNER JOIN c ON visits.ip = c.ip
-      WHERE c.t >= visits.vt AND c.t <= visits.vt + INTERVAL 7 DAY)`;
+      SELECT DISTINCT v.ip AS ip, v.t AS t FROM visits AS v INNER JOIN (${web('conversion')}) AS c ON v.ip = c.ip
+      WHERE c.at >= v.visited AND c.at <= v.visited + INTERVAL 7 DAY)`;
 }

@@ -34,7 +34,7 @@ export interface TestService {
 }
 
 export interface TestServiceOptions extends Partial<
-  Pick<CubeServiceOptions, 'continueWaitSeconds' | 'funnelLookMs' | 'modelsPollMs' | 'schemaPath' | 'watchModels'>
+  Pick<CubeServiceOptions, 'continueWaitSeconds' | 'modelsPollMs' | 'schemaPath' | 'watchModels'>
 > {
   /** Accounts to make a key for, in the service's own fresh key file. */
   accounts?: readonly string[];
