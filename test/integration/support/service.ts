@@ -33,9 +33,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export interface TestServiceOptions extends Partial<
-  Pick<CubeServiceOptions, 'continueWaitSeconds' | 'modelsPollMs' | 'schemaPath' | 'watchModels'>
-> {
+export interface TestServiceOptions extends Partial<Pick<CubeServiceOptions, 'continueWaitSeconds' | 'modelsPollMs' | 'schemaPath' | 'watchModels'>> {
   /** Accounts to make a key for, in the service's own fresh key file. */
   accounts?: readonly string[];
   /** Receives the service's log lines (info and up, or from `logLevel`); silent otherwise. */
