@@ -39,7 +39,7 @@ afterAll(async () => {
 /** A million rows (EXPORT_MAX_ROWS), about 51 MB of ndjson. */
 const MILLION = { dimensions: ['Numbers.number', 'Numbers.label'], order: { 'Numbers.number': 'asc' } };
 
-/** A million rows of about 200 bytes each: the engine writes for seconds after its first chunk even on a fast machine. */
+/** A million rows of about 300 bytes each: the engine writes for seconds after its first chunk. */
 const PADDED = { dimensions: ['Numbers.number', 'Numbers.padded'], order: { 'Numbers.number': 'asc' } };
 
 /** Starts an export and stops reading it after the first chunk; resolves with the request, the response and what arrived. */
@@ -246,7 +246,7 @@ async function engineChunks(work: () => Promise<void>): Promise<Uint8Array[]> {
   return seen;
 }
 
-it("the engine's chunks fit the spool's window: 200-byte rows of ndjson come in blocks of EXPORT_BLOCK_ROWS at most", async () => {
+it("the engine's chunks fit the spool's window: 300-byte rows of ndjson come in blocks of EXPORT_BLOCK_ROWS at most", async () => {
   const query = { ...PADDED, limit: 100_000 };
   await slotFree();
   const ndjson = await engineChunks(async () => {
@@ -280,18 +280,19 @@ it('a client that stops reading does not hold the engine: other statements run, 
 
 it('a client that leaves while the engine writes frees the engine within a second', async () => {
   await slotFree();
-  // Only meaningful when the engine, read as fast as a client can, writes for longer than that after its first chunk.
+  // How long the engine, read as fast as a client can, writes after its first chunk: leaving must free it sooner
+  // than that by far, whatever the machine's speed.
   const whole = await pausedExport(PADDED);
   const resumed = performance.now();
   whole.res.resume();
   await linesOf(whole.res, whole.first);
-  expect(performance.now() - resumed).toBeGreaterThan(2000);
+  const writingMs = performance.now() - resumed;
   await slotFree();
   const { req } = await pausedExport(PADDED);
   const left = performance.now();
   req.destroy();
   await probe().answered;
-  expect(performance.now() - left).toBeLessThan(1000);
+  expect(performance.now() - left).toBeLessThan(Math.min(1000, writingMs / 2));
 });
 
 it("an open export counts against the key's concurrency limit like a load", async () => {
