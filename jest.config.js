@@ -57,7 +57,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/integration/support/global-teardown.ts',
       // openapi-backend requires @apidevtools/json-schema-ref-parser, an ES module jest cannot load.
       moduleNameMapper: { '^@apidevtools/json-schema-ref-parser$': '<rootDir>/test/integration/support/esm/json-schema-ref-parser.cjs' },
-      setupFiles: ['<rootDir>/test/integration/support/worker-data.ts'],
+      setupFiles: ['<rootDir>/test/integration/support/worker-data.ts', '<rootDir>/test/integration/support/clock.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/integration/support/contract-hooks.ts', '<rootDir>/test/integration/support/default-service-hooks.ts'],
     },
     {
