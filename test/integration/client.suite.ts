@@ -4,6 +4,7 @@ import type CubeClient from '@cubejs-client/core' with { 'resolution-mode': 'imp
 import type { CubeApi } from '@cubejs-client/core' with { 'resolution-mode': 'import' };
 import { API_KEY, DATABASE } from './support/constants';
 import { openOracle, startService, type Oracle, type TestService } from './support/service';
+import { daysAgo } from './support/days';
 
 /**
  * Cube's own JavaScript client, unchanged, against the running service over
@@ -53,7 +54,7 @@ describe('@cubejs-client/core against the service', () => {
     });
     const expected = await oracle.rows<{ day: string; n: string }>(`
       SELECT toString(toDate(ts)) AS day, count() AS n FROM ${db}.downloads
-      WHERE toDate(ts) BETWEEN toDate(now('UTC')) - 7 AND toDate(now('UTC')) - 1 GROUP BY day ORDER BY day`);
+      WHERE toDate(ts) BETWEEN '${daysAgo(7)}' AND '${daysAgo(1)}' GROUP BY day ORDER BY day`);
     const pivot = resultSet.chartPivot();
     expect(pivot.map((p) => [String(p.x).slice(0, 10), Number(p['Downloads.count'])])).toEqual(expected.map((e) => [e.day, Number(e.n)]));
     const [series] = resultSet.series();
@@ -66,9 +67,7 @@ describe('@cubejs-client/core against the service', () => {
       timeDimensions: [{ dimension: 'LinksBasicAnalytics.timestamp', compareDateRange: ['last 7 days', 'last 14 days'] }],
     });
     const [week, fortnight] = await Promise.all(
-      [7, 14].map((days) =>
-        oracle.value(`SELECT count() FROM ${db}.link_views WHERE toDate(ts) BETWEEN toDate(now('UTC')) - ${days} AND toDate(now('UTC')) - 1`),
-      ),
+      [7, 14].map((days) => oracle.value(`SELECT count() FROM ${db}.link_views WHERE toDate(ts) BETWEEN '${daysAgo(days)}' AND '${daysAgo(1)}'`)),
     );
     const totals = resultSet.decompose().map((r) => Number(r.rawData()[0]?.['LinksBasicAnalytics.linkViewCount'] ?? 0));
     expect(totals).toEqual([week, fortnight]);

@@ -5,6 +5,7 @@ import type { CubeApi } from '@cubejs-client/core' with { 'resolution-mode': 'im
 import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { daysAgo } from '../support/days';
 
 /**
  * Cube's own JavaScript client, unchanged, pointed at /cubejs-api/v1 as its
@@ -47,7 +48,7 @@ afterAll(async () => {
 const dailyCounts = (table: string, days: number) =>
   oracle.rows<{ day: string; n: string }>(`
     SELECT toString(toDate(ts)) AS day, count() AS n FROM ${db}.${table}
-    WHERE ${mine} AND toDate(ts) BETWEEN toDate(now('UTC')) - ${days} AND toDate(now('UTC')) - 1 GROUP BY day ORDER BY day`);
+    WHERE ${mine} AND toDate(ts) BETWEEN '${daysAgo(days)}' AND '${daysAgo(1)}' GROUP BY day ORDER BY day`);
 
 describe('@cubejs-client/core against /cubejs-api/v1 with an account key', () => {
   it('meta(): every cube of the spec with its measures and dimensions', async () => {
@@ -91,9 +92,7 @@ describe('@cubejs-client/core against /cubejs-api/v1 with an account key', () =>
       timeDimensions: [{ dimension: 'LinksBasicAnalytics.timestamp', compareDateRange: ['last 7 days', 'last 14 days'] }],
     });
     const [week, fortnight] = await Promise.all(
-      [7, 14].map((days) =>
-        oracle.value(`SELECT count() FROM ${db}.link_views WHERE ${mine} AND toDate(ts) BETWEEN toDate(now('UTC')) - ${days} AND toDate(now('UTC')) - 1`),
-      ),
+      [7, 14].map((days) => oracle.value(`SELECT count() FROM ${db}.link_views WHERE ${mine} AND toDate(ts) BETWEEN '${daysAgo(days)}' AND '${daysAgo(1)}'`)),
     );
     expect(week).toBeGreaterThan(0);
     const totals = resultSet.decompose().map((r) => Number(r.rawData()[0]?.['LinksBasicAnalytics.linkViewCount'] ?? 0));

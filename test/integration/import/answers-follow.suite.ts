@@ -21,11 +21,11 @@ import { handOff } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
+import { daysAgo } from '../support/days';
 
 const db = DATABASE;
-const DAY_MS = 86_400_000;
 /** Yesterday (UTC): inside the funnel's "last 7 days". */
-const DAY = new Date(Date.now() - DAY_MS).toISOString().slice(0, 10);
+const DAY = daysAgo(1);
 const REQUESTS = 12;
 
 let oracle: Oracle;
@@ -98,7 +98,7 @@ async function direct(account: string) {
   );
   // The funnel's first step: listeners of the account that downloaded in the range (IPv4 addresses here; see query-language/funnel.suite.ts).
   const listeners = await oracle.value(
-    `SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) BETWEEN toDate(now('UTC')) - 7 AND toDate(now('UTC')) - 1`,
+    `SELECT uniqExact(ip4) FROM ${db}.downloads WHERE account_id = '${account}' AND toDate(ts) BETWEEN '${daysAgo(7)}' AND '${daysAgo(1)}'`,
   );
   const both = { countries: Object.fromEntries(rows.map((r) => [r.country, Number(r.n)])), steps: listeners > 0 ? { 'Podcast Download': listeners } : {} };
   return { v1: both, cubeApi: both };
