@@ -17,6 +17,7 @@ import { ImportRefused, REQUEST_ID_NAMESPACE } from '../../../src/warehouse/impo
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { testDataDir } from '../support/service';
 import { OPAWG_DIR, OPAWG_LISTS, USER_AGENTS } from './support';
+import { CLOUDFRONT_FIELDS, cloudFrontField } from '../../support/cloudfront';
 
 /**
  * The sample files in samples/ imported into chDB and derived. The sample's
@@ -386,56 +387,6 @@ describe('the address of a request', () => {
     expect(stored).toEqual(addresses.map(([, ip, ip4]) => ({ ip, ip4 })));
   });
 });
-
-/** The fields of a CloudFront standard log, in the order AWS lists them. */
-const CLOUDFRONT_FIELDS = [
-  'date',
-  'time',
-  'x-edge-location',
-  'sc-bytes',
-  'c-ip',
-  'cs-method',
-  'cs(Host)',
-  'cs-uri-stem',
-  'sc-status',
-  'cs(Referer)',
-  'cs(User-Agent)',
-  'cs-uri-query',
-  'cs(Cookie)',
-  'x-edge-result-type',
-  'x-edge-request-id',
-  'x-host-header',
-  'cs-protocol',
-  'cs-bytes',
-  'time-taken',
-  'x-forwarded-for',
-  'ssl-protocol',
-  'ssl-cipher',
-  'x-edge-response-result-type',
-  'cs-protocol-version',
-  'fle-status',
-  'fle-encrypted-fields',
-  'c-port',
-  'time-to-first-byte',
-  'x-edge-detailed-result-type',
-  'sc-content-type',
-  'sc-content-len',
-  'sc-range-start',
-  'sc-range-end',
-];
-
-/**
- * A value as AWS documents CloudFront writes it into a standard log ("Contain URL-encoded equivalents for spaces and
- * certain other characters in field values"): the bytes 0–32 and 127 and over, and < > " # % { } | \ ^ ~ [ ] ` ',
- * as %XX; `-` for an empty value.
- */
-function cloudFrontField(value: string): string {
-  if (value === '') return '-';
-  const listed = new Set([...'<>"#%{}|\\^~[]`\''].map((c) => c.charCodeAt(0)));
-  return [...Buffer.from(value, 'utf8')]
-    .map((b) => (b <= 32 || b >= 127 || listed.has(b) ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b)))
-    .join('');
-}
 
 interface LoggedRequest {
   time: string;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { countries } from 'countries-list';
 import { Reader } from 'mmdb-lib';
 import { freePort, ROOT } from '../support/child';
+import { CLOUDFRONT_FIELDS, cloudFrontField } from '../../support/cloudfront';
 
 /**
  * A fresh clone is the whole product: the repository's committed HEAD, cloned into an empty folder with nothing
@@ -36,43 +37,6 @@ const REQUESTS = [
   { ip: '130.102.10.10', userAgent: '' },
 ];
 
-/** CloudFront's standard log fields, in its order. */
-const FIELDS = [
-  'date',
-  'time',
-  'x-edge-location',
-  'sc-bytes',
-  'c-ip',
-  'cs-method',
-  'cs(Host)',
-  'cs-uri-stem',
-  'sc-status',
-  'cs(Referer)',
-  'cs(User-Agent)',
-  'cs-uri-query',
-  'cs(Cookie)',
-  'x-edge-result-type',
-  'x-edge-request-id',
-  'x-host-header',
-  'cs-protocol',
-  'cs-bytes',
-  'time-taken',
-  'x-forwarded-for',
-  'ssl-protocol',
-  'ssl-cipher',
-  'x-edge-response-result-type',
-  'cs-protocol-version',
-  'fle-status',
-  'fle-encrypted-fields',
-  'c-port',
-  'time-to-first-byte',
-  'x-edge-detailed-result-type',
-  'sc-content-type',
-  'sc-content-len',
-  'sc-range-start',
-  'sc-range-end',
-];
-
 function writeLog(): void {
   const lines = REQUESTS.map(({ ip, userAgent }, i) => {
     const values: Record<string, string> = {
@@ -83,14 +47,13 @@ function writeLog(): void {
       'cs(Host)': 'd111111abcdef8.cloudfront.net',
       'cs-uri-stem': '/e/abc123/media.example.com/show/ep-001.mp3',
       'sc-status': '200',
-      // CloudFront writes the agent URL-encoded, and '-' for none.
-      'cs(User-Agent)': userAgent === '' ? '-' : encodeURIComponent(userAgent),
+      'cs(User-Agent)': cloudFrontField(userAgent),
       'x-host-header': 'pfx.example-analytics.net',
       'cs-protocol': 'https',
     };
-    return FIELDS.map((field) => values[field] ?? '-').join('\t');
+    return CLOUDFRONT_FIELDS.map((field) => values[field] ?? '-').join('\t');
   });
-  writeFileSync(logFile, ['#Version: 1.0', `#Fields: ${FIELDS.join(' ')}`, ...lines, ''].join('\n'));
+  writeFileSync(logFile, ['#Version: 1.0', `#Fields: ${CLOUDFRONT_FIELDS.join(' ')}`, ...lines, ''].join('\n'));
 }
 
 /** The English name of the country the clone's city database gives the address ('' for none). */
