@@ -3,6 +3,7 @@ import { BaseTimeDimension } from '@cubejs-backend/schema-compiler/dist/src/adap
 import { ClickHouseQuery } from '@cubejs-backend/schema-compiler/dist/src/adapter/ClickHouseQuery';
 import { PreAggregations } from '@cubejs-backend/schema-compiler/dist/src/adapter/PreAggregations';
 import { UserError } from '@cubejs-backend/schema-compiler/dist/src/compiler/UserError';
+import moment from 'moment-timezone';
 
 /**
  * A key of a normalized query (Cube hands the query to the dialect as its
@@ -111,6 +112,19 @@ export class WarehouseClickHouseQuery extends ClickHouseQuery {
     }
     const conditions = bounds.filter((b) => typeof b === 'string').map((b) => `${column} >= ${this.timeStampCast(this.paramAllocator!.allocateParam(b))}`);
     return conditions.length > 0 ? conditions.join(' AND ') : '1 = 1';
+  }
+
+  /**
+   * A local time of the query's time zone as the UTC instant it names. Cube 0.33 read the local time as if it were
+   * UTC and took the zone's offset at that instant, which is another instant by the offset itself: in the hours
+   * after a clock change (west of UTC; before it, east) a bound came out an hour off, so "from 3 hours ago to now"
+   * in New York on the morning of 14 March 2027 started at 10:00Z, not 09:00Z, without an error. moment-timezone
+   * reads the local time in the zone: a time the clock skips is moved on by the hour skipped, a time it shows twice
+   * is the first of the two.
+   */
+  override inDbTimeZone(date: string): string {
+    if (date.length !== LOCAL_TIME_LENGTH) return super.inDbTimeZone(date);
+    return moment.tz(date, 'YYYY-MM-DDTHH:mm:ss.SSS', true, this.timezone).utc().format('YYYY-MM-DD[T]HH:mm:ss.SSS[Z]');
   }
 
   override newPreAggregations(): PreAggregations {
@@ -248,6 +262,8 @@ class RollupsInOneTimeZone extends PreAggregations {
 }
 
 /** Filter operators on a time member whose first value is the earliest time they keep. */
+/** A local time as Cube writes one: YYYY-MM-DDTHH:mm:ss.SSS. */
+const LOCAL_TIME_LENGTH = 23;
 const LOWER_BOUND_OPERATORS = new Set(['inDateRange', 'onTheDate', 'afterDate', 'afterOrOnDate']);
 
 const HOUR_MS = 3_600_000;

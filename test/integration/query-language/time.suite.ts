@@ -559,6 +559,25 @@ describe('time zones other than UTC', () => {
     expect(res.body.data).toEqual(expected);
   });
 
+  // Cube 0.33 took the zone's offset at the local time read as UTC: an hour off in the hours around a clock change.
+  // Each bound as the instant it names, worked out by hand from the zones' rules of 2027.
+  it.each([
+    ['America/New_York', '2027-03-14T01:30:00.000', '2027-03-14T06:30:00.000Z', 'before spring forward (EST)'],
+    ['America/New_York', '2027-03-14T02:30:00.000', '2027-03-14T07:30:00.000Z', 'a time the clock skips: moved on by the hour'],
+    ['America/New_York', '2027-03-14T05:00:00.000', '2027-03-14T09:00:00.000Z', 'three hours after spring forward (EDT)'],
+    ['America/New_York', '2027-11-07T01:30:00.000', '2027-11-07T05:30:00.000Z', 'a time the clock shows twice: the first (EDT)'],
+    ['America/New_York', '2027-11-07T03:00:00.000', '2027-11-07T08:00:00.000Z', 'after fall back (EST)'],
+    ['Europe/Berlin', '2027-03-28T01:30:00.000', '2027-03-28T00:30:00.000Z', 'the hour before the change (CET)'],
+    ['Europe/Berlin', '2027-10-31T03:30:00.000', '2027-10-31T02:30:00.000Z', 'after the change back (CET)'],
+  ])('%s: the range bound %s is %s (%s)', async (timezone, local, instant) => {
+    const res = await request(suite.service.app)
+      .post('/cubejs-api/v1/sql')
+      .set('x-api-key', API_KEY)
+      .send({ query: { measures: ['Downloads.count'], timezone, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [local, local] }] } })
+      .expect(200);
+    expect(res.body.sql.sql[1]).toEqual([instant, instant]);
+  });
+
   it('an unknown time zone is a 400', async () => {
     const res = await load({
       measures: ['Downloads.count'],
