@@ -358,9 +358,10 @@ describeBrowser('the explorer page in Chromium', () => {
     expect(page.url()).toBe(link);
     await page.getByLabel('API key').fill(API_KEY);
     await page.getByRole('button', { name: 'Use key' }).click();
+    // "12 cubes.", not the "… to list the cubes." shown before the key: that one is there at once.
     await page
       .locator('#status')
-      .getByText(/cubes\./)
+      .getByText(/^\d+ cubes\.$/)
       .waitFor();
     return { page, sent };
   }
