@@ -7,6 +7,7 @@ import { withNumericPaging } from '../query/paging';
 import { refuse } from '../query/rules';
 import type { CubeService, Query, RequestContext } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';
+import { quoteIdentifier, settingsList, sqlLiteral } from '../warehouse/sql';
 import { statementTicket } from '../warehouse/statement-queue';
 import { IN_PROCESS_READ_SETTINGS, type ExportFormat } from './formats';
 
@@ -123,7 +124,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       let bytes: number | undefined;
       if (warehouse.readsLocalFiles) {
         const limitSettings = { max_execution_time: Math.ceil(limits.timeoutMs / 1000), max_memory_usage: limits.maxMemoryBytes };
-        const readSql = settingsSql({ ...limitSettings, ...IN_PROCESS_READ_SETTINGS });
+        const readSql = settingsList({ ...limitSettings, ...IN_PROCESS_READ_SETTINGS });
         // chDB, as clickhouse-local, maps a file() it reads (storage_file_read_method 'mmap'): the Native rows' pages
         // then count in the process's RSS while they are read, 98 MB for 600,000 raw rows.
         const fromFile = { storage_file_read_method: 'pread' };
@@ -132,7 +133,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
         // rows out of the query's order, in 3 of 30 million-row exports under load; one stream writes them as they
         // are in the Native file, as fast (docs/benchmarks.md, "Exports").
         const inFileOrder = { parallelize_output_from_storages: 0 };
-        const writeSql = settingsSql({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });
+        const writeSql = settingsList({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });
         const client = warehouse.client();
         const command = (query: string) => statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () => client.command({ query }));
         try {
@@ -141,13 +142,13 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
           // file may hold) in its Native format to a local file, counts them there, and writes the parquet file
           // from it: no byte passes through the service, and no query's SQL runs twice.
           const native = path.join(dir, 'rows.native');
-          const from = `file(${quoteString(native)}, Native)`;
+          const from = `file(${sqlLiteral(native)}, Native)`;
           await command(`INSERT INTO FUNCTION ${from} ${select} SETTINGS ${readSql}`);
           const counted = await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, async () =>
-            (await client.query({ query: `SELECT count() AS n FROM ${from} SETTINGS ${settingsSql(fromFile)}`, format: 'JSONEachRow' })).json<{ n: string }>(),
+            (await client.query({ query: `SELECT count() AS n FROM ${from} SETTINGS ${settingsList(fromFile)}`, format: 'JSONEachRow' })).json<{ n: string }>(),
           );
           truncated = Number(counted[0].n) > rows;
-          await command(`INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) SELECT * FROM ${from} LIMIT ${rows} SETTINGS ${writeSql}`);
+          await command(`INSERT INTO FUNCTION file(${sqlLiteral(file)}, ${format.clickhouse}) SELECT * FROM ${from} LIMIT ${rows} SETTINGS ${writeSql}`);
         } finally {
           await client.close();
         }
@@ -181,7 +182,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
       const rowCap: CutBy = limit !== undefined && limit <= caps.maxRows ? 'limit' : 'EXPORT_MAX_ROWS';
       // One row more than the file may hold: whether it exists says whether rows were left out.
       const { sql, columns } = await cube.exportSql(query, rows + 1, context);
-      const projection = columns.map(({ alias, member }) => `${quoteName(alias)} AS ${quoteName(member)}`).join(', ');
+      const projection = columns.map(({ alias, member }) => `${quoteIdentifier(alias)} AS ${quoteIdentifier(member)}`).join(', ');
       const members = columns.map((c) => c.member);
       const select = `SELECT ${projection} FROM (${sql})`;
       try {
@@ -249,21 +250,4 @@ export function exportFailure(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof CubeFailure) return err;
   return classifyGatewayError(500, { error: err instanceof Error ? err.message : String(err) });
-}
-
-/** Settings as a SETTINGS clause's list. */
-function settingsSql(settings: Record<string, string | number>): string {
-  return Object.entries(settings)
-    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : quoteString(value)}`)
-    .join(', ');
-}
-
-/** A ClickHouse string literal. */
-function quoteString(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** A ClickHouse name in backquotes. */
-function quoteName(name: string): string {
-  return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
 }

@@ -1,5 +1,6 @@
 /** The demo universe: validated options, sizes, and the small world (podcasts, links, GeoIP blocks, charts) computed in TypeScript from the seed. */
-import { quoteIdentifier, type TableName } from '../ddl';
+import type { TableName } from '../ddl';
+import { quoteIdentifier } from '../sql';
 import { type DemoDataOptions } from '../demo-data';
 import {
   APPLE_CHART_COUNTRIES,

@@ -14,11 +14,10 @@ import {
   lookupTable,
   podcastConstants,
   releaseSql,
-  sql,
   type SqlRandom,
   uuidSql,
-  withClause,
 } from './sql';
+import { sqlLiteral, withClause } from '../sql';
 
 // podcast_events and downloads.
 
@@ -57,7 +56,7 @@ SELECT
   toDateTime(play_ts + j * step, 'UTC'),
   ip,
   false,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   agent_ua[agent],
   agent_app[agent],
@@ -131,9 +130,9 @@ INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
   ...podcastConstants(plan),
   ...geoConstants(plan),
-  bot_ua: sql(BOT_AGENTS.map((b) => b.ua)),
-  bot_app: sql(BOT_AGENTS.map((b) => b.app)),
-  bot_block: sql(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
+  bot_ua: sqlLiteral(BOT_AGENTS.map((b) => b.ua)),
+  bot_app: sqlLiteral(BOT_AGENTS.map((b) => b.app)),
+  bot_block: sqlLiteral(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
   bot_lut: lookupTable(BOT_AGENTS.map((b) => b.weight)),
 })}
 SELECT
@@ -142,7 +141,7 @@ SELECT
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('bot-host', 'bot', 'address')} % 65534),
   false,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   bot_ua[bot],
   bot_app[bot],
@@ -181,9 +180,9 @@ INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
   ...podcastConstants(plan),
   ...geoConstants(plan),
-  blacklisted_ua: sql(BLACKLISTED_AGENTS.map((a) => a.ua)),
-  blacklisted_app: sql(BLACKLISTED_AGENTS.map((a) => a.app)),
-  blacklist_blocks: sql(blacklistBlocks),
+  blacklisted_ua: sqlLiteral(BLACKLISTED_AGENTS.map((a) => a.ua)),
+  blacklisted_app: sqlLiteral(BLACKLISTED_AGENTS.map((a) => a.app)),
+  blacklist_blocks: sqlLiteral(blacklistBlocks),
 })}
 SELECT
   pod_account[p],
@@ -191,7 +190,7 @@ SELECT
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('offender-host', 'offender')} % 65534),
   true,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   blacklisted_ua[agent],
   blacklisted_app[agent],

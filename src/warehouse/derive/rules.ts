@@ -1,4 +1,4 @@
-import { sqlLiteral } from './sql';
+import { sqlLiteral } from '../sql';
 
 /**
  * The per-request rules, as SQL over a podcast_events row: which requests
