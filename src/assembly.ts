@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
 import { parseConfig, type Config } from './config';
-import { CubeFailure } from './cube/errors';
+import { ServiceError } from './errors';
 import { createCubeService, type CubeService, type CubeServiceOptions } from './cube/service';
 import { createExporter } from './export/exporter';
 import { createApp } from './http/app';
@@ -147,7 +147,7 @@ async function modelsReady(cube: CubeService, logger: Logger): Promise<void> {
   } catch (err) {
     // A ClickHouse server that is down is no reason not to start: /readyz
     // says not ready and queries answer 503 until the models can be checked.
-    if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
+    if (!(err instanceof ServiceError && err.code === 'warehouse_unavailable')) throw err;
     logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
   }
 }

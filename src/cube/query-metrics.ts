@@ -1,13 +1,11 @@
 import type { Metrics, QueryOutcome } from '../metrics/registry';
-import { QueryRefusal } from '../query/rules';
-import { CubeFailure } from './errors';
+import { ServiceError } from '../errors';
 import type { Query } from './service';
 
-/** The query-duration metric's outcome label of a load that failed. */
+/** The query-duration metric's outcome label of a load that failed: an admission refusal is a client error too. */
 export function outcomeOf(err: unknown): QueryOutcome {
-  if (err instanceof QueryRefusal) return 'client_error';
-  if (!(err instanceof CubeFailure) || err.kind === 'internal') return 'failure';
-  return err.kind === 'query_timeout' ? 'timeout' : 'client_error';
+  if (!(err instanceof ServiceError) || err.code === 'internal') return 'failure';
+  return err.code === 'query_timeout' ? 'timeout' : 'client_error';
 }
 
 /**

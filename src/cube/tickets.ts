@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Ticket } from '../warehouse/statement-queue';
-import { CubeFailure } from './errors';
+import { ServiceError } from '../errors';
 
 /**
  * The statement tickets of the loads in progress, by request id: Cube hands
@@ -25,7 +25,7 @@ export class Tickets {
     // Each statement of the load listens while it waits in the queue: a request of QUERY_MAX_QUERIES queries has
     // that many waiting at once, and Node's default of 10 logged a leak warning for them. The signal ends with the load.
     setMaxListeners(0, controller.signal);
-    const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The query did not finish within ${timeoutMs / 1000} s.`)), timeoutMs);
+    const timer = setTimeout(() => controller.abort(new ServiceError('query_timeout', `The query did not finish within ${timeoutMs / 1000} s.`)), timeoutMs);
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
     });
@@ -42,7 +42,7 @@ export class Tickets {
         if (others.length > 0) this.open.set(requestId, others);
         else this.open.delete(requestId);
         // Whatever of this load still waits (a failed load's second statement) has nobody to answer.
-        if (!controller.signal.aborted) controller.abort(new CubeFailure('internal', 'The load ended before this statement started.'));
+        if (!controller.signal.aborted) controller.abort(new ServiceError('internal', 'The load ended before this statement started.'));
       },
     };
     this.open.set(requestId, [...(this.open.get(requestId) ?? []), { issued, controller }]);
@@ -77,6 +77,6 @@ export interface Issued {
   end(): void;
 }
 
-function shuttingDown(): CubeFailure {
-  return new CubeFailure('shutting_down', 'The service is shutting down; retry on another instance or in a few seconds.');
+function shuttingDown(): ServiceError {
+  return new ServiceError('shutting_down', 'The service is shutting down; retry on another instance or in a few seconds.');
 }

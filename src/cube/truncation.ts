@@ -1,4 +1,4 @@
-import { CubeFailure } from './errors';
+import { ServiceError } from '../errors';
 
 /**
  * Whether a load answer holds every row its query matches, or its limit left
@@ -62,7 +62,7 @@ export function dropExtraRows(body: Loose, { maxResultRows }: { maxResultRows?: 
 function withinResultRows<T extends { result: Loose }>(dropped: T, maxResultRows: number | undefined): T {
   const { data } = dropped.result;
   if (maxResultRows !== undefined && maxResultRows > 0 && Array.isArray(data) && data.length > maxResultRows) {
-    throw new CubeFailure('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.');
+    throw new ServiceError('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.');
   }
   return dropped;
 }

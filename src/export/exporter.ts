@@ -2,7 +2,8 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
-import { classifyGatewayError, CubeFailure } from '../cube/errors';
+import { classifyGatewayError } from '../cube/errors';
+import { ServiceError } from '../errors';
 import { withNumericPaging } from '../query/paging';
 import { refuse } from '../query/rules';
 import type { CubeService, Query, RequestContext } from '../cube/service';
@@ -159,7 +160,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
         bytes = await written(await stream(`${select} LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal), file, caps.maxBytes);
       }
       if (bytes === undefined) {
-        throw new CubeFailure(
+        throw new ServiceError(
           'result_too_large',
           `The parquet file would be larger than EXPORT_MAX_BYTES (${caps.maxBytes} bytes), and a parquet file cut short cannot be read, so none is sent. Ask for fewer rows ("limit"), or export csv or ndjson, which stop at the cap and say so.`,
         );
@@ -248,6 +249,6 @@ async function written(chunks: AsyncIterable<Uint8Array>, file: string, maxBytes
 /** A failure of the engine as the error envelope names it; a stop asked for (the client left, the deadline) as its reason. */
 export function exportFailure(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
-  if (err instanceof CubeFailure) return err;
+  if (err instanceof ServiceError) return err;
   return classifyGatewayError(500, { error: err instanceof Error ? err.message : String(err) });
 }

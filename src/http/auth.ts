@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { RequestContext } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Scope } from '../keys/store';
-import { ApiError } from './errors';
+import { ServiceError } from '../errors';
 
 /** Where a route family reads the presented key from. */
 export type KeyReader = (req: Request) => string;
@@ -49,7 +49,7 @@ export function identifyApiKey(
  * about which keys exist.
  */
 export const requireApiKey: RequestHandler = (_req, res, next) => {
-  if (!hasPrincipal(res)) throw new ApiError('unauthorized', 'Missing or invalid API key.');
+  if (!hasPrincipal(res)) throw new ServiceError('unauthorized', 'Missing or invalid API key.');
   next();
 };
 
@@ -60,7 +60,7 @@ export function hasPrincipal(res: Response): boolean {
 export function requireScope(scope: Scope): RequestHandler {
   return (_req, res, next) => {
     if (!principalOf(res).scopes.includes(scope)) {
-      throw new ApiError('forbidden', `This API key lacks the ${scope} scope.`);
+      throw new ServiceError('forbidden', `This API key lacks the ${scope} scope.`);
     }
     next();
   };

@@ -1,13 +1,12 @@
 import { createReadStream } from 'node:fs';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
-import { CubeFailure } from '../../cube/errors';
 import { exportFailure, type CutBy, type ExportChunk, type Exporter, type OpenedExport, type WrittenFile } from '../../export/exporter';
 import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../export/formats';
 import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
 import { requestContextOf } from '../auth';
-import { ApiError } from '../errors';
+import { ServiceError } from '../../errors';
 import { refuseInExport } from '../../query/admit';
 import { oneQueryOf, readQueryRequest } from '../../query/request';
 import { checkQuerySize } from '../../query/size';
@@ -50,7 +49,7 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
 
     const left = new AbortController();
     res.on('close', () => {
-      if (!res.writableFinished) left.abort(new CubeFailure('internal', 'The client went away.'));
+      if (!res.writableFinished) left.abort(new ServiceError('internal', 'The client went away.'));
     });
     const timeout = deadline(limits.timeoutMs);
     const signal = AbortSignal.any([left.signal, timeout.signal]);
@@ -231,9 +230,9 @@ function negotiate(req: Request): ExportFormat {
   return FORMATS.find((f) => f.accepts.includes(accepted))!;
 }
 
-function notAcceptable(asked: string): ApiError {
+function notAcceptable(asked: string): ServiceError {
   const list = FORMATS.map((f) => `${f.name} (${f.accepts[0]})`).join(', ');
-  return new ApiError(
+  return new ServiceError(
     'not_acceptable',
     `No export format matches ${asked}; the formats are ${list}, chosen by ?format=${FORMAT_NAMES.join('|')} or the Accept header.`,
   );
@@ -272,6 +271,6 @@ async function hasMore(coming: Promise<IteratorResult<ExportChunk>>, chunks: Asy
 /** QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included. */
 function deadline(ms: number): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The export did not finish within ${ms / 1000} s.`)), ms);
+  const timer = setTimeout(() => controller.abort(new ServiceError('query_timeout', `The export did not finish within ${ms / 1000} s.`)), ms);
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

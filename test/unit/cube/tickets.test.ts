@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { CubeFailure } from '../../../src/cube/errors';
+import { ServiceError } from '../../../src/errors';
 import { Tickets } from '../../../src/cube/tickets';
 import { StatementQueue, statementTicket } from '../../../src/warehouse/statement-queue';
 
@@ -41,7 +41,7 @@ describe('Tickets', () => {
     jest.advanceTimersByTime(4_999);
     expect(issued.signal.aborted).toBe(false);
     jest.advanceTimersByTime(1);
-    await expect(issued.aborted).rejects.toMatchObject({ kind: 'query_timeout', message: 'The query did not finish within 5 s.' });
+    await expect(issued.aborted).rejects.toMatchObject({ code: 'query_timeout', message: 'The query did not finish within 5 s.' });
     issued.end();
   });
 
@@ -52,9 +52,9 @@ describe('Tickets', () => {
     running.ticket.onStart?.();
     expect(running.started).toBe(true);
     tickets.refuseNotStarted();
-    await expect(waiting.aborted).rejects.toMatchObject({ kind: 'shutting_down' });
+    await expect(waiting.aborted).rejects.toMatchObject({ code: 'shutting_down' });
     expect(running.signal.aborted).toBe(false);
-    expect(() => tickets.issue('late', 'key_a', 60_000)).toThrow(CubeFailure);
+    expect(() => tickets.issue('late', 'key_a', 60_000)).toThrow(ServiceError);
     waiting.end();
     running.end();
   });
@@ -75,6 +75,6 @@ describe('Tickets', () => {
     const issued = tickets.issue('req-1', 'key_a', 60_000);
     issued.end();
     expect(issued.signal.aborted).toBe(true);
-    expect(issued.signal.reason).toMatchObject({ kind: 'internal' });
+    expect(issued.signal.reason).toMatchObject({ code: 'internal' });
   });
 });
