@@ -1,5 +1,6 @@
 import type { Metrics } from '../metrics/registry';
-import { answerJson, jsonLength } from './answer-json';
+import type { LoadAnswer } from './answer';
+import { jsonLength } from './answer-json';
 import { ResultCache, type ResultCacheOptions } from './result-cache';
 import { asksRenewal, cacheKey, refreshedAt } from './result-key';
 import type { Query, RequestContext } from './service';
@@ -9,7 +10,7 @@ import type { Query, RequestContext } from './service';
  * else from `compute` (Cube), keeping Cube's answer. renewQuery asks Cube
  * itself.
  */
-export type ThroughCache = <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>) => Promise<T>;
+export type ThroughCache = <T extends LoadAnswer>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>) => Promise<T>;
 
 export interface CacheFront {
   through: ThroughCache;
@@ -36,7 +37,7 @@ export function createCacheFront(
   /** Bumped when the data changes: an answer computed before is stored, if at all, under a key no later request asks. */
   let generation = 0;
 
-  const through = async <T>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
+  const through = async <T extends LoadAnswer>(route: string, query: Query | Query[], context: RequestContext, compute: () => Promise<T>): Promise<T> => {
     // Keyed by the serving models and the data's generation: a reload or an import stops older answers from being served.
     const key = cache.enabled ? cacheKey(route, query, context, `${await modelVersion()}/${generation}`) : undefined;
     if (key === undefined) return compute();
@@ -49,8 +50,8 @@ export function createCacheFront(
       }
     }
     const answer = compute().then(async (result) => {
-      const computedAt = refreshedAt(result);
-      if (computedAt !== undefined) cache.set(key, result, computedAt, jsonLength(await answerJson(result as object)));
+      const computedAt = refreshedAt(result.body);
+      if (computedAt !== undefined) cache.set(key, result, computedAt, jsonLength(await result.json()));
       return result;
     });
     if (renew) return answer;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { LoadAnswer } from './answer';
 import { modelMembersOf, type ModelMembers } from '../query/members';
 import { admitQueries, refuseMultiOnly } from '../query/admit';
 import { pagingOf, withNumericPaging } from '../query/paging';
@@ -17,7 +18,7 @@ import { loadTimer } from './query-metrics';
 import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
 import { Tickets } from './tickets';
 import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
-import { dropExtraRows, markTruncation, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
+import { dropExtraRows, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
 
 export type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
 
@@ -199,7 +200,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
         await check(query, context);
         return throughCache('v1', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
-          return markTruncation(toLoadResult(body, query), truncated);
+          return new LoadAnswer(toLoadResult(body, query), truncated.some(Boolean));
         });
       });
     },
@@ -210,7 +211,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
         await check(query, context);
         return throughCache('v1 multi', query, context, async () => {
           const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
-          return markTruncation(toMultiLoadResult(body, query), truncated);
+          return new LoadAnswer(toMultiLoadResult(body, query), truncated.some(Boolean));
         });
       });
     },
@@ -230,7 +231,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
         return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
           const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
           const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
-          return markTruncation(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated);
+          return new LoadAnswer(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated.some(Boolean));
         });
       });
     },

@@ -84,24 +84,6 @@ function withAskedLimit(query: Loose): Loose {
 }
 
 /**
- * The flag travels with the answer object itself, so that the result cache,
- * which keeps and hands back that object, keeps it too, while the answer's
- * JSON (the spec's shape on /v1) stays untouched.
- */
-const flags = new WeakMap<object, boolean[]>();
-
-export function markTruncation<T extends object>(answer: T, truncated: boolean[]): T {
-  flags.set(answer, truncated);
-  return answer;
-}
-
-/** Whether the limit left rows out of any query of the answer; undefined for an answer not made by a load. */
-export function wasTruncated(answer: object): boolean | undefined {
-  const marked = flags.get(answer);
-  return marked === undefined ? undefined : marked.some(Boolean);
-}
-
-/**
  * Cube's own answer carries the flag as a field too, `truncated`: on each
  * result of the multi shape, and at its top (any result cut). Cube's clients
  * keep the fields they know and ignore the rest (test/integration/cubejs-api/client.suite.ts).

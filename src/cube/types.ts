@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import type { LoadAnswer } from './answer';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
@@ -17,16 +18,16 @@ import type { LoadResult, MultiLoadResult, Schema } from './shapes';
 export interface CubeService {
   meta(context: RequestContext): Promise<Schema[]>;
   /** One regular query, answered in the documented shape (spec 2.5). */
-  load(query: Query, context: RequestContext): Promise<LoadResult>;
+  load(query: Query, context: RequestContext): Promise<LoadAnswer<LoadResult>>;
   /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
-  loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
+  loadMulti(query: Query | Query[], context: RequestContext): Promise<LoadAnswer<MultiLoadResult>>;
   /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
   cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
   /**
    * Cube's load answer. Only `multi` answers compareDateRange queries and
    * arrays of queries (Cube's multi shape); otherwise Cube's single result.
    */
-  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
+  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<LoadAnswer<Record<string, unknown>>>;
   /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /**
