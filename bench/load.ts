@@ -462,6 +462,7 @@ async function startFloors(target: Target, direct: DirectSql): Promise<{ kind: s
   const app = createApp({
     config,
     cube,
+    admission: service.admission,
     exporter: createExporter({ cube, warehouse: service.warehouse, limits: config.query, caps: config.exports }),
     authenticator: createAuthenticator({ operatorKeys: config.apiKeys, ring: service.ring }),
     logger: createLogger('error', () => {}),

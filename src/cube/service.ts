@@ -1,20 +1,19 @@
 import path from 'node:path';
 import { LoadAnswer } from './answer';
 import { modelMembersOf, type ModelMembers } from '../query/members';
-import { admitQueries, refuseMultiOnly } from '../query/admit';
-import { pagingOf, withNumericPaging } from '../query/paging';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { BoundedCacheDriver } from './engine/cache-driver';
 import { createFreshness } from './freshness';
 import { warmGeoAtStart } from '../warehouse/geo/load';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
+import { resolveDateRange } from './engine/date-parser';
 import { createDriverFactory } from './engine/driver';
 import { classifyGatewayError, type GatewayError } from './errors';
 import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
-import { loadTimer } from './query-metrics';
+import { queryTimers } from './query-metrics';
 import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
 import { Tickets } from './tickets';
 import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
@@ -165,11 +164,10 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   let members: { version: string; members: Promise<ModelMembers> } | undefined;
   // The serving models' cubes, the only values the query metrics' cube label takes.
   let cubeNames: ReadonlySet<string> = new Set();
-  const timed = loadTimer(metrics.queryDuration, () => cubeNames);
-  const modelMembers = async (context: RequestContext) => {
+  const modelMembers = async () => {
     const version = await models.version();
     if (members?.version !== version) {
-      const read = Promise.all([meta(context), engine.keyedCubes(version)]).then(([schemas, keyed]) => {
+      const read = Promise.all([meta({ requestId: `members-${version}`, accountId: null }), engine.keyedCubes(version)]).then(([schemas, keyed]) => {
         cubeNames = new Set(schemas.map((schema) => schema.name));
         return { ...modelMembersOf(schemas), unavailable: models.unavailable(version), keyed };
       });
@@ -180,41 +178,28 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
     return members.members;
   };
-  /** One query, or an array of them to blend: admitted the same way on both APIs. */
-  const check = async (query: Query | Query[], context: RequestContext) => admitQueries(query, await modelMembers(context));
-
   /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
-  const generate = async (method: 'sql' | 'dryRun', sent: Query | Query[], context: RequestContext): Promise<unknown> => {
-    const query = pagingOf(sent);
-    await check(query, context);
-    return bodyOf(await call(method, { query }, context));
-  };
+  const generate = async (method: 'sql' | 'dryRun', query: Query | Query[], context: RequestContext): Promise<unknown> =>
+    bodyOf(await call(method, { query }, context));
 
   return {
     meta,
 
-    load: (sent, context) => {
-      refuseMultiOnly(sent);
-      const query = withNumericPaging(sent);
-      return timed([query], async () => {
-        await check(query, context);
-        return throughCache('v1', query, context, async () => {
-          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
-          return new LoadAnswer(toLoadResult(body, query), truncated.some(Boolean));
-        });
-      });
-    },
+    admissionModel: { members: modelMembers, readDateRange: resolveDateRange },
 
-    loadMulti: (sent, context) => {
-      const query = pagingOf(sent);
-      return timed(Array.isArray(query) ? query : [query], async () => {
-        await check(query, context);
-        return throughCache('v1 multi', query, context, async () => {
-          const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
-          return new LoadAnswer(toMultiLoadResult(body, query), truncated.some(Boolean));
-        });
-      });
-    },
+    queryTimer: queryTimers(metrics.queryDuration, () => cubeNames),
+
+    load: (query, context) =>
+      throughCache('v1', query, context, async () => {
+        const { body, truncated } = dropExtraRows(await loadUntilDone({ query: withOneMoreRow(query, limits) }, context), limits);
+        return new LoadAnswer(toLoadResult(body, query), truncated.some(Boolean));
+      }),
+
+    loadMulti: (query, context) =>
+      throughCache('v1 multi', query, context, async () => {
+        const { body, truncated } = dropExtraRows(await loadUntilDone({ query: queriesWithOneMoreRow(query, limits), queryType: 'multi' }, context), limits);
+        return new LoadAnswer(toMultiLoadResult(body, query), truncated.some(Boolean));
+      }),
 
     cubeMeta: async (context) => {
       const version = await models.version();
@@ -223,26 +208,18 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       return { cubes: cubes.map((cube) => offered(cube, out)) };
     },
 
-    cubeLoad: async (sent, multi, context) => {
-      const query = pagingOf(sent);
-      if (!multi) refuseMultiOnly(query);
-      return timed(Array.isArray(query) ? query : [query], async () => {
-        await check(query, context);
-        return throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
-          const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
-          const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
-          return new LoadAnswer(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated.some(Boolean));
-        });
-      });
-    },
+    cubeLoad: (query, multi, context) =>
+      throughCache(multi ? 'cubejs multi' : 'cubejs', query, context, async () => {
+        const sent = { query: queriesWithOneMoreRow(query, limits), ...(multi ? { queryType: 'multi' } : {}) };
+        const { body, truncated } = dropExtraRows(await loadUntilDone(sent, context), limits);
+        return new LoadAnswer(withTruncatedField(cubeLoadWithoutDescriptions(body), truncated), truncated.some(Boolean));
+      }),
 
     sql: (query, context) => generate('sql', query, context),
 
     dryRun: (query, context) => generate('dryRun', query, context),
 
-    exportSql: async (sent, limit, context) => {
-      const query = withNumericPaging(sent);
-      await check(query, context);
+    exportSql: async (query, limit, context) => {
       await caughtUp;
       return engine.exportSql(
         { ...query, limit },

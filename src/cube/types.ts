@@ -3,19 +3,26 @@ import type { LoadAnswer } from './answer';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
 import type { Warehouse } from '../warehouse/connection';
+import type { AdmissionModel } from '../query/admission';
+import type { Query } from '../query/request';
 import type { ExportSql } from './engine/export-sql';
 import type { DataChange } from './freshness';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
+import type { QueryTimer } from './query-metrics';
 import type { LoadResult, MultiLoadResult, Schema } from './shapes';
 
 /**
  * What the rest of the service asks of Cube (service.ts answers it): the
  * spec's meta and load, Cube's own API, the SQL of an export, and the models'
- * state. Queries reach it admitted by src/query/ as far as their request and
- * size go; the rules that need the model run inside.
+ * state. Queries reach it admitted (src/query/admission.ts), by the serving
+ * models it lends admission (`admissionModel`).
  */
 export interface CubeService {
+  /** The serving models' members and Cube's reading of date phrases, which admission's model stage checks queries by. */
+  admissionModel: AdmissionModel;
+  /** A timer of one load in the query metrics. */
+  queryTimer(): QueryTimer;
   meta(context: RequestContext): Promise<Schema[]>;
   /** One regular query, answered in the documented shape (spec 2.5). */
   load(query: Query, context: RequestContext): Promise<LoadAnswer<LoadResult>>;
@@ -32,8 +39,7 @@ export interface CubeService {
   sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
   /**
    * The SQL Cube generates for one query under the context's account, with
-   * at most `limit` rows, for an export to run (export-sql.ts); checked like
-   * a load, nothing runs.
+   * at most `limit` rows, for an export to run (export-sql.ts); nothing runs.
    */
   exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
@@ -72,7 +78,7 @@ export interface CubeService {
   close(): Promise<void>;
 }
 
-export type Query = Record<string, unknown>;
+export type { Query } from '../query/request';
 
 export interface RequestContext {
   /**

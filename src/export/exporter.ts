@@ -4,8 +4,6 @@ import path from 'node:path';
 import type { Config } from '../config';
 import { classifyGatewayError } from '../cube/errors';
 import { ServiceError } from '../errors';
-import { withNumericPaging } from '../query/paging';
-import { refuse } from '../query/rules';
 import type { CubeService, Query, RequestContext } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';
 import { quoteIdentifier, settingsList, sqlLiteral } from '../warehouse/sql';
@@ -53,7 +51,10 @@ export interface WrittenFile {
 }
 
 export interface Exporter {
-  /** Checks the query, generates Cube's SQL for it and starts the engine on it; rejects before any byte is written. */
+  /**
+   * Generates Cube's SQL for an admitted query (src/query/admission.ts: its `limit`, if any, a whole number of at
+   * least 1) and starts the engine on it; rejects before any byte is written.
+   */
   open(query: Query, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<OpenedExport>;
 }
 
@@ -173,12 +174,8 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
   }
 
   return {
-    async open(sent, format, context, signal) {
-      const query = withNumericPaging(sent);
-      const { limit } = query;
-      if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
-        refuse('paging', '"limit" must be a whole number of at least 1.');
-      }
+    async open(query, format, context, signal) {
+      const limit = query.limit as number | undefined;
       const rows = Math.min(limit ?? caps.maxRows, caps.maxRows);
       const rowCap: CutBy = limit !== undefined && limit <= caps.maxRows ? 'limit' : 'EXPORT_MAX_ROWS';
       // One row more than the file may hold: whether it exists says whether rows were left out.

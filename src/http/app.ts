@@ -7,6 +7,7 @@ import type { Exporter } from '../export/exporter';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
+import type { Admission } from '../query/admission';
 import type { Readiness } from '../readiness';
 import { apiKeyHeader, apiKeyOrAuthorization, identifyApiKey, requireApiKey, requireScope, type KeyReader } from './auth';
 import { errorHandler, methodNotAllowed, notFound } from './errors';
@@ -31,6 +32,8 @@ import type { ShutdownGate } from './shutdown-gate';
 export interface AppDeps {
   config: Pick<Config, 'http' | 'query' | 'rateLimit' | 'exports' | 'explorer'>;
   cube: CubeService;
+  /** Query admission (src/query/admission.ts), once per query route. */
+  admission: Admission;
   exporter: Exporter;
   authenticator: Authenticator;
   logger: Logger;
@@ -55,7 +58,18 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * needs no key, never uses up a client's budget, and is answered while the
  * service drains.
  */
-export function createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores = memoryStores }: AppDeps): Express {
+export function createApp({
+  config,
+  cube,
+  admission,
+  exporter,
+  authenticator,
+  logger,
+  readiness,
+  gate,
+  metrics,
+  limitStores = memoryStores,
+}: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // Decides req.ip, which keys the limit on requests without a valid key.
@@ -136,12 +150,12 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
     .get(requireScope('data:meta'), withinKeyConcurrency(metaRoute(cube)))
     .all(methodNotAllowed('GET'));
   v1.route('/data/load')
-    .get(requireScope('data:load'), withinKeyConcurrency(loadRoute(cube, config.query)))
-    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(loadRoute(cube, config.query)))
+    .get(requireScope('data:load'), withinKeyConcurrency(loadRoute({ admission, cube })))
+    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(loadRoute({ admission, cube })))
     .all(methodNotAllowed('GET, POST'));
   v1.route('/data/export')
-    .get(requireScope('data:load'), withinKeyConcurrency(exportRoute(exporter, config.query, config.exports)))
-    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(exportRoute(exporter, config.query, config.exports)))
+    .get(requireScope('data:load'), withinKeyConcurrency(exportRoute(admission, exporter, config.query, config.exports)))
+    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(exportRoute(admission, exporter, config.query, config.exports)))
     .all(methodNotAllowed('GET, POST'));
   // Public, like any API description: before the v1 router's key check and rate limits.
   app.route('/v1/openapi.json').get(openApiRoute()).all(methodNotAllowed('GET'));
@@ -161,8 +175,8 @@ export function createApp({ config, cube, exporter, authenticator, logger, readi
   ] as const) {
     cubejs
       .route(path)
-      .get(requireScope('data:load'), withinKeyConcurrency(route(cube, config.query)))
-      .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(route(cube, config.query)))
+      .get(requireScope('data:load'), withinKeyConcurrency(route({ admission, cube })))
+      .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(route({ admission, cube })))
       .all(methodNotAllowed('GET, POST'));
   }
   app.use('/cubejs-api/v1', cubejs);

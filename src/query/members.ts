@@ -3,7 +3,6 @@ import { refuse } from './rules';
 import { checkTimeValues } from './dates';
 import { GRANULARITY_MS } from './date-range';
 import { eachFilter } from './filters';
-import type { Schema } from '../cube/shapes';
 
 /**
  * Every member reference of a query is checked against the model's members
@@ -33,12 +32,19 @@ export interface ModelMembers {
  */
 const TEXT_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
 
+/** What admission reads of a cube as /meta lists it (src/cube/shapes.ts Schema). */
+export interface MetaCube {
+  measures: readonly { name: string; type: string }[];
+  dimensions: readonly { name: string; type: string }[];
+  segments: readonly { name: string }[];
+}
+
 /**
  * The members of /meta. Cube refuses hidden members (primary keys) too, but
  * only once the query has run, with a message showing their SQL alias; here
  * they are unknown like any other, before any work.
  */
-export function modelMembersOf(schemas: Schema[]): ModelMembers {
+export function modelMembersOf(schemas: readonly MetaCube[]): ModelMembers {
   const dimensions = schemas.flatMap((schema) => schema.dimensions);
   return {
     measures: new Set(schemas.flatMap((schema) => schema.measures.map((measure) => measure.name))),

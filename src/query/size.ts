@@ -1,6 +1,6 @@
 import type { Config } from '../config';
-import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
-import type { Query } from '../cube/types';
+import { dateRangeSpanMs, GRANULARITY_MS, type DateRangeReader } from './date-range';
+import type { Query } from './request';
 import { refuse } from './rules';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
@@ -23,7 +23,7 @@ export type QuerySizeLimits = Pick<
  * Walks are iterative, so a body nested thousands deep cannot exhaust the
  * stack, and stop at the first limit passed.
  */
-export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void {
+export function checkQuerySize(queries: Query[], limits: QuerySizeLimits, readDateRange: DateRangeReader): void {
   const ranges = queries.map(rangeCount);
   const runs = ranges.reduce((sum, n) => sum + n, 0);
   if (runs > limits.maxQueries) {
@@ -102,7 +102,7 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
       // Every range of the query's compareDateRange runs this time dimension again.
       const repeats = Array.isArray(compareDateRange) ? 1 : ranges[i];
       for (const range of dateRanges) {
-        const span = dateRangeSpanMs(range, query.timezone);
+        const span = dateRangeSpanMs(range, query.timezone, readDateRange);
         if (span === undefined) continue;
         // The buckets at both ends may be partial.
         buckets += (Math.ceil(span / bucketMs) + 1) * repeats;

@@ -7,9 +7,7 @@ import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
 import { requestContextOf } from '../auth';
 import { ServiceError } from '../../errors';
-import { refuseInExport } from '../../query/admit';
-import { oneQueryOf, readQueryRequest } from '../../query/request';
-import { checkQuerySize } from '../../query/size';
+import type { Admission } from '../../query/admission';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
 /** Bytes of an export that wait in memory for a slow client; more wait in a temporary file (see Spool). */
@@ -35,18 +33,9 @@ const HOLD_MS = 1000;
  * engine has written the whole file, with its length and Result-Truncated.
  * A client that goes away stops the statement.
  */
-export function exportRoute(exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
+export function exportRoute(admission: Admission, exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
   return async (req, res) => {
     const format = negotiate(req);
-    const sent = readQueryRequest(req);
-    const query = oneQueryOf(
-      sent.queryType === 'multi' ? undefined : sent.query,
-      'An export answers one query: the "query" field must be a JSON object (no queryType "multi").',
-    );
-    // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
-    checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
-    refuseInExport(query);
-
     const left = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) left.abort(new ServiceError('internal', 'The client went away.'));
@@ -55,6 +44,7 @@ export function exportRoute(exporter: Exporter, limits: Config['query'], caps: C
     const signal = AbortSignal.any([left.signal, timeout.signal]);
     let opened: OpenedExport | undefined;
     try {
+      const { query } = await admission.admit('export', req);
       opened = await exporter.open(query, format, requestContextOf(res), signal);
       if (opened.file) await sendFile(res, opened.file, opened.members, format, signal);
       else await sendStream(res, opened, opened.chunks![Symbol.asyncIterator](), format, caps, signal);
