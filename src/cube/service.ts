@@ -15,11 +15,11 @@ import { createModels, type ModelContext } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import { queryTimers } from './query-metrics';
 import { toLoadResult, toMultiLoadResult, toSchema, type Schema } from './shapes';
-import { Tickets } from './tickets';
-import type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
+import { InFlight } from './in-flight';
+import type { CubeService, CubeServiceOptions, Query, RequestScope } from './types';
 import { dropExtraRows, queriesWithOneMoreRow, withOneMoreRow, withTruncatedField } from './truncation';
 
-export type { CubeService, CubeServiceOptions, Query, RequestContext } from './types';
+export type { CubeService, CubeServiceOptions, Query, RequestScope } from './types';
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
 
@@ -33,18 +33,13 @@ export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
  */
 export function createCubeService(options: CubeServiceOptions): CubeService {
   const { warehouse, query: limits, logger, metrics } = options;
-  const { timings } = metrics;
-  const observeCache = cubeCacheObserver(metrics);
-  const tickets = new Tickets();
+  const inFlight = new InFlight();
+  const observeCache = cubeCacheObserver(metrics, (requestId) => inFlight.of(requestId)?.timing);
   const driverFactory = createDriverFactory(
     warehouse,
     // The row asked for beyond a query's limit is ours, not the client's (truncation.ts checks the rest).
     { ...limits, maxResultRows: limits.maxResultRows + 1 },
-    (requestId) => tickets.ticketOf(requestId),
-    (requestId, ms) => {
-      const timing = timings.of(requestId);
-      if (timing) timing.warehouseMs += ms;
-    },
+    (requestId) => inFlight.of(requestId),
     options.rollupBuildLimits,
   );
   // Validation reads the catalog (system.columns, EXPLAIN), which clients'
@@ -107,14 +102,13 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
   const caughtUp = Promise.all([freshness.caughtUp, warmGeoAtStart(warehouse, logger)]).then(() => undefined);
 
   // A request is answered by the models serving when it arrives, whatever reloads meanwhile.
-  const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestContext, modelVersion?: string) => {
+  const call = async (method: GatewayMethod, args: Record<string, unknown>, context: RequestScope, modelVersion?: string) => {
     const version = modelVersion ?? (await models.version());
     const started = performance.now();
     try {
       return await engine.call(method, args, { securityContext: securityContextOf(context), requestId: context.requestId, modelVersion: version });
     } finally {
-      const timing = timings.of(context.requestId);
-      if (timing) timing.cubeMs += performance.now() - started;
+      if (context.timing) context.timing.cubeMs += performance.now() - started;
     }
   };
 
@@ -130,15 +124,15 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
    * never see "Continue wait": we ask again until the load's ticket aborts
    * (query timeout, shutdown).
    */
-  const loadUntilDone = async (args: Record<string, unknown>, context: RequestContext): Promise<any> => {
-    const issued = tickets.issue(context.requestId, context.lane ?? 'unnamed', limits.timeoutMs);
+  const loadUntilDone = async (args: Record<string, unknown>, context: RequestScope): Promise<any> => {
+    const load = inFlight.open(context);
     try {
-      return await Promise.race([caughtUp.then(() => askUntilAnswered(args, context, issued.signal)), issued.aborted]);
+      return await Promise.race([caughtUp.then(() => askUntilAnswered(args, context, load.signal)), load.aborted]);
     } finally {
-      issued.end();
+      load.end();
     }
   };
-  const askUntilAnswered = async (args: Record<string, unknown>, context: RequestContext, signal: AbortSignal): Promise<any> => {
+  const askUntilAnswered = async (args: Record<string, unknown>, context: RequestScope, signal: AbortSignal): Promise<any> => {
     for (;;) {
       // The answer went out already; stop asking Cube for it.
       if (signal.aborted) throw signal.reason;
@@ -148,14 +142,14 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     }
   };
 
-  const meta = async (context: RequestContext): Promise<Schema[]> => {
+  const meta = async (context: RequestScope): Promise<Schema[]> => {
     const version = await models.version();
     const cubes: Record<string, unknown>[] = bodyOf(await call('meta', {}, context, version)).cubes;
     const out = models.unavailable(version);
     return cubes.map((cube) => offered(toSchema(cube), out)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
 
-  const generateSql = async (query: Query, context: RequestContext, modelVersion?: string): Promise<GeneratedSql> => {
+  const generateSql = async (query: Query, context: RequestScope, modelVersion?: string): Promise<GeneratedSql> => {
     const [sql, params] = bodyOf(await call('sql', { query }, context, modelVersion)).sql.sql as [string, unknown[]];
     return { sql, params };
   };
@@ -179,7 +173,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     return members.members;
   };
   /** sql and dryRun only compile and generate SQL, so Cube never answers them "Continue wait". */
-  const generate = async (method: 'sql' | 'dryRun', query: Query | Query[], context: RequestContext): Promise<unknown> =>
+  const generate = async (method: 'sql' | 'dryRun', query: Query | Query[], context: RequestScope): Promise<unknown> =>
     bodyOf(await call(method, { query }, context));
 
   return {
@@ -227,7 +221,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
       );
     },
 
-    refuseNotStarted: () => tickets.refuseNotStarted(),
+    refuseNotStarted: () => inFlight.refuseNotStarted(),
 
     dataChanged: (changes) => freshness.dataChanged(changes),
 
@@ -257,7 +251,7 @@ function offered<C extends { measures?: { name: string }[]; dimensions?: { name:
   return { ...cube, measures: keep(cube.measures), dimensions: keep(cube.dimensions) };
 }
 
-function securityContextOf({ accountId }: RequestContext): { accountId?: string } {
+function securityContextOf({ accountId }: RequestScope): { accountId?: string } {
   if (accountId === null) return {};
   // An empty id would make the models' filter a no-op, i.e. every account.
   if (accountId === '') throw new Error('refusing a query with an empty account id');

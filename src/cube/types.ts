@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import type { LoadAnswer } from './answer';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
+import type { RequestTiming } from '../metrics/request-timing';
 import type { Warehouse } from '../warehouse/connection';
 import type { AdmissionModel } from '../query/admission';
 import type { Query } from '../query/request';
@@ -23,27 +24,27 @@ export interface CubeService {
   admissionModel: AdmissionModel;
   /** A timer of one load in the query metrics. */
   queryTimer(): QueryTimer;
-  meta(context: RequestContext): Promise<Schema[]>;
+  meta(context: RequestScope): Promise<Schema[]>;
   /** One regular query, answered in the documented shape (spec 2.5). */
-  load(query: Query, context: RequestContext): Promise<LoadAnswer<LoadResult>>;
+  load(query: Query, context: RequestScope): Promise<LoadAnswer<LoadResult>>;
   /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
-  loadMulti(query: Query | Query[], context: RequestContext): Promise<LoadAnswer<MultiLoadResult>>;
+  loadMulti(query: Query | Query[], context: RequestScope): Promise<LoadAnswer<MultiLoadResult>>;
   /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
-  cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
+  cubeMeta(context: RequestScope): Promise<{ cubes: Record<string, unknown>[] }>;
   /**
    * Cube's load answer. Only `multi` answers compareDateRange queries and
    * arrays of queries (Cube's multi shape); otherwise Cube's single result.
    */
-  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<LoadAnswer<Record<string, unknown>>>;
+  cubeLoad(query: Query | Query[], multi: boolean, context: RequestScope): Promise<LoadAnswer<Record<string, unknown>>>;
   /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
-  sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  sql(query: Query | Query[], context: RequestScope): Promise<unknown>;
   /**
    * The SQL Cube generates for one query under the context's account, with
    * at most `limit` rows, for an export to run (export-sql.ts); nothing runs.
    */
-  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
+  exportSql(query: Query, limit: number, context: RequestScope): Promise<ExportSql>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
-  dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  dryRun(query: Query | Query[], context: RequestScope): Promise<unknown>;
   /**
    * Shutdown: loads not yet running in the warehouse answer `shutting_down`
    * now, new ones at once; loads with a statement running go on.
@@ -73,18 +74,24 @@ export interface CubeService {
     /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
     warnings(): readonly ModelProblem[];
     /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
-    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
+    sql(query: Query, context: RequestScope): Promise<GeneratedSql>;
   };
   close(): Promise<void>;
 }
 
 export type { Query } from '../query/request';
 
-export interface RequestContext {
+/**
+ * One request as the Cube adapter and the exporter serve it, passed along
+ * with its work (src/http/scope.ts makes it): who it is, whose rows it may
+ * read, its lane, its timing and its deadline.
+ */
+export interface RequestScope {
   /**
-   * The server's own id of the request (src/http/auth.ts requestKeyOf),
-   * unique per request: its ticket, timings and cache lookups are keyed by
-   * it. Never the client's x-request-id, which two requests may share.
+   * The server's own id of the request, unique per request. Cube hands it
+   * to the driver and its log events, which find the load's ticket and
+   * timing by it (in-flight.ts). Never the client's x-request-id, which two
+   * requests may share.
    */
   requestId: string;
   /**
@@ -99,6 +106,15 @@ export interface RequestContext {
    * (the API key's id). Loads without one share a lane.
    */
   lane?: string;
+  /** Where the request's time goes, for its Server-Timing header; absent for work no data route waits on. */
+  timing?: RequestTiming;
+  /**
+   * Aborts when the request must give up (QUERY_TIMEOUT_SECONDS after it
+   * reached its route), its reason the error to answer: statements still
+   * waiting leave the queue, and the load or export answers it. Absent
+   * where nothing runs (meta, SQL generation).
+   */
+  deadline?: AbortSignal;
 }
 
 export interface CubeServiceOptions {

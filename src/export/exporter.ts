@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config';
 import { classifyGatewayError } from '../cube/errors';
 import { ServiceError } from '../errors';
-import type { CubeService, Query, RequestContext } from '../cube/service';
+import type { CubeService, Query, RequestScope } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';
 import { quoteIdentifier, settingsList, sqlLiteral } from '../warehouse/sql';
 import { statementTicket } from '../warehouse/statement-queue';
@@ -55,7 +55,7 @@ export interface Exporter {
    * Generates Cube's SQL for an admitted query (src/query/admission.ts: its `limit`, if any, a whole number of at
    * least 1) and starts the engine on it; rejects before any byte is written.
    */
-  open(query: Query, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<OpenedExport>;
+  open(query: Query, format: ExportFormat, context: RequestScope, signal: AbortSignal): Promise<OpenedExport>;
 }
 
 export interface ExporterOptions {
@@ -96,7 +96,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
     format: string,
     settings: Record<string, string | number>,
     maxResultRows: number,
-    context: RequestContext,
+    context: RequestScope,
     signal: AbortSignal,
     onRows?: (rows: number) => void,
   ) =>
@@ -116,7 +116,7 @@ export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tm
     return answer.trim();
   };
 
-  async function parquetFile(select: string, rows: number, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<WrittenFile> {
+  async function parquetFile(select: string, rows: number, format: ExportFormat, context: RequestScope, signal: AbortSignal): Promise<WrittenFile> {
     const dir = await mkdtemp(path.join(spoolDir, 'analytics-export-'));
     let removed: Promise<void> | undefined;
     const dispose = () => (removed ??= rm(dir, { recursive: true, force: true }));

@@ -105,7 +105,7 @@ export function createApp({
     });
     next();
   });
-  const timing = serverTiming(metrics.timings);
+  const timing = serverTiming();
   const dataRoutes = new Set<unknown>(DATA_ROUTES);
   app.use((req, res, next) => (dataRoutes.has(res.locals.route) ? timing(req, res, next) : next()));
 
@@ -144,14 +144,15 @@ export function createApp({
   // Bodies are read as JSON whatever their Content-Type, so `curl -d` works as is.
   const jsonBody = express.json({ type: () => true, limit: config.http.bodyLimitBytes });
 
+  const queryRoutes = { admission, cube, timeoutMs: config.query.timeoutMs };
   const v1 = express.Router();
   v1.use(...authenticated(apiKeyHeader));
   v1.route('/data/meta')
     .get(requireScope('data:meta'), withinKeyConcurrency(metaRoute(cube)))
     .all(methodNotAllowed('GET'));
   v1.route('/data/load')
-    .get(requireScope('data:load'), withinKeyConcurrency(loadRoute({ admission, cube })))
-    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(loadRoute({ admission, cube })))
+    .get(requireScope('data:load'), withinKeyConcurrency(loadRoute(queryRoutes)))
+    .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(loadRoute(queryRoutes)))
     .all(methodNotAllowed('GET, POST'));
   v1.route('/data/export')
     .get(requireScope('data:load'), withinKeyConcurrency(exportRoute(admission, exporter, config.query, config.exports)))
@@ -175,8 +176,8 @@ export function createApp({
   ] as const) {
     cubejs
       .route(path)
-      .get(requireScope('data:load'), withinKeyConcurrency(route({ admission, cube })))
-      .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(route({ admission, cube })))
+      .get(requireScope('data:load'), withinKeyConcurrency(route(queryRoutes)))
+      .post(requireScope('data:load'), jsonBody, withinKeyConcurrency(route(queryRoutes)))
       .all(methodNotAllowed('GET, POST'));
   }
   app.use('/cubejs-api/v1', cubejs);

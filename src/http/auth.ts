@@ -1,5 +1,4 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { RequestContext } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Scope } from '../keys/store';
 import { ServiceError } from '../errors';
@@ -71,23 +70,4 @@ export function principalOf(res: Response): Principal {
   // Routes sit behind requireApiKey; reaching one without a principal is our bug.
   if (principal === undefined) throw new Error('no principal: route mounted outside requireApiKey');
   return principal;
-}
-
-/**
- * What Cube needs to know of a request: the id the server made for it (never
- * the client's x-request-id, which two requests may share), the account its
- * queries may read, and the key's id, which is its lane in the warehouse's
- * fair statement queue.
- */
-export function requestContextOf(res: Response): RequestContext {
-  const principal = principalOf(res);
-  return { requestId: requestKeyOf(res), accountId: principal.accountId, lane: principal.keyId };
-}
-
-/** The server's own id of the request (app.ts), which its per-request state is keyed by. */
-export function requestKeyOf(res: Response): string {
-  const key: unknown = res.locals.requestKey;
-  // Set by the first middleware of the app; a route without it is our bug.
-  if (typeof key !== 'string') throw new Error('no request key: route mounted outside the app');
-  return key;
 }

@@ -10,6 +10,15 @@ import { markDriverError } from '../errors';
 import { BuildStamps } from './build-stamps';
 import { jsonLinesInSlices } from './row-reader';
 
+/** What the driver finds of the load a statement serves: its ticket in the statement queue, and the timing its time adds to. */
+export interface StatementsOf {
+  ticket: Ticket;
+  timing?: { warehouseMs: number };
+}
+
+/** Statements of no load in flight: Cube's background work. */
+const BACKGROUND: Ticket = { lane: 'background' };
+
 /** Column names, then their types, then one JSON array a row: the format of the driver's own stream(). */
 export const ROW_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
 
@@ -19,9 +28,10 @@ export const ROW_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
  * cancellation, while the transport is chDB in-process or a ClickHouse
  * server, whichever the warehouse is. Its clients are the warehouse's query
  * clients: read-only and held to the query limits. Each statement is sent
- * under the ticket of the request Cube names (`ticketOf`), which decides its
- * place in the statement queue; a statement of no known request (a
- * background refresh after its request ended) waits in a lane of its own.
+ * under the ticket of the load Cube names by its request id (`loadOf`),
+ * which decides its place in the statement queue, and adds its time to the
+ * load's timing; a statement of no known load (a background refresh after
+ * its request ended) waits in a lane of its own.
  *
  * The one exception to read-only: the statements that build Cube's rollups
  * (isRollupWrite) go through the warehouse's rollup client instead, which
@@ -30,9 +40,7 @@ export const ROW_FORMAT = 'JSONCompactEachRowWithNamesAndTypes';
 export function createDriverFactory(
   warehouse: Warehouse,
   limits: QueryLimits,
-  ticketOf: (requestId: string | undefined) => Ticket | undefined,
-  /** Told how long each statement took (its wait in the statement queue included), with the id of the request Cube names. */
-  onStatement: (requestId: string | undefined, ms: number) => void = () => {},
+  loadOf: (requestId: string | undefined) => StatementsOf | undefined,
   /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits otherwise. */
   buildLimits: Pick<QueryLimits, 'timeoutMs' | 'maxMemoryBytes'> = limits,
 ): () => ClickHouseDriver {
@@ -88,14 +96,15 @@ export function createDriverFactory(
 
     // Cube's queue passes the queued request, with its requestId, as the options.
     override async query<R = unknown>(query: string, values: unknown[], options?: { requestId?: string }): Promise<R[]> {
-      const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
+      const load = loadOf(options?.requestId);
       const started = performance.now();
       try {
-        return await statementTicket.run(ticket, () =>
+        return await statementTicket.run(load?.ticket ?? BACKGROUND, () =>
           isRollupWrite(query, rollupDatabase) ? this.rollupWriter().query<R>(query, values, options) : this.rowsOf<R>(query, values, options),
         );
       } finally {
-        onStatement(options?.requestId, performance.now() - started);
+        // Its wait in the statement queue included.
+        if (load?.timing) load.timing.warehouseMs += performance.now() - started;
       }
     }
 
@@ -152,8 +161,7 @@ export function createDriverFactory(
 
     // Cube creates the rollup database and drops old rollup tables with commands.
     override async command(query: string, options?: { requestId?: string }): Promise<void> {
-      const ticket = ticketOf(options?.requestId) ?? { lane: 'background' };
-      await statementTicket.run(ticket, () =>
+      await statementTicket.run(loadOf(options?.requestId)?.ticket ?? BACKGROUND, () =>
         isRollupWrite(query, rollupDatabase) ? this.rollupWriter().command(query, options) : super.command(query, options),
       );
     }

@@ -5,7 +5,7 @@ import { exportFailure, type CutBy, type ExportChunk, type Exporter, type Opened
 import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../export/formats';
 import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
-import { requestContextOf } from '../auth';
+import { requestScopeOf } from '../scope';
 import { ServiceError } from '../../errors';
 import type { Admission } from '../../query/admission';
 import { TRUNCATED_HEADER } from '../truncation-header';
@@ -40,16 +40,16 @@ export function exportRoute(admission: Admission, exporter: Exporter, limits: Co
     res.on('close', () => {
       if (!res.writableFinished) left.abort(new ServiceError('internal', 'The client went away.'));
     });
-    const timeout = deadline(limits.timeoutMs);
-    const signal = AbortSignal.any([left.signal, timeout.signal]);
+    // QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included.
+    const scope = requestScopeOf(res, { ms: limits.timeoutMs, what: 'export' });
+    const signal = AbortSignal.any([left.signal, scope.deadline!]);
     let opened: OpenedExport | undefined;
     try {
       const { query } = await admission.admit('export', req);
-      opened = await exporter.open(query, format, requestContextOf(res), signal);
+      opened = await exporter.open(query, format, scope, signal);
       if (opened.file) await sendFile(res, opened.file, opened.members, format, signal);
       else await sendStream(res, opened, opened.chunks![Symbol.asyncIterator](), format, caps, signal);
     } finally {
-      timeout.clear();
       await opened?.file?.dispose();
     }
   };
@@ -256,11 +256,4 @@ function written(res: Response, chunk: Uint8Array, signal: AbortSignal): Promise
 async function hasMore(coming: Promise<IteratorResult<ExportChunk>>, chunks: AsyncIterator<ExportChunk>): Promise<boolean> {
   for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.bytes.length > 0) return true;
   return false;
-}
-
-/** QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included. */
-function deadline(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new ServiceError('query_timeout', `The export did not finish within ${ms / 1000} s.`)), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

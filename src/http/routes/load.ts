@@ -1,13 +1,15 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { LoadAnswer } from '../../cube/answer';
-import type { CubeService, RequestContext } from '../../cube/service';
+import type { CubeService, RequestScope } from '../../cube/service';
 import type { Admission, Admitted } from '../../query/admission';
-import { requestContextOf } from '../auth';
+import { requestScopeOf } from '../scope';
 import { sendLoadAnswer } from '../truncation-header';
 
 export interface QueryRouteDeps {
   admission: Admission;
   cube: CubeService;
+  /** QUERY_TIMEOUT_SECONDS: a load's deadline from its arrival at the route. */
+  timeoutMs: number;
 }
 
 /**
@@ -33,14 +35,15 @@ export function loadRoute(deps: QueryRouteDeps): RequestHandler {
 export async function answerLoad<R extends 'load' | 'cubejs-load'>(
   req: Request,
   res: Response,
-  { admission, cube }: QueryRouteDeps,
+  { admission, cube, timeoutMs }: QueryRouteDeps,
   route: R,
-  run: (admitted: Admitted[R], context: RequestContext) => Promise<LoadAnswer>,
+  run: (admitted: Admitted[R], context: RequestScope) => Promise<LoadAnswer>,
 ): Promise<void> {
+  const scope = requestScopeOf(res, { ms: timeoutMs, what: 'query' });
   const timer = cube.queryTimer();
   let answer: LoadAnswer;
   try {
-    answer = await run(await admission.admit(route, req, timer.start), requestContextOf(res));
+    answer = await run(await admission.admit(route, req, timer.start), scope);
     timer.answered();
   } catch (err) {
     timer.failed(err);

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { requestContextOf } from '../../auth';
+import { requestScopeOf } from '../../scope';
 import type { QueryRouteDeps } from '../load';
 
 /**
@@ -9,6 +9,6 @@ import type { QueryRouteDeps } from '../load';
 export function cubeSqlRoute({ admission, cube }: QueryRouteDeps): RequestHandler {
   return async (req, res) => {
     const { query } = await admission.admit('cubejs-sql', req);
-    res.json(await cube.sql(query, requestContextOf(res)));
+    res.json(await cube.sql(query, requestScopeOf(res)));
   };
 }
