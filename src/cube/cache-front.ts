@@ -1,10 +1,10 @@
 import type { Metrics } from '../metrics/registry';
 import { noteCacheLookup, type RequestTiming } from '../metrics/request-timing';
 import type { LoadAnswer } from './answer';
-import { jsonLength } from './answer-json';
+import { jsonLength } from '../json-slices';
 import { ResultCache, type ResultCacheOptions } from './result-cache';
 import { asksRenewal, cacheKey, refreshedAt } from './result-key';
-import type { Query, RequestScope } from './service';
+import type { Query, RequestScope } from './types';
 
 /**
  * Answers a load from the result cache when it holds one for the same key,

@@ -1,5 +1,5 @@
 import type { Engine, GatewayMethod, GatewayReply } from './engine/core';
-import { classifyGatewayError, type GatewayError } from './errors';
+import { classifyGatewayError, type GatewayError } from './engine/errors';
 import type { InFlight } from './in-flight';
 import type { Models } from './models/models';
 import type { RequestScope } from './types';

@@ -1,6 +1,6 @@
 import type { Metrics, QueryOutcome } from '../metrics/registry';
 import { ServiceError } from '../errors';
-import type { Query } from './service';
+import type { Query } from '../query/request';
 
 /** The query-duration metric's outcome label of a load that failed: an admission refusal is a client error too. */
 export function outcomeOf(err: unknown): QueryOutcome {

@@ -1,6 +1,6 @@
 // Cube's own parser of relative date ranges, so a key means what Cube will compute.
 import { resolveDateRange } from './engine/date-parser';
-import type { Query, RequestScope } from './service';
+import type { Query, RequestScope } from './types';
 
 /**
  * Everything that changes a load's answer: the route (its shape), the

@@ -2,7 +2,7 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
-import { classifyGatewayError } from '../cube/errors';
+import { classifyGatewayError } from '../cube/engine/errors';
 import { ServiceError } from '../errors';
 import type { CubeService, Query, RequestScope } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { LoadAnswer } from '../cube/answer';
-import type { JsonPieces } from '../cube/answer-json';
+import type { JsonPieces } from '../json-slices';
 
 /** The header that says whether the row limit left rows out of an answer (any query of a multi answer). */
 export const TRUNCATED_HEADER = 'Result-Truncated';
@@ -9,7 +9,7 @@ export const TRUNCATED_HEADER = 'Result-Truncated';
 /**
  * A load answer as JSON, with Result-Truncated: the body keeps its documented
  * shape. The text is res.json's, made a slice of rows at a time
- * (answer-json.ts) so a large answer does not hold the event loop; a small
+ * (src/json-slices.ts) so a large answer does not hold the event loop; a small
  * one goes through res.send as res.json sends it.
  */
 export async function sendLoadAnswer(res: Response, answer: LoadAnswer): Promise<void> {

@@ -6,7 +6,7 @@ import { formatMySql } from '@cubejs-backend/shared';
 import type { ClickHouseClient, ClickHouseClientConfigOptions } from '@clickhouse/client';
 import type { QueryLimits, Warehouse } from '../../warehouse/connection';
 import { statementTicket, type Ticket } from '../../warehouse/statement-queue';
-import { markDriverError } from '../errors';
+import { markDriverError } from './errors';
 import { BuildStamps } from './build-stamps';
 import { jsonLinesInSlices } from './row-reader';
 

@@ -1,7 +1,8 @@
 /** link_views: visits to smart links. */
 import { CITIES, COUNTRIES, LINK_BROWSERS, LINK_OPEN_APPS, LINK_OPEN_WEIGHTS, LINK_SOURCES } from '../reference-data';
 import { DAY, type Plan } from './plan';
-import { activityConstants, activitySql, groupedLookupTables, lookupTable } from './sql';
+import { activityConstants, activitySql } from './sql';
+import { groupedLookupTables, lookupTable } from './random';
 import { sqlLiteral, withClause } from '../sql';
 
 // link_views.

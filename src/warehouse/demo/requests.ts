@@ -1,8 +1,7 @@
 /** podcast_events: listener plays expanded into their HTTP requests, bots and blacklisted scrapers; and the demo's GeoIP as the derivation's places. */
-import { type Range } from '../demo-data';
 import { type Places } from '../derive/downloads';
 import { BLACKLISTED_AGENTS, BOT_AGENTS, HOSTING_NETWORKS, TRACKING_PREFIX } from '../reference-data';
-import { DAY, FETCH_CODES, type Plan } from './plan';
+import { DAY, FETCH_CODES, type Plan, type Range } from './plan';
 import {
   activityConstants,
   activitySql,
@@ -11,12 +10,11 @@ import {
   largerThanOneByteSql,
   latestEpisodeSql,
   listenerAgentConstants,
-  lookupTable,
   podcastConstants,
   releaseSql,
-  type SqlRandom,
   uuidSql,
 } from './sql';
+import { lookupTable, type SqlRandom } from './random';
 import { sqlLiteral, withClause } from '../sql';
 
 // podcast_events and downloads.

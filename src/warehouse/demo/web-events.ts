@@ -8,14 +8,12 @@ import {
   episodeLabelSql,
   episodeTitleSql,
   geoConstants,
-  groupedLookupTables,
   latestEpisodeSql,
-  lookupTable,
   podcastConstants,
-  type SqlRandom,
   titleConstants,
   uuidSql,
 } from './sql';
+import { groupedLookupTables, lookupTable, type SqlRandom } from './random';
 import { sqlLiteral, withClause } from '../sql';
 
 // web_events.

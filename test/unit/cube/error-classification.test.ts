@@ -1,4 +1,4 @@
-import { classifyGatewayError, markDriverError } from '../../../src/cube/errors';
+import { classifyGatewayError, markDriverError } from '../../../src/cube/engine/errors';
 import { ServiceError } from '../../../src/errors';
 
 /**

@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors';
+import { ServiceError } from '../../errors';
 
 /**
  * Node's codes for a server that cannot be reached or talked to: refused,
