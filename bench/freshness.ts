@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { handOff } from '../src/warehouse/import/inbox';
 import { StatementQueue, statementTicket } from '../src/warehouse/statement-queue';
-import { quoteIdentifier } from '../src/warehouse/ddl';
+import { quoteIdentifier } from '../src/warehouse/sql';
 import { send } from './http-load';
 import { log, mb } from './report';
 import { API_KEY, DATABASE, startBenchService } from './service';

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { parseConfig, type DemoConfig } from '../src/config';
 import { DEMO_ACCOUNTS } from '../src/warehouse/reference-data';
 import type { LocalService } from '../src/assembly';
+import { LoadAnswer } from '../src/cube/answer';
 import type { CubeService } from '../src/cube/service';
 import { createExporter } from '../src/export/exporter';
 import { createApp } from '../src/http/app';
@@ -445,18 +446,23 @@ async function startFloors(target: Target, direct: DirectSql): Promise<{ kind: s
   const { config } = service;
   const cube: CubeService = {
     ...service.cube,
-    load: async (query) => ({
-      query,
-      data: await rows(query),
-      lastRefreshTime: new Date().toISOString(),
-      annotation: { measures: {}, dimensions: {}, segments: {}, timeDimensions: {} },
-      slowQuery: false,
-      total: null,
-    }),
+    load: async (query) =>
+      new LoadAnswer(
+        {
+          query,
+          data: await rows(query),
+          lastRefreshTime: new Date().toISOString(),
+          annotation: { measures: {}, dimensions: {}, segments: {}, timeDimensions: {} },
+          slowQuery: false,
+          total: null,
+        },
+        false,
+      ),
   };
   const app = createApp({
     config,
     cube,
+    admission: service.admission,
     exporter: createExporter({ cube, warehouse: service.warehouse, limits: config.query, caps: config.exports }),
     authenticator: createAuthenticator({ operatorKeys: config.apiKeys, ring: service.ring }),
     logger: createLogger('error', () => {}),

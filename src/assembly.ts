@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
 import { parseConfig, type Config } from './config';
-import { CubeFailure } from './cube/errors';
+import { ServiceError } from './errors';
 import { createCubeService, type CubeService, type CubeServiceOptions } from './cube/service';
 import { createExporter } from './export/exporter';
+import { createAdmission, type Admission } from './query/admission';
 import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
@@ -55,6 +56,7 @@ export interface AssemblyOptions extends Pick<CubeServiceOptions, 'continueWaitS
 export interface AssembledService extends MeasuredWarehouse {
   app: Express;
   cube: CubeService;
+  admission: Admission;
   readiness: Readiness;
   gate: ShutdownGate;
   ring: KeyRing;
@@ -106,8 +108,20 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     const gate = createShutdownGate();
     const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
     if (redis) releases.push(() => redis.close());
+    const admission = createAdmission(config.query, cube.admissionModel);
     const exporter = createExporter({ cube, warehouse, limits: config.query, caps: config.exports });
-    const app = createApp({ config, cube, exporter, authenticator, logger, readiness, gate, metrics, limitStores: redis ? redisStores(redis) : memoryStores });
+    const app = createApp({
+      config,
+      cube,
+      admission,
+      exporter,
+      authenticator,
+      logger,
+      readiness,
+      gate,
+      metrics,
+      limitStores: redis ? redisStores(redis) : memoryStores,
+    });
     if (options.importInbox && config.warehouse.kind === 'chdb') {
       const inbox = watchInbox(
         config.warehouse.dataDir,
@@ -133,7 +147,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       );
       releases.push(() => follower.stop());
     }
-    return { app, cube, readiness, gate, warehouse, metrics, ring, redis, close };
+    return { app, cube, admission, readiness, gate, warehouse, metrics, ring, redis, close };
   } catch (err) {
     // The failure that stopped the start is the one to report, not one met while releasing.
     await close().catch((error: unknown) => logger.warn('releasing the parts of a failed start failed', { error: String(error) }));
@@ -147,7 +161,7 @@ async function modelsReady(cube: CubeService, logger: Logger): Promise<void> {
   } catch (err) {
     // A ClickHouse server that is down is no reason not to start: /readyz
     // says not ready and queries answer 503 until the models can be checked.
-    if (!(err instanceof CubeFailure && err.kind === 'warehouse_unavailable')) throw err;
+    if (!(err instanceof ServiceError && err.code === 'warehouse_unavailable')) throw err;
     logger.error('the warehouse cannot be reached to check the models; not ready until it can', { detail: err.detail });
   }
 }

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import dotenv from 'dotenv';
-import { DOWNLOAD_RULES, DOWNLOAD_WINDOWS, type DownloadRules, type DownloadWindow } from './warehouse/derive/rules';
 
 /**
  * The only place that reads the environment. Everything the service can be
@@ -31,6 +30,13 @@ export interface DemoConfig {
   seed: number;
   days: number;
 }
+
+/** The published rules that turn requests into downloads (src/warehouse/derive/rules.ts writes them in SQL). */
+export const DOWNLOAD_RULES = ['iab', 'op3'] as const;
+export type DownloadRules = (typeof DOWNLOAD_RULES)[number];
+/** IAB v2.3's three dedup windows (calendar, first-touch rolling, last-touch rolling). */
+export const DOWNLOAD_WINDOWS = ['calendar', 'first-touch', 'last-touch'] as const;
+export type DownloadWindow = (typeof DOWNLOAD_WINDOWS)[number];
 
 export interface DownloadsConfig {
   /** Which published rules turn requests into downloads (src/warehouse/derive/rules.ts). */

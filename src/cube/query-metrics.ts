@@ -1,13 +1,11 @@
 import type { Metrics, QueryOutcome } from '../metrics/registry';
-import { QueryRefusal } from '../query/rules';
-import { CubeFailure } from './errors';
-import type { Query } from './service';
+import { ServiceError } from '../errors';
+import type { Query } from '../query/request';
 
-/** The query-duration metric's outcome label of a load that failed. */
+/** The query-duration metric's outcome label of a load that failed: an admission refusal is a client error too. */
 export function outcomeOf(err: unknown): QueryOutcome {
-  if (err instanceof QueryRefusal) return 'client_error';
-  if (!(err instanceof CubeFailure) || err.kind === 'internal') return 'failure';
-  return err.kind === 'query_timeout' ? 'timeout' : 'client_error';
+  if (!(err instanceof ServiceError) || err.code === 'internal') return 'failure';
+  return err.code === 'query_timeout' ? 'timeout' : 'client_error';
 }
 
 /**
@@ -15,7 +13,7 @@ export function outcomeOf(err: unknown): QueryOutcome {
  * of the compiled model's cubes, so a client cannot mint new label values;
  * anything else (a query naming no known cube) is "unknown".
  */
-export function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<string> {
+export function cubesOf(queries: readonly Query[], known: ReadonlySet<string>): Set<string> {
   const cubes = new Set<string>();
   // Iterative: a client may nest arrays thousands deep before validation refuses them.
   const pending: unknown[] = queries.flatMap((query) => [query.measures, query.dimensions, query.segments, query.timeDimensions, query.filters]);
@@ -35,25 +33,36 @@ export function cubesOf(queries: Query[], known: ReadonlySet<string>): Set<strin
   return cubes;
 }
 
+/** One load's timing in the query metrics. */
+export interface QueryTimer {
+  /** The load of these queries starts: admission's model stage takes them. */
+  start(queries: readonly Query[]): void;
+  /** Cube answered the load. */
+  answered(): void;
+  /** The load failed with `err`. */
+  failed(err: unknown): void;
+}
+
 /**
- * Runs loads, observing each one's duration and outcome under each cube its
- * members name; `cubes` are the serving models' cubes, read once the load
- * ends (its checks may have read them first).
+ * Timers of loads, each observing its load's duration and outcome under
+ * each cube its members name, from admission's model stage to Cube's answer
+ * (a load refused before that stage is not a query the metrics count);
+ * `cubes` are the serving models' cubes, read once the load ends (its
+ * admission may have read them first).
  */
-export function loadTimer(duration: Metrics['queryDuration'], cubes: () => ReadonlySet<string>) {
-  return async <T>(queries: Query[], run: () => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    let outcome: QueryOutcome = 'failure';
-    try {
-      const result = await run();
-      outcome = 'ok';
-      return result;
-    } catch (err) {
-      outcome = outcomeOf(err);
-      throw err;
-    } finally {
-      const seconds = (performance.now() - started) / 1000;
-      for (const cube of cubesOf(queries, cubes())) duration.observe({ cube, outcome }, seconds);
-    }
+export function queryTimers(duration: Metrics['queryDuration'], cubes: () => ReadonlySet<string>): () => QueryTimer {
+  return () => {
+    let started: { at: number; queries: readonly Query[] } | undefined;
+    const observe = (outcome: QueryOutcome) => {
+      if (started === undefined) return;
+      const seconds = (performance.now() - started.at) / 1000;
+      for (const cube of cubesOf(started.queries, cubes())) duration.observe({ cube, outcome }, seconds);
+      started = undefined;
+    };
+    return {
+      start: (queries) => (started = { at: performance.now(), queries }),
+      answered: () => observe('ok'),
+      failed: (err) => observe(outcomeOf(err)),
+    };
   };
 }

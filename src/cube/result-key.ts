@@ -1,6 +1,6 @@
 // Cube's own parser of relative date ranges, so a key means what Cube will compute.
 import { resolveDateRange } from './engine/date-parser';
-import type { Query, RequestContext } from './service';
+import type { Query, RequestScope } from './types';
 
 /**
  * Everything that changes a load's answer: the route (its shape), the
@@ -11,7 +11,7 @@ import type { Query, RequestContext } from './service';
  * Cube's own parser in the query's time zone. Undefined when a range does
  * not parse: Cube answers that query, with its error.
  */
-export function cacheKey(route: string, query: Query | Query[], { accountId }: RequestContext, models: string): string | undefined {
+export function cacheKey(route: string, query: Query | Query[], { accountId }: RequestScope, models: string): string | undefined {
   const queries = Array.isArray(query) ? query : [query];
   const ranges: unknown[] = [];
   try {

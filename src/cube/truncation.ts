@@ -1,4 +1,4 @@
-import { CubeFailure } from './errors';
+import { ServiceError } from '../errors';
 
 /**
  * Whether a load answer holds every row its query matches, or its limit left
@@ -62,7 +62,7 @@ export function dropExtraRows(body: Loose, { maxResultRows }: { maxResultRows?: 
 function withinResultRows<T extends { result: Loose }>(dropped: T, maxResultRows: number | undefined): T {
   const { data } = dropped.result;
   if (maxResultRows !== undefined && maxResultRows > 0 && Array.isArray(data) && data.length > maxResultRows) {
-    throw new CubeFailure('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.');
+    throw new ServiceError('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.');
   }
   return dropped;
 }
@@ -81,24 +81,6 @@ function withAskedLimit(query: Loose): Loose {
   const echoed = { ...query };
   for (const key of ['limit', 'rowLimit']) if (typeof echoed[key] === 'number') echoed[key] -= 1;
   return echoed;
-}
-
-/**
- * The flag travels with the answer object itself, so that the result cache,
- * which keeps and hands back that object, keeps it too, while the answer's
- * JSON (the spec's shape on /v1) stays untouched.
- */
-const flags = new WeakMap<object, boolean[]>();
-
-export function markTruncation<T extends object>(answer: T, truncated: boolean[]): T {
-  flags.set(answer, truncated);
-  return answer;
-}
-
-/** Whether the limit left rows out of any query of the answer; undefined for an answer not made by a load. */
-export function wasTruncated(answer: object): boolean | undefined {
-  const marked = flags.get(answer);
-  return marked === undefined ? undefined : marked.some(Boolean);
 }
 
 /**

@@ -1,42 +1,50 @@
 import type { Config } from '../config';
+import type { LoadAnswer } from './answer';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics/registry';
+import type { RequestTiming } from '../metrics/request-timing';
 import type { Warehouse } from '../warehouse/connection';
+import type { AdmissionModel } from '../query/admission';
+import type { Query } from '../query/request';
 import type { ExportSql } from './engine/export-sql';
 import type { DataChange } from './freshness';
 import type { ModelProblem } from './models/problems';
 import type { GeneratedSql } from './models/validate';
+import type { QueryTimer } from './query-metrics';
 import type { LoadResult, MultiLoadResult, Schema } from './shapes';
 
 /**
  * What the rest of the service asks of Cube (service.ts answers it): the
  * spec's meta and load, Cube's own API, the SQL of an export, and the models'
- * state. Queries reach it admitted by src/query/ as far as their request and
- * size go; the rules that need the model run inside.
+ * state. Queries reach it admitted (src/query/admission.ts), by the serving
+ * models it lends admission (`admissionModel`).
  */
 export interface CubeService {
-  meta(context: RequestContext): Promise<Schema[]>;
+  /** The serving models' members and Cube's reading of date phrases, which admission's model stage checks queries by. */
+  admissionModel: AdmissionModel;
+  /** A timer of one load in the query metrics. */
+  queryTimer(): QueryTimer;
+  meta(context: RequestScope): Promise<Schema[]>;
   /** One regular query, answered in the documented shape (spec 2.5). */
-  load(query: Query, context: RequestContext): Promise<LoadResult>;
+  load(query: Query, context: RequestScope): Promise<LoadAnswer<LoadResult>>;
   /** Any query Cube accepts, including compareDateRange and arrays of queries, as Cube's clients expect it. */
-  loadMulti(query: Query | Query[], context: RequestContext): Promise<MultiLoadResult>;
+  loadMulti(query: Query | Query[], context: RequestScope): Promise<LoadAnswer<MultiLoadResult>>;
   /** Cube's own REST API (/cubejs-api/v1): Cube's meta, `{ cubes }`. */
-  cubeMeta(context: RequestContext): Promise<{ cubes: Record<string, unknown>[] }>;
+  cubeMeta(context: RequestScope): Promise<{ cubes: Record<string, unknown>[] }>;
   /**
    * Cube's load answer. Only `multi` answers compareDateRange queries and
    * arrays of queries (Cube's multi shape); otherwise Cube's single result.
    */
-  cubeLoad(query: Query | Query[], multi: boolean, context: RequestContext): Promise<Record<string, unknown>>;
+  cubeLoad(query: Query | Query[], multi: boolean, context: RequestScope): Promise<LoadAnswer<Record<string, unknown>>>;
   /** The SQL and parameters Cube generates for the query under the context's account; nothing runs. */
-  sql(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  sql(query: Query | Query[], context: RequestScope): Promise<unknown>;
   /**
    * The SQL Cube generates for one query under the context's account, with
-   * at most `limit` rows, for an export to run (export-sql.ts); checked like
-   * a load, nothing runs.
+   * at most `limit` rows, for an export to run (export-sql.ts); nothing runs.
    */
-  exportSql(query: Query, limit: number, context: RequestContext): Promise<ExportSql>;
+  exportSql(query: Query, limit: number, context: RequestScope): Promise<ExportSql>;
   /** Cube's normalized queries, query type and pivot query; nothing runs. */
-  dryRun(query: Query | Query[], context: RequestContext): Promise<unknown>;
+  dryRun(query: Query | Query[], context: RequestScope): Promise<unknown>;
   /**
    * Shutdown: loads not yet running in the warehouse answer `shutting_down`
    * now, new ones at once; loads with a statement running go on.
@@ -66,18 +74,24 @@ export interface CubeService {
     /** What the serving models were found to lack, short of a problem (`npm run models -- validate`). */
     warnings(): readonly ModelProblem[];
     /** The SQL and parameters Cube generates for a query (`npm run models -- sql`). */
-    sql(query: Query, context: RequestContext): Promise<GeneratedSql>;
+    sql(query: Query, context: RequestScope): Promise<GeneratedSql>;
   };
   close(): Promise<void>;
 }
 
-export type Query = Record<string, unknown>;
+export type { Query } from '../query/request';
 
-export interface RequestContext {
+/**
+ * One request as the Cube adapter and the exporter serve it, passed along
+ * with its work (src/http/scope.ts makes it): who it is, whose rows it may
+ * read, its lane, its timing and its deadline.
+ */
+export interface RequestScope {
   /**
-   * The server's own id of the request (src/http/auth.ts requestKeyOf),
-   * unique per request: its ticket, timings and cache lookups are keyed by
-   * it. Never the client's x-request-id, which two requests may share.
+   * The server's own id of the request, unique per request. Cube hands it
+   * to the driver and its log events, which find the load's ticket and
+   * timing by it (in-flight.ts). Never the client's x-request-id, which two
+   * requests may share.
    */
   requestId: string;
   /**
@@ -92,6 +106,15 @@ export interface RequestContext {
    * (the API key's id). Loads without one share a lane.
    */
   lane?: string;
+  /** Where the request's time goes, for its Server-Timing header; absent for work no data route waits on. */
+  timing?: RequestTiming;
+  /**
+   * Aborts when the request must give up (QUERY_TIMEOUT_SECONDS after it
+   * reached its route), its reason the error to answer: statements still
+   * waiting leave the queue, and the load or export answers it. Absent
+   * where nothing runs (meta, SQL generation).
+   */
+  deadline?: AbortSignal;
 }
 
 export interface CubeServiceOptions {

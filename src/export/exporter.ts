@@ -2,11 +2,11 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
-import { classifyGatewayError, CubeFailure } from '../cube/errors';
-import { withNumericPaging } from '../query/paging';
-import { refuse } from '../query/rules';
-import type { CubeService, Query, RequestContext } from '../cube/service';
+import { classifyGatewayError } from '../cube/engine/errors';
+import { ServiceError } from '../errors';
+import type { CubeService, Query, RequestScope } from '../cube/service';
 import type { Warehouse } from '../warehouse/connection';
+import { quoteIdentifier, settingsList, sqlLiteral } from '../warehouse/sql';
 import { statementTicket } from '../warehouse/statement-queue';
 import { IN_PROCESS_READ_SETTINGS, type ExportFormat } from './formats';
 
@@ -51,8 +51,11 @@ export interface WrittenFile {
 }
 
 export interface Exporter {
-  /** Checks the query, generates Cube's SQL for it and starts the engine on it; rejects before any byte is written. */
-  open(query: Query, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<OpenedExport>;
+  /**
+   * Generates Cube's SQL for an admitted query (src/query/admission.ts: its `limit`, if any, a whole number of at
+   * least 1) and starts the engine on it; rejects before any byte is written.
+   */
+  open(query: Query, format: ExportFormat, context: RequestScope, signal: AbortSignal): Promise<OpenedExport>;
 }
 
 export interface ExporterOptions {
@@ -87,127 +90,146 @@ export interface ExporterOptions {
  * chDB a parquet export whose client left runs to its end or the query time
  * limit.
  */
-export function createExporter({ cube, warehouse, limits, caps, spoolDir = os.tmpdir() }: ExporterOptions): Exporter {
-  const stream = (
-    query: string,
-    format: string,
-    settings: Record<string, string | number>,
-    maxResultRows: number,
-    context: RequestContext,
-    signal: AbortSignal,
-    onRows?: (rows: number) => void,
-  ) =>
-    statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () =>
-      warehouse.stream({
-        query,
-        format,
-        settings,
-        signal,
-        onRows,
-        limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows },
-      }),
-    );
-  const text = async (chunks: AsyncIterable<Uint8Array>) => {
-    let answer = '';
-    for await (const chunk of chunks) answer += Buffer.from(chunk).toString('utf8');
-    return answer.trim();
-  };
-
-  async function parquetFile(select: string, rows: number, format: ExportFormat, context: RequestContext, signal: AbortSignal): Promise<WrittenFile> {
-    const dir = await mkdtemp(path.join(spoolDir, 'analytics-export-'));
-    let removed: Promise<void> | undefined;
-    const dispose = () => (removed ??= rm(dir, { recursive: true, force: true }));
-    try {
-      const file = path.join(dir, `export.${format.extension}`);
-      let truncated: boolean;
-      let bytes: number | undefined;
-      if (warehouse.readsLocalFiles) {
-        const limitSettings = { max_execution_time: Math.ceil(limits.timeoutMs / 1000), max_memory_usage: limits.maxMemoryBytes };
-        const readSql = settingsSql({ ...limitSettings, ...IN_PROCESS_READ_SETTINGS });
-        // chDB, as clickhouse-local, maps a file() it reads (storage_file_read_method 'mmap'): the Native rows' pages
-        // then count in the process's RSS while they are read, 98 MB for 600,000 raw rows.
-        const fromFile = { storage_file_read_method: 'pread' };
-        // ClickHouse spreads the blocks it reads from a file over max_threads streams (parallelize_output_from_storages)
-        // and gathers them for the writer in whichever order they come: the parquet file then held whole blocks of
-        // rows out of the query's order, in 3 of 30 million-row exports under load; one stream writes them as they
-        // are in the Native file, as fast (docs/benchmarks.md, "Exports").
-        const inFileOrder = { parallelize_output_from_storages: 0 };
-        const writeSql = settingsSql({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });
-        const client = warehouse.client();
-        const command = (query: string) => statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, () => client.command({ query }));
-        try {
-          // chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's rows
-          // only), and a parquet file cannot lose its last row, so the engine writes the rows (one more than the
-          // file may hold) in its Native format to a local file, counts them there, and writes the parquet file
-          // from it: no byte passes through the service, and no query's SQL runs twice.
-          const native = path.join(dir, 'rows.native');
-          const from = `file(${quoteString(native)}, Native)`;
-          await command(`INSERT INTO FUNCTION ${from} ${select} SETTINGS ${readSql}`);
-          const counted = await statementTicket.run({ lane: context.lane ?? 'unnamed', signal }, async () =>
-            (await client.query({ query: `SELECT count() AS n FROM ${from} SETTINGS ${settingsSql(fromFile)}`, format: 'JSONEachRow' })).json<{ n: string }>(),
-          );
-          truncated = Number(counted[0].n) > rows;
-          await command(`INSERT INTO FUNCTION file(${quoteString(file)}, ${format.clickhouse}) SELECT * FROM ${from} LIMIT ${rows} SETTINGS ${writeSql}`);
-        } finally {
-          await client.close();
-        }
-        bytes = (await stat(file)).size;
-        if (bytes > caps.maxBytes) bytes = undefined;
-      } else {
-        truncated = Number(await text(await stream(`SELECT count() FROM (${select})`, 'TabSeparated', {}, 1, context, signal))) > rows;
-        bytes = await written(await stream(`${select} LIMIT ${rows}`, format.clickhouse, format.settings, rows, context, signal), file, caps.maxBytes);
-      }
-      if (bytes === undefined) {
-        throw new CubeFailure(
-          'result_too_large',
-          `The parquet file would be larger than EXPORT_MAX_BYTES (${caps.maxBytes} bytes), and a parquet file cut short cannot be read, so none is sent. Ask for fewer rows ("limit"), or export csv or ndjson, which stop at the cap and say so.`,
-        );
-      }
-      return { path: file, bytes, truncated, dispose };
-    } catch (err) {
-      await dispose();
-      throw err;
-    }
-  }
-
+export function createExporter(options: ExporterOptions): Exporter {
+  const { cube, warehouse, caps } = options;
   return {
-    async open(sent, format, context, signal) {
-      const query = withNumericPaging(sent);
-      const { limit } = query;
-      if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
-        refuse('paging', '"limit" must be a whole number of at least 1.');
-      }
+    async open(query, format, scope, signal) {
+      const limit = query.limit as number | undefined;
       const rows = Math.min(limit ?? caps.maxRows, caps.maxRows);
       const rowCap: CutBy = limit !== undefined && limit <= caps.maxRows ? 'limit' : 'EXPORT_MAX_ROWS';
       // One row more than the file may hold: whether it exists says whether rows were left out.
-      const { sql, columns } = await cube.exportSql(query, rows + 1, context);
-      const projection = columns.map(({ alias, member }) => `${quoteName(alias)} AS ${quoteName(member)}`).join(', ');
+      const { sql, columns } = await cube.exportSql(query, rows + 1, scope);
+      const projection = columns.map(({ alias, member }) => `${quoteIdentifier(alias)} AS ${quoteIdentifier(member)}`).join(', ');
       const members = columns.map((c) => c.member);
       const select = `SELECT ${projection} FROM (${sql})`;
+      const run: ExportRun = { ...options, scope, signal };
       try {
-        if (format.records === 'none') return { members, rows, rowCap, file: await parquetFile(select, rows, format, context, signal) };
+        if (format.records === 'none') return { members, rows, rowCap, file: await parquetFile(run, select, rows, format) };
         let counted: number | undefined;
         const settings = warehouse.readsLocalFiles ? { ...format.settings, ...IN_PROCESS_READ_SETTINGS } : format.settings;
-        const chunks = await stream(select, format.clickhouse, settings, rows + 1, context, signal, (n) => (counted = n));
-        return {
-          members,
-          rows,
-          rowCap,
-          chunks: countedChunks(
-            chunks,
-            () => {
-              const given = counted;
-              counted = undefined;
-              return given;
-            },
-            format.records === 'csv',
-          ),
+        const chunks = await streamed(run, select, format.clickhouse, settings, rows + 1, (n) => (counted = n));
+        const takeCount = () => {
+          const given = counted;
+          counted = undefined;
+          return given;
         };
+        return { members, rows, rowCap, chunks: countedChunks(chunks, takeCount, format.records === 'csv') };
       } catch (err) {
         throw exportFailure(err, signal);
       }
     },
   };
+}
+
+/** One export: the exporter's options, the request's scope, and what stops its statements (the client left, the deadline). */
+interface ExportRun extends ExporterOptions {
+  scope: RequestScope;
+  signal: AbortSignal;
+}
+
+/** What the engine writes for one statement, its turn taken in the key's lane of the statement queue. */
+function streamed(
+  { warehouse, limits, scope, signal }: ExportRun,
+  query: string,
+  format: string,
+  settings: Record<string, string | number>,
+  maxResultRows: number,
+  onRows?: (rows: number) => void,
+): Promise<AsyncIterable<Uint8Array>> {
+  return statementTicket.run({ lane: scope.lane ?? 'unnamed', signal }, () =>
+    warehouse.stream({
+      query,
+      format,
+      settings,
+      signal,
+      onRows,
+      limits: { timeoutMs: limits.timeoutMs, maxMemoryBytes: limits.maxMemoryBytes, maxResultRows },
+    }),
+  );
+}
+
+/** A parquet file of the rows of `select`, at most `rows` of them, in a directory of its own that `dispose` removes. */
+async function parquetFile(run: ExportRun, select: string, rows: number, format: ExportFormat): Promise<WrittenFile> {
+  const dir = await mkdtemp(path.join(run.spoolDir ?? os.tmpdir(), 'analytics-export-'));
+  let removed: Promise<void> | undefined;
+  const dispose = () => (removed ??= rm(dir, { recursive: true, force: true }));
+  try {
+    const file = path.join(dir, `export.${format.extension}`);
+    const { truncated, bytes } = run.warehouse.readsLocalFiles
+      ? await parquetByEngine(run, select, rows, format, dir, file)
+      : await parquetFromServer(run, select, rows, format, file);
+    if (bytes === undefined) {
+      throw new ServiceError(
+        'result_too_large',
+        `The parquet file would be larger than EXPORT_MAX_BYTES (${run.caps.maxBytes} bytes), and a parquet file cut short cannot be read, so none is sent. Ask for fewer rows ("limit"), or export csv or ndjson, which stop at the cap and say so.`,
+      );
+    }
+    return { path: file, bytes, truncated, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+/** The file's size (undefined over EXPORT_MAX_BYTES), and whether `rows` left rows out. */
+interface Written {
+  truncated: boolean;
+  bytes: number | undefined;
+}
+
+/**
+ * On chDB: chDB's stream hands out each block as a parquet file of its own (a reader sees the last block's rows
+ * only), and a parquet file cannot lose its last row, so the engine writes the rows (one more than the file may
+ * hold) in its Native format to a local file, counts them there, and writes the parquet file from it: no byte
+ * passes through the service, and no query's SQL runs twice.
+ */
+async function parquetByEngine(run: ExportRun, select: string, rows: number, format: ExportFormat, dir: string, file: string): Promise<Written> {
+  const { warehouse, limits, caps, scope, signal } = run;
+  const limitSettings = { max_execution_time: Math.ceil(limits.timeoutMs / 1000), max_memory_usage: limits.maxMemoryBytes };
+  const readSql = settingsList({ ...limitSettings, ...IN_PROCESS_READ_SETTINGS });
+  // chDB, as clickhouse-local, maps a file() it reads (storage_file_read_method 'mmap'): the Native rows' pages
+  // then count in the process's RSS while they are read, 98 MB for 600,000 raw rows.
+  const fromFile = { storage_file_read_method: 'pread' };
+  // ClickHouse spreads the blocks it reads from a file over max_threads streams (parallelize_output_from_storages)
+  // and gathers them for the writer in whichever order they come: the parquet file then held whole blocks of
+  // rows out of the query's order, in 3 of 30 million-row exports under load; one stream writes them as they
+  // are in the Native file, as fast (docs/benchmarks.md, "Exports").
+  const inFileOrder = { parallelize_output_from_storages: 0 };
+  const writeSql = settingsList({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });
+  const client = warehouse.client();
+  const inLane = <T>(statement: () => Promise<T>) => statementTicket.run({ lane: scope.lane ?? 'unnamed', signal }, statement);
+  let truncated: boolean;
+  try {
+    const from = `file(${sqlLiteral(path.join(dir, 'rows.native'))}, Native)`;
+    await inLane(() => client.command({ query: `INSERT INTO FUNCTION ${from} ${select} SETTINGS ${readSql}` }));
+    const counted = await inLane(async () =>
+      (await client.query({ query: `SELECT count() AS n FROM ${from} SETTINGS ${settingsList(fromFile)}`, format: 'JSONEachRow' })).json<{ n: string }>(),
+    );
+    truncated = Number(counted[0].n) > rows;
+    await inLane(() =>
+      client.command({
+        query: `INSERT INTO FUNCTION file(${sqlLiteral(file)}, ${format.clickhouse}) SELECT * FROM ${from} LIMIT ${rows} SETTINGS ${writeSql}`,
+      }),
+    );
+  } finally {
+    await client.close();
+  }
+  const bytes = (await stat(file)).size;
+  return { truncated, bytes: bytes > caps.maxBytes ? undefined : bytes };
+}
+
+/** A ClickHouse server cannot write this machine's files: its rows are counted by a statement of their own, then streamed into the file. */
+async function parquetFromServer(run: ExportRun, select: string, rows: number, format: ExportFormat, file: string): Promise<Written> {
+  const counted = await text(await streamed(run, `SELECT count() FROM (${select})`, 'TabSeparated', {}, 1));
+  const truncated = Number(counted) > rows;
+  const bytes = await written(await streamed(run, `${select} LIMIT ${rows}`, format.clickhouse, format.settings, rows), file, run.caps.maxBytes);
+  return { truncated, bytes };
+}
+
+async function text(chunks: AsyncIterable<Uint8Array>): Promise<string> {
+  let answer = '';
+  for await (const chunk of chunks) answer += Buffer.from(chunk).toString('utf8');
+  return answer.trim();
 }
 
 /**
@@ -247,23 +269,6 @@ async function written(chunks: AsyncIterable<Uint8Array>, file: string, maxBytes
 /** A failure of the engine as the error envelope names it; a stop asked for (the client left, the deadline) as its reason. */
 export function exportFailure(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
-  if (err instanceof CubeFailure) return err;
+  if (err instanceof ServiceError) return err;
   return classifyGatewayError(500, { error: err instanceof Error ? err.message : String(err) });
-}
-
-/** Settings as a SETTINGS clause's list. */
-function settingsSql(settings: Record<string, string | number>): string {
-  return Object.entries(settings)
-    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : quoteString(value)}`)
-    .join(', ');
-}
-
-/** A ClickHouse string literal. */
-function quoteString(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** A ClickHouse name in backquotes. */
-function quoteName(name: string): string {
-  return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
 }

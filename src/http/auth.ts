@@ -1,8 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { RequestContext } from '../cube/service';
 import type { Authenticator, Principal } from '../keys/authenticator';
 import type { Scope } from '../keys/store';
-import { ApiError } from './errors';
+import { ServiceError } from '../errors';
 
 /** Where a route family reads the presented key from. */
 export type KeyReader = (req: Request) => string;
@@ -49,7 +48,7 @@ export function identifyApiKey(
  * about which keys exist.
  */
 export const requireApiKey: RequestHandler = (_req, res, next) => {
-  if (!hasPrincipal(res)) throw new ApiError('unauthorized', 'Missing or invalid API key.');
+  if (!hasPrincipal(res)) throw new ServiceError('unauthorized', 'Missing or invalid API key.');
   next();
 };
 
@@ -60,7 +59,7 @@ export function hasPrincipal(res: Response): boolean {
 export function requireScope(scope: Scope): RequestHandler {
   return (_req, res, next) => {
     if (!principalOf(res).scopes.includes(scope)) {
-      throw new ApiError('forbidden', `This API key lacks the ${scope} scope.`);
+      throw new ServiceError('forbidden', `This API key lacks the ${scope} scope.`);
     }
     next();
   };
@@ -71,23 +70,4 @@ export function principalOf(res: Response): Principal {
   // Routes sit behind requireApiKey; reaching one without a principal is our bug.
   if (principal === undefined) throw new Error('no principal: route mounted outside requireApiKey');
   return principal;
-}
-
-/**
- * What Cube needs to know of a request: the id the server made for it (never
- * the client's x-request-id, which two requests may share), the account its
- * queries may read, and the key's id, which is its lane in the warehouse's
- * fair statement queue.
- */
-export function requestContextOf(res: Response): RequestContext {
-  const principal = principalOf(res);
-  return { requestId: requestKeyOf(res), accountId: principal.accountId, lane: principal.keyId };
-}
-
-/** The server's own id of the request (app.ts), which its per-request state is keyed by. */
-export function requestKeyOf(res: Response): string {
-  const key: unknown = res.locals.requestKey;
-  // Set by the first middleware of the app; a route without it is our bug.
-  if (typeof key !== 'string') throw new Error('no request key: route mounted outside the app');
-  return key;
 }

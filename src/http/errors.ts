@@ -1,8 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { CubeFailure } from '../cube/errors';
+import { ServiceError, type ErrorCode } from '../errors';
 import type { Logger } from '../log';
 import { whereJsonFails } from '../query/request';
-import { QueryRefusal } from '../query/rules';
+
+export type { ErrorCode } from '../errors';
 
 /**
  * One error envelope for every failure: `{ error, code, requestId }`.
@@ -38,7 +39,7 @@ export const STATUS_BY_CODE = {
   /** The service is shutting down and took no new work: retry (another instance), see Retry-After. */
   shutting_down: 503,
   query_timeout: 504,
-} as const;
+} as const satisfies Record<ErrorCode, number>;
 
 /**
  * Seconds a client should wait before asking again, for failures that pass
@@ -48,34 +49,22 @@ export const STATUS_BY_CODE = {
  */
 const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = { warehouse_unavailable: 5, shutting_down: 5 };
 
-export type ErrorCode = keyof typeof STATUS_BY_CODE;
-
-export class ApiError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
 export const notFound: RequestHandler = (req) => {
-  throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+  throw new ServiceError('not_found', `No route for ${req.method} ${req.path}.`);
 };
 
 export function methodNotAllowed(allowed: string): RequestHandler {
   return (req, res) => {
     res.setHeader('Allow', allowed);
     // req.path is relative to the router's mount point (/v1, /cubejs-api/v1); the client sent the whole path.
-    throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; use ${allowed}.`);
+    throw new ServiceError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; use ${allowed}.`);
   };
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
-    const { code, message } = toApiError(err);
+    const { code, message } = envelopeOf(err);
     const path = req.originalUrl.split('?')[0];
     // A probe's 503 is an answer, not a failure; the request line records it.
     // A request refused while draining is what a drain is for, not a failure either.
@@ -92,11 +81,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-function toApiError(err: unknown): { code: ErrorCode; message: string } {
-  if (err instanceof ApiError || err instanceof QueryRefusal) return err;
-  if (err instanceof CubeFailure) {
-    return err.kind === 'internal' ? { code: 'internal', message: 'Internal server error.' } : { code: err.kind, message: err.message };
-  }
+function envelopeOf(err: unknown): { code: ErrorCode; message: string } {
+  if (err instanceof ServiceError) return err.code === 'internal' ? { code: 'internal', message: 'Internal server error.' } : err;
   // body-parser marks its own errors with `type` and an HTTP status, and a body it could not parse with the body.
   const parserError = err as { type?: string; status?: number; body?: unknown };
   switch (parserError.type) {
@@ -121,7 +107,7 @@ function toApiError(err: unknown): { code: ErrorCode; message: string } {
 }
 
 function describe(err: unknown): unknown {
-  if (err instanceof CubeFailure) return { message: err.message, detail: err.detail };
+  if (err instanceof ServiceError) return { message: err.message, detail: err.detail };
   if (err instanceof Error) return { message: err.message, stack: err.stack };
   return err;
 }

@@ -4,7 +4,7 @@ import { rateLimit, type Options } from 'express-rate-limit';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics/registry';
 import { hasPrincipal, principalOf } from './auth';
-import { ApiError } from './errors';
+import { ServiceError } from '../errors';
 import type { LimitStores } from './limit-stores';
 
 export interface RateLimitDeps {
@@ -51,7 +51,7 @@ export function requestRateLimit({ limits, stores, metrics }: RateLimitDeps): Re
     if (totalHits > limits.requests) {
       res.setHeader('Retry-After', String(resetSeconds));
       metrics.rateLimitRefusals.inc({ reason: 'rate' });
-      throw new ApiError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`);
+      throw new ServiceError('rate_limited', `Too many requests for this API key: at most ${limits.requests} per ${limits.windowMs / 1000} s.`);
     }
     next();
   };
@@ -97,7 +97,7 @@ export function unauthenticatedRateLimit({ limits, stores, metrics }: RateLimitD
     handler: (_req, _res, next) => {
       metrics.rateLimitRefusals.inc({ reason: 'unauthenticated' });
       next(
-        new ApiError(
+        new ServiceError(
           'rate_limited',
           `Too many requests without a valid API key from this address: at most ${limits.unauthenticated} per ${limits.windowMs / 1000} s.`,
         ),
@@ -123,7 +123,7 @@ export function concurrencyLimit({ limits, stores, metrics }: RateLimitDeps, hol
       metrics.rateLimitRefusals.inc({ reason: 'concurrency' });
       // Queries take seconds at most; a second is a fair first wait.
       res.setHeader('Retry-After', '1');
-      throw new ApiError('rate_limited', `Too many concurrent requests for this API key: at most ${max} at a time.`);
+      throw new ServiceError('rate_limited', `Too many concurrent requests for this API key: at most ${max} at a time.`);
     }
     try {
       await handler(req, res, next);

@@ -1,6 +1,5 @@
 import type { RequestHandler, Response } from 'express';
-import { cacheStatus, type RequestTiming, type RequestTimings } from '../metrics/request-timing';
-import { requestKeyOf } from './auth';
+import { cacheStatus, newRequestTiming, type RequestTiming } from '../metrics/request-timing';
 
 /**
  * Adds a Server-Timing header to every answer of the route, errors
@@ -11,13 +10,12 @@ import { requestKeyOf } from './auth';
  * miss or partial) when Cube looked up a result. The header is written at the
  * last moment, when the status line goes out.
  */
-export function serverTiming(timings: RequestTimings): RequestHandler {
+export function serverTiming(): RequestHandler {
   return (_req, res, next) => {
-    const requestKey = requestKeyOf(res);
     const started = typeof res.locals.startedAt === 'number' ? res.locals.startedAt : performance.now();
-    const timing = timings.begin(requestKey);
-    // 'close' follows every answer and every abandoned request alike.
-    res.once('close', () => timings.end(requestKey));
+    const timing = newRequestTiming();
+    // The request's scope carries it on (src/http/scope.ts).
+    res.locals.timing = timing;
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
       if (!this.headersSent) this.setHeader('Server-Timing', format(timing, performance.now() - started));

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from './errors';
+import { ServiceError } from '../errors';
 
 export interface InFlightRequest {
   requestId: string;
@@ -33,7 +33,7 @@ export function createShutdownGate(): ShutdownGate {
 
   return {
     middleware: (req, res, next) => {
-      if (closed) throw new ApiError('shutting_down', 'The service is shutting down; retry on another instance or in a few seconds.');
+      if (closed) throw new ServiceError('shutting_down', 'The service is shutting down; retry on another instance or in a few seconds.');
       // Keyed by the server's id: two requests may send the same x-request-id.
       const requestKey = String(res.locals.requestKey ?? res.locals.requestId);
       open.set(requestKey, { requestId: String(res.locals.requestId), method: req.method, path: req.originalUrl.split('?')[0], since: Date.now() });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import type { Logger } from '../log';
-import { ApiError, errorHandler } from './errors';
+import { ServiceError } from '../errors';
+import { errorHandler } from './errors';
 import { healthzRoute } from './routes/healthz';
 
 /**
@@ -20,7 +21,7 @@ export function createStartingApp(logger: Logger, waitingFor: () => string): Exp
   });
   app.get('/healthz', healthzRoute);
   app.use(() => {
-    throw new ApiError('not_ready', `Not ready: ${waitingFor()}.`);
+    throw new ServiceError('not_ready', `Not ready: ${waitingFor()}.`);
   });
   app.use(errorHandler(logger));
   return app;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
-import { answerJson, type JsonPieces } from '../cube/answer-json';
-import { wasTruncated } from '../cube/truncation';
+import type { LoadAnswer } from '../cube/answer';
+import type { JsonPieces } from '../json-slices';
 
 /** The header that says whether the row limit left rows out of an answer (any query of a multi answer). */
 export const TRUNCATED_HEADER = 'Result-Truncated';
@@ -9,13 +9,12 @@ export const TRUNCATED_HEADER = 'Result-Truncated';
 /**
  * A load answer as JSON, with Result-Truncated: the body keeps its documented
  * shape. The text is res.json's, made a slice of rows at a time
- * (answer-json.ts) so a large answer does not hold the event loop; a small
+ * (src/json-slices.ts) so a large answer does not hold the event loop; a small
  * one goes through res.send as res.json sends it.
  */
-export async function sendLoadAnswer(res: Response, answer: object): Promise<void> {
-  const truncated = wasTruncated(answer);
-  const pieces = await answerJson(answer);
-  if (truncated !== undefined) res.setHeader(TRUNCATED_HEADER, String(truncated));
+export async function sendLoadAnswer(res: Response, answer: LoadAnswer): Promise<void> {
+  const pieces = await answer.json();
+  res.setHeader(TRUNCATED_HEADER, String(answer.truncated));
   if (!res.get('Content-Type')) res.type('application/json');
   if (pieces.length === 1) {
     const etagFn: unknown = res.req.app.get('etag fn');
@@ -35,7 +34,7 @@ const etags = new WeakMap<JsonPieces, { etagFn: EtagFn; tag: string | undefined 
 
 /**
  * The ETag res.send would make for a one-piece answer, made once per answer
- * (its pieces are made once too, answer-json.ts): a cached answer is sent
+ * (its pieces are made once too, LoadAnswer): a cached answer is sent
  * again as it is, and hashing its text again for every request was 1.5 % of
  * the service's CPU under a repeated cached query. With the ETag set,
  * res.send neither hashes the text nor encodes a short one to learn its length.

@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { RequestTimings } from './request-timing';
 
 export type QueryOutcome = 'ok' | 'client_error' | 'timeout' | 'failure';
 export type RateLimitReason = 'rate' | 'concurrency' | 'unauthenticated';
@@ -24,8 +23,6 @@ export interface Metrics {
   authFailures: Counter<'reason'>;
   keyFileReloadFailures: Counter;
   connectionsShed: Counter<'reason'>;
-  /** Per-request figures for the Server-Timing header. */
-  timings: RequestTimings;
 }
 
 // From a cached answer (~20 ms) to QUERY_TIMEOUT_SECONDS' default (60 s).
@@ -101,6 +98,5 @@ export function createMetrics(): Metrics {
       labelNames: ['reason'],
       registers,
     }),
-    timings: new RequestTimings(),
   };
 }

@@ -1,7 +1,8 @@
-import type { Query } from '../cube/types';
+import type { DateRangeReader } from './date-range';
 import { checkQueryDates } from './dates';
 import { guardBlending, guardQuery } from './guard';
 import { checkMembers, type ModelMembers } from './members';
+import type { Query } from './request';
 import { refuse } from './rules';
 import { checkUngrouped } from './ungrouped';
 
@@ -11,12 +12,12 @@ import { checkUngrouped } from './ungrouped';
  * on every route and API. The request and size stages ran before (the
  * routes), so the walks here are bounded.
  */
-export function admitQueries(query: Query | Query[], model: ModelMembers): void {
+export function admitQueries(query: Query | Query[], model: ModelMembers, readDateRange: DateRangeReader): void {
   for (const one of Array.isArray(query) ? query : [query]) {
     checkMembers(one, model);
     checkTimezone(one);
     guardQuery(one, model);
-    checkQueryDates(one);
+    checkQueryDates(one, readDateRange);
     checkUngrouped(one, model.keyed ?? new Set());
   }
   if (Array.isArray(query)) guardBlending(query);

@@ -1,4 +1,4 @@
-import { resolveDateRange } from '../cube/engine/date-parser';
+import type { DateRangeReader } from './date-range';
 import { DATE_PHRASE_FORMS, datePhraseSuggestions, isDatePhrase, isDateValue } from './date-phrases';
 import { eachFilter } from './filters';
 import { refuse } from './rules';
@@ -26,10 +26,10 @@ export const DATE_OPERATOR_VALUES: Readonly<Record<string, readonly [number, num
 const DATE_FORMS = 'a date (YYYY-MM-DD) or a local time (YYYY-MM-DDTHH:mm:ss.SSS)';
 
 /** Whether `text` is an accepted phrase (date-phrases.ts) and the bounds Cube reads it as exist. */
-function isRangePhrase(text: string, timezone: string): boolean {
+function isRangePhrase(text: string, timezone: string, readDateRange: DateRangeReader): boolean {
   if (!isDatePhrase(text)) return false;
   try {
-    return resolveDateRange(text, timezone).every((bound) => isDateValue(bound));
+    return readDateRange(text, timezone).every((bound) => isDateValue(bound));
   } catch {
     return false;
   }
@@ -81,10 +81,11 @@ function meant(phrase: string): string {
 }
 
 /** One time dimension's `dateRange` or one range of its `compareDateRange`: a phrase, or one or two dates. */
-export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown): void {
+export function checkDateRange(where: string, member: string, range: unknown, timezone: unknown, readDateRange: DateRangeReader): void {
   const zone = typeof timezone === 'string' ? timezone : 'UTC';
   if (typeof range === 'string') {
-    if (!isRangePhrase(range, zone)) refuse('dateRanges', `${where}: ${shown(range)} is not a date range for ${member}.${meant(range)} ${RANGE_FORMS}`);
+    if (!isRangePhrase(range, zone, readDateRange))
+      refuse('dateRanges', `${where}: ${shown(range)} is not a date range for ${member}.${meant(range)} ${RANGE_FORMS}`);
     return;
   }
   if (!Array.isArray(range) || range.length < 1 || range.length > 2) {
@@ -96,16 +97,16 @@ export function checkDateRange(where: string, member: string, range: unknown, ti
 }
 
 /** Every date of a query: its date filters at any depth and its time dimensions' ranges. */
-export function checkQueryDates(query: Record<string, unknown>): void {
+export function checkQueryDates(query: Record<string, unknown>, readDateRange: DateRangeReader): void {
   const { timeDimensions, filters, timezone } = query;
   if (Array.isArray(timeDimensions)) {
     timeDimensions.forEach((td, i) => {
       if (typeof td !== 'object' || td === null) return;
       const { dimension, dateRange, compareDateRange } = td as Record<string, unknown>;
       const member = typeof dimension === 'string' ? dimension : `timeDimensions[${i}]`;
-      if (dateRange !== undefined) checkDateRange(`timeDimensions[${i}].dateRange`, member, dateRange, timezone);
+      if (dateRange !== undefined) checkDateRange(`timeDimensions[${i}].dateRange`, member, dateRange, timezone, readDateRange);
       if (Array.isArray(compareDateRange)) {
-        compareDateRange.forEach((range, j) => checkDateRange(`timeDimensions[${i}].compareDateRange[${j}]`, member, range, timezone));
+        compareDateRange.forEach((range, j) => checkDateRange(`timeDimensions[${i}].compareDateRange[${j}]`, member, range, timezone, readDateRange));
       }
     });
   }

@@ -3,7 +3,6 @@ import { refuse } from './rules';
 import { checkTimeValues } from './dates';
 import { GRANULARITY_MS } from './date-range';
 import { eachFilter } from './filters';
-import type { Schema } from '../cube/shapes';
 
 /**
  * Every member reference of a query is checked against the model's members
@@ -33,12 +32,19 @@ export interface ModelMembers {
  */
 const TEXT_OPERATORS = new Set(['contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith']);
 
+/** What admission reads of a cube as /meta lists it (src/cube/shapes.ts Schema). */
+export interface MetaCube {
+  measures: readonly { name: string; type: string }[];
+  dimensions: readonly { name: string; type: string }[];
+  segments: readonly { name: string }[];
+}
+
 /**
  * The members of /meta. Cube refuses hidden members (primary keys) too, but
  * only once the query has run, with a message showing their SQL alias; here
  * they are unknown like any other, before any work.
  */
-export function modelMembersOf(schemas: Schema[]): ModelMembers {
+export function modelMembersOf(schemas: readonly MetaCube[]): ModelMembers {
   const dimensions = schemas.flatMap((schema) => schema.dimensions);
   return {
     measures: new Set(schemas.flatMap((schema) => schema.measures.map((measure) => measure.name))),
@@ -102,6 +108,21 @@ function kindOf(name: string, model: ModelMembers): Kind | undefined {
 const article = (kind: Kind) => `a ${kind}`;
 
 export function checkMembers(query: Record<string, unknown>, model: ModelMembers): void {
+  const checks = memberChecks(model);
+  checkListedMembers(query, model, checks);
+  checkTimeDimensionMembers(query.timeDimensions, model, checks);
+  checkOrderedMembers(query, checks);
+  checkFilterMembers(query.filters, model, checks);
+}
+
+/** The refusals of a name that is no member, and of a member listed where its kind does not go. */
+interface MemberChecks {
+  notAMember(where: string, name: string): never;
+  /** A member of one of `kinds`, or a refusal saying what it is and where it goes. */
+  expectKind(where: string, name: string, kinds: readonly Kind[]): void;
+}
+
+function memberChecks(model: ModelMembers): MemberChecks {
   const notAMember = (where: string, name: string): never => {
     const why = model.unavailable?.get(name);
     if (why !== undefined)
@@ -110,13 +131,19 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     const meant = near.length === 0 ? '' : `; did you mean ${near.join(' or ')}?`;
     refuse('knownMembers', `${where}: ${shownName(name)} is not a member of the model${meant} (see GET /v1/data/meta/).`);
   };
-  /** A member of one of `kinds`, or a refusal saying what it is and where it goes. */
-  const expectKind = (where: string, name: string, kinds: readonly Kind[]) => {
-    const kind = kindOf(name, model);
-    if (kind === undefined) return notAMember(where, name);
-    if (!kinds.includes(kind))
-      refuse('memberKinds', `${where}: ${JSON.stringify(name)} is ${article(kind)}, not ${kinds.map(article).join(' or ')}: list it in ${LIST_OF[kind]}.`);
+  return {
+    notAMember,
+    expectKind: (where, name, kinds) => {
+      const kind = kindOf(name, model);
+      if (kind === undefined) return notAMember(where, name);
+      if (!kinds.includes(kind))
+        refuse('memberKinds', `${where}: ${JSON.stringify(name)} is ${article(kind)}, not ${kinds.map(article).join(' or ')}: list it in ${LIST_OF[kind]}.`);
+    },
   };
+}
+
+/** `measures`, `dimensions` (the `<Cube>.<time>.<granularity>` shorthand included) and `segments`. */
+function checkListedMembers(query: Record<string, unknown>, model: ModelMembers, { notAMember, expectKind }: MemberChecks): void {
   // Values that are not strings are left to Cube's own validation, which names them.
   const each = (field: string, check: (name: string, where: string) => void) => {
     const list = query[field];
@@ -149,26 +176,30 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
     checkShorthandGranularity(where, dimension, granularity);
   });
   each('segments', (name, where) => expectKind(where, name, ['segment']));
+}
 
-  const { timeDimensions, order, filters } = query;
-  if (Array.isArray(timeDimensions)) {
-    timeDimensions.forEach((td, i) => {
-      const { dimension, granularity } = (typeof td === 'object' && td !== null ? td : {}) as Record<string, unknown>;
-      const where = `timeDimensions[${i}]`;
-      if (typeof dimension === 'string') {
-        const [member, written] = shorthandParts(dimension) ?? [];
-        if (member !== undefined && model.timeDimensions.has(member))
-          refuse(
-            'granularities',
-            `${where}.dimension: ${JSON.stringify(dimension)} names a granularity; write it apart: {"dimension": ${JSON.stringify(member)}, "granularity": ${JSON.stringify(written)}}.`,
-          );
-        if (kindOf(dimension, model) === undefined) notAMember(`${where}.dimension`, dimension);
-        if (model.segments.has(dimension)) expectKind(`${where}.dimension`, dimension, ['time dimension']);
-      }
-      if (granularity !== undefined && granularity !== null) checkGranularity(`${where}.granularity`, granularity);
-    });
-  }
+function checkTimeDimensionMembers(timeDimensions: unknown, model: ModelMembers, { notAMember, expectKind }: MemberChecks): void {
+  if (!Array.isArray(timeDimensions)) return;
+  timeDimensions.forEach((td, i) => {
+    const { dimension, granularity } = (typeof td === 'object' && td !== null ? td : {}) as Record<string, unknown>;
+    const where = `timeDimensions[${i}]`;
+    if (typeof dimension === 'string') {
+      const [member, written] = shorthandParts(dimension) ?? [];
+      if (member !== undefined && model.timeDimensions.has(member))
+        refuse(
+          'granularities',
+          `${where}.dimension: ${JSON.stringify(dimension)} names a granularity; write it apart: {"dimension": ${JSON.stringify(member)}, "granularity": ${JSON.stringify(written)}}.`,
+        );
+      if (kindOf(dimension, model) === undefined) notAMember(`${where}.dimension`, dimension);
+      if (model.segments.has(dimension)) expectKind(`${where}.dimension`, dimension, ['time dimension']);
+    }
+    if (granularity !== undefined && granularity !== null) checkGranularity(`${where}.granularity`, granularity);
+  });
+}
 
+/** Both forms of `order`: members the query returns. */
+function checkOrderedMembers(query: Record<string, unknown>, { expectKind }: MemberChecks): void {
+  const { order } = query;
   const ordered: [string, string][] = Array.isArray(order)
     ? order.flatMap((pair, i) => (Array.isArray(pair) && typeof pair[0] === 'string' ? [[pair[0], `order[${i}]`] as [string, string]] : []))
     : typeof order === 'object' && order !== null
@@ -176,7 +207,10 @@ export function checkMembers(query: Record<string, unknown>, model: ModelMembers
       : [];
   for (const [name, where] of ordered) expectKind(where, name, ['measure', 'dimension', 'time dimension']);
   if (ordered.length > 0) checkOrderedAreReturned(query, ordered);
+}
 
+/** Filters at any depth: their operators, members, and values by the member's type. */
+function checkFilterMembers(filters: unknown, model: ModelMembers, { expectKind }: MemberChecks): void {
   eachFilter(filters, ({ member, dimension, operator, values }, where) => {
     if (typeof operator === 'string' && !KNOWN_OPERATORS.has(operator)) {
       refuse('operators', `${where}.operator: ${shownName(operator)} is not a filter operator; use one of ${FILTER_OPERATORS.join(', ')}.`);

@@ -1,9 +1,12 @@
+import { ServiceError, type ErrorCode } from '../errors';
+
 /**
  * Every rule of query admission, in one table: the code its refusal answers
  * (a key of src/http/errors.ts STATUS_BY_CODE, which gives the status), the
  * setting that bounds it, if any, and what it asks of a query. A refusal is
  * one error type, QueryRefusal, made only through `refuse(rule, message)`,
- * so the code of every admission error is read from here. docs/api.md's
+ * so the code of every admission error is read from here. It is a
+ * ServiceError (src/errors.ts), the one type the error envelope maps. docs/api.md's
  * table of admission rules is this table (test/unit/query/rules.test.ts).
  *
  * `stage` says when the rule is checked: `request` as the route reads the
@@ -11,7 +14,7 @@
  * (no model needed), `model` against the serving models' members, before
  * Cube sees the query.
  */
-export type AdmissionCode = 'invalid_json' | 'invalid_request' | 'invalid_query' | 'query_too_large';
+export type AdmissionCode = Extract<ErrorCode, 'invalid_json' | 'invalid_request' | 'invalid_query' | 'query_too_large'>;
 
 export interface AdmissionRule {
   code: AdmissionCode;
@@ -171,16 +174,15 @@ export const ADMISSION_RULES = {
 export type AdmissionRuleName = keyof typeof ADMISSION_RULES;
 
 /** A query refused by an admission rule: a client's mistake, answered with the rule's code and this message. */
-export class QueryRefusal extends Error {
-  readonly code: AdmissionCode;
+export class QueryRefusal extends ServiceError {
+  declare readonly code: AdmissionCode;
 
   constructor(
     readonly rule: AdmissionRuleName,
     message: string,
   ) {
-    super(message);
+    super(ADMISSION_RULES[rule].code, message);
     this.name = 'QueryRefusal';
-    this.code = ADMISSION_RULES[rule].code;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
-import { dateRangeSpanMs, GRANULARITY_MS } from './date-range';
-import type { Query } from '../cube/types';
+import { dateRangeSpanMs, GRANULARITY_MS, type DateRangeReader } from './date-range';
+import type { Query } from './request';
 import { refuse } from './rules';
 
 const MEMBER_LISTS = ['measures', 'dimensions', 'segments', 'timeDimensions'] as const;
@@ -23,7 +23,7 @@ export type QuerySizeLimits = Pick<
  * Walks are iterative, so a body nested thousands deep cannot exhaust the
  * stack, and stop at the first limit passed.
  */
-export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void {
+export function checkQuerySize(queries: Query[], limits: QuerySizeLimits, readDateRange: DateRangeReader): void {
   const ranges = queries.map(rangeCount);
   const runs = ranges.reduce((sum, n) => sum + n, 0);
   if (runs > limits.maxQueries) {
@@ -32,7 +32,17 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
       `The request runs ${runs} queries (each query of an array and each range of a compareDateRange is one); the maximum is ${limits.maxQueries} (QUERY_MAX_QUERIES).`,
     );
   }
+  checkLimitsAndMembers(queries, limits);
+  const counted = { filters: 0, values: 0, buckets: 0 };
+  for (const [i, query] of queries.entries()) {
+    checkFilters(query, ranges[i], counted, limits);
+    checkBuckets(query, ranges[i], counted, limits, readDateRange);
+  }
+  checkDepth(queries, limits.maxDepth);
+}
 
+/** Each query's limit, then the members and order entries over all of them. */
+function checkLimitsAndMembers(queries: Query[], limits: QuerySizeLimits): void {
   let members = 0;
   let orders = 0;
   for (const [i, query] of queries.entries()) {
@@ -61,62 +71,68 @@ export function checkQuerySize(queries: Query[], limits: QuerySizeLimits): void 
   if (orders > limits.maxMembers) {
     refuse('order', `The query has ${orders} order entries; the maximum is ${limits.maxMembers}, as for members (QUERY_MAX_MEMBERS).`);
   }
+}
 
-  let filters = 0;
-  let values = 0;
-  let buckets = 0;
-  for (const [i, query] of queries.entries()) {
-    const pending: unknown[] = Array.isArray(query.filters) ? [...query.filters] : [];
-    while (pending.length > 0) {
-      const filter = pending.pop();
-      if (++filters > limits.maxFilters) {
-        refuse(
-          'filters',
-          `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`,
-        );
-      }
-      if (typeof filter !== 'object' || filter === null) continue;
-      const { and, or, values: list } = filter as Record<string, unknown>;
-      for (const nested of [and, or]) if (Array.isArray(nested)) for (const item of nested) pending.push(item);
-      if (!Array.isArray(list)) continue;
-      values += list.length * ranges[i];
-      if (values > limits.maxFilterValues) {
-        refuse(
-          'filterValues',
-          `The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`,
-        );
-      }
-      for (const value of list) checkLength(value, 'A filter value', limits);
+/** Filter conditions, values and bucket counts so far, over every query of the request. */
+interface Counted {
+  filters: number;
+  values: number;
+  buckets: number;
+}
+
+/** One query's filter conditions and values, counted on from the queries before it; `ranges` repeat its values. */
+function checkFilters(query: Query, ranges: number, counted: Counted, limits: QuerySizeLimits): void {
+  const pending: unknown[] = Array.isArray(query.filters) ? [...query.filters] : [];
+  while (pending.length > 0) {
+    const filter = pending.pop();
+    if (++counted.filters > limits.maxFilters) {
+      refuse(
+        'filters',
+        `The query has more than ${limits.maxFilters} filter conditions, counting those inside "and" and "or"; that is the maximum (QUERY_MAX_FILTERS).`,
+      );
     }
+    if (typeof filter !== 'object' || filter === null) continue;
+    const { and, or, values: list } = filter as Record<string, unknown>;
+    for (const nested of [and, or]) if (Array.isArray(nested)) for (const item of nested) pending.push(item);
+    if (!Array.isArray(list)) continue;
+    counted.values += list.length * ranges;
+    if (counted.values > limits.maxFilterValues) {
+      refuse(
+        'filterValues',
+        `The filters hold more than ${limits.maxFilterValues} values (a compareDateRange repeats its query's once per range); that is the maximum (QUERY_MAX_FILTER_VALUES).`,
+      );
+    }
+    for (const value of list) checkLength(value, 'A filter value', limits);
+  }
+}
 
-    const timeDimensions = Array.isArray(query.timeDimensions) ? query.timeDimensions : [];
-    for (const td of timeDimensions) {
-      if (typeof td !== 'object' || td === null) continue;
-      const { granularity, dateRange, compareDateRange } = td as Record<string, unknown>;
-      const dateRanges = Array.isArray(compareDateRange) ? compareDateRange : [dateRange];
-      for (const range of dateRanges) {
-        for (const text of Array.isArray(range) ? range : [range]) checkLength(text, 'A date range', limits);
-      }
-      const bucketMs = typeof granularity === 'string' ? GRANULARITY_MS[granularity] : undefined;
-      if (bucketMs === undefined) continue;
-      // Every range of the query's compareDateRange runs this time dimension again.
-      const repeats = Array.isArray(compareDateRange) ? 1 : ranges[i];
-      for (const range of dateRanges) {
-        const span = dateRangeSpanMs(range, query.timezone);
-        if (span === undefined) continue;
-        // The buckets at both ends may be partial.
-        buckets += (Math.ceil(span / bucketMs) + 1) * repeats;
-        if (buckets > limits.maxTimeBuckets) {
-          refuse(
-            'buckets',
-            `The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`,
-          );
-        }
+/** One query's date-range lengths and time buckets, counted on from the queries before it. */
+function checkBuckets(query: Query, ranges: number, counted: Counted, limits: QuerySizeLimits, readDateRange: DateRangeReader): void {
+  const timeDimensions = Array.isArray(query.timeDimensions) ? query.timeDimensions : [];
+  for (const td of timeDimensions) {
+    if (typeof td !== 'object' || td === null) continue;
+    const { granularity, dateRange, compareDateRange } = td as Record<string, unknown>;
+    const dateRanges = Array.isArray(compareDateRange) ? compareDateRange : [dateRange];
+    for (const range of dateRanges) {
+      for (const text of Array.isArray(range) ? range : [range]) checkLength(text, 'A date range', limits);
+    }
+    const bucketMs = typeof granularity === 'string' ? GRANULARITY_MS[granularity] : undefined;
+    if (bucketMs === undefined) continue;
+    // Every range of the query's compareDateRange runs this time dimension again.
+    const repeats = Array.isArray(compareDateRange) ? 1 : ranges;
+    for (const range of dateRanges) {
+      const span = dateRangeSpanMs(range, query.timezone, readDateRange);
+      if (span === undefined) continue;
+      // The buckets at both ends may be partial.
+      counted.buckets += (Math.ceil(span / bucketMs) + 1) * repeats;
+      if (counted.buckets > limits.maxTimeBuckets) {
+        refuse(
+          'buckets',
+          `The time dimensions' granularities over their date ranges make more than ${limits.maxTimeBuckets} time buckets; that is the maximum (QUERY_MAX_TIME_BUCKETS). Use a coarser granularity or a shorter date range.`,
+        );
       }
     }
   }
-
-  checkDepth(queries, limits.maxDepth);
 }
 
 /** How many queries Cube makes of one: one per range of its compareDateRange. */

@@ -10,6 +10,7 @@ import { createChdbConnection } from 'chdb/connection';
 type Connection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 import type { WarehouseConfig } from '../config';
 import { checkDataDir, WarehouseSetupError } from './data-dir';
+import { settingsList } from './sql';
 import { StatementQueue, statementTicket, type QueueObserver } from './statement-queue';
 
 /**
@@ -398,10 +399,9 @@ async function* closingAfter(chunks: AsyncIterable<Uint8Array>, close: () => Pro
   }
 }
 
+/** On a line of its own: the statement may end in a line comment. */
 function settingsClause(settings: Settings): string {
-  return `\nSETTINGS ${Object.entries(settings)
-    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : `'${value}'`}`)
-    .join(', ')}`;
+  return `\nSETTINGS ${settingsList(settings)}`;
 }
 
 /**

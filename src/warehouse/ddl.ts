@@ -1,3 +1,5 @@
+import { quoteIdentifier, sqlLiteral } from './sql';
+
 /**
  * The tables behind the ten cubes, as ClickHouse DDL. Every statement is
  * idempotent (IF NOT EXISTS), so start-up can apply it on every run, against
@@ -280,7 +282,7 @@ export function clusterDdlStatements(database: string, cluster: string): string[
         ].join('\n'),
         [
           `CREATE TABLE IF NOT EXISTS ${db}.${t.name} ${onCluster} ${columns}`,
-          `ENGINE = Distributed(${quoteString(cluster)}, ${quoteString(database)}, ${quoteString(local)}, ${t.shardingKey})`,
+          `ENGINE = Distributed(${sqlLiteral(cluster)}, ${sqlLiteral(database)}, ${sqlLiteral(local)}, ${t.shardingKey})`,
           `COMMENT '${SCHEMA_VERSION}'`,
         ].join('\n'),
       ];
@@ -316,12 +318,4 @@ export function addProjectionStatements(database: string, table: string, project
     `ALTER TABLE ${target} ADD PROJECTION IF NOT EXISTS ${projection.name} (${projection.select})`,
     `ALTER TABLE ${target} MATERIALIZE PROJECTION ${projection.name} SETTINGS mutations_sync = 2`,
   ];
-}
-
-export function quoteString(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-export function quoteIdentifier(name: string): string {
-  return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
 }

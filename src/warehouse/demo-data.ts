@@ -17,43 +17,10 @@
  */
 import { channelRanksSql, episodeRanksSql } from './demo/charts';
 import { linkViewsSql } from './demo/links';
-import { DAY, EPISODE_CHART_DEPTH, makePlan, type Plan } from './demo/plan';
+import { DAY, EPISODE_CHART_DEPTH, makePlan, type DemoDataOptions, type Plan, type Range } from './demo/plan';
 import { blacklistedRequestsSql, botRequestsSql, demoPlaces, listenerRequestsSql } from './demo/requests';
 import { downloaderWebEventsSql, organicWebEventsSql } from './demo/web-events';
 import { deriveDownloadsSql } from './derive/downloads';
-import type { DownloadRuleSettings } from './derive/rules';
-import type { UserAgentSet } from './derive/user-agents';
-
-export interface DemoDataOptions {
-  /** Already-created database holding the six (empty) tables. */
-  database: string;
-  /** PRNG seed: the same seed, scale, days and calendarEndDate give identical rows, moved to end on endDate. */
-  seed: number;
-  /** 1 = default size; 0.02 gives a small but non-empty set in every table. */
-  scale: number;
-  /** 'YYYY-MM-DD', the last UTC day of the window (inclusive). */
-  endDate: string;
-  /**
-   * 'YYYY-MM-DD', the day whose calendar the rows follow (weekly rhythms and release weekdays), endDate by default.
-   * A fixed one gives the same rows whatever endDate is, each moved by the days between them.
-   */
-  calendarEndDate?: string;
-  /** Window length in days, default 90. */
-  days?: number;
-  /**
-   * Rows one statement generates at most (estimated), DEFAULT_CHUNK_ROWS by
-   * default. The two big steps (listener requests, downloads) run as several
-   * statements over consecutive ranges of their input, which gives the same
-   * rows as one statement: each row depends only on its own candidate number,
-   * and the downloads of each range are derived after those before it, whose
-   * rows the rolling windows read back (src/warehouse/derive).
-   */
-  chunkRows?: number;
-  /** How requests become downloads: the same derivation imported logs go through. */
-  downloads: { settings: DownloadRuleSettings; userAgents: UserAgentSet };
-  /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
-  onProgress?: (message: string) => void;
-}
 
 /**
  * A statement's memory is bounded by its part of the input, and ClickHouse
@@ -119,11 +86,6 @@ function steps(plan: Plan, chunkRows: number): Step[] {
     step('web_events: sessions of downloaders visiting the podcast websites', sizes.listeners * 0.2, downloaderWebEventsSql(plan)),
     step('web_events: events from organic visitors', sizes.organicSessions * 1.1, organicWebEventsSql(plan)),
   ];
-}
-
-export interface Range {
-  offset: number;
-  length: number;
 }
 
 /** [0, total) cut into `parts` consecutive ranges of near-equal length. */

@@ -1,7 +1,8 @@
 import type { DemoConfig, DownloadsConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
-import { addProjectionStatements, columnsByTable, ddlStatements, localTableName, projectionsByTable, quoteIdentifier, SCHEMA_VERSION, TABLES } from './ddl';
+import { addProjectionStatements, columnsByTable, ddlStatements, localTableName, projectionsByTable, SCHEMA_VERSION, TABLES } from './ddl';
+import { quoteIdentifier } from './sql';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 import { TRACKING_PREFIX } from './reference-data';

@@ -6,7 +6,7 @@ import { withDefaultService } from './support/default-service';
 /**
  * An answer of thousands of rows, which Cube's transform and the JSON
  * serialisation handle a slice at a time (src/cube/engine/request-path.ts,
- * src/cube/answer-json.ts), on both load routes: every row as direct SQL
+ * src/json-slices.ts), on both load routes: every row as direct SQL
  * over the same data gives it, the body as JSON.stringify writes it, and
  * the headers Express's res.json gave it (ETag, 304 when unchanged).
  */

@@ -1,5 +1,5 @@
 import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
-import { jsonInSlices } from '../answer-json';
+import { jsonInSlices } from '../../json-slices';
 
 /** Entries written this recently are never evicted: Cube reads a result's time back right after writing it. */
 const GRACE_MS = 10_000;

@@ -155,52 +155,7 @@ export interface Engine {
 }
 
 export function createEngine(options: EngineOptions): Engine {
-  const { warehouse, models } = options;
-  const core = new Core(
-    {
-      dbType: 'clickhouse',
-      // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
-      contextToAppId: (context) => models.appIdOf(context),
-      repositoryFactory: (context) => models.repositoryOf(context),
-      // The serving version, the one being validated, and one or two a request may still hold.
-      compilerCacheSize: 4,
-      // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
-      // typings know; the two agree at run time.
-      driverFactory: options.driverFactory as unknown as CreateOptions['driverFactory'],
-      // Cube calls dialectFactory for a dialect class; its typings say instance.
-      dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
-      // Never checked: requests reach the gateway's methods, not its routes.
-      apiSecret: randomBytes(32).toString('hex'),
-      devServer: false,
-      // Records are listed without naming their key (PodcastEvents keeps it hidden); cubes without one are refused in query/ungrouped.ts.
-      allowUngroupedWithoutPrimaryKey: true,
-      telemetry: false,
-      cacheAndQueueDriver: 'memory',
-      // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
-      preAggregationsSchema: warehouse.config.rollupDatabase,
-      // The refresh worker builds every rollup for each account and for the
-      // operator: the account is in a rollup's SQL, so each has its own table.
-      // It runs in the background; a query arriving before a build builds the
-      // table itself, in the query's own lane, and waits for it.
-      scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
-      scheduledRefreshContexts: options.refreshContexts,
-      // The one zone rollups serve (a query in another reads the raw tables).
-      scheduledRefreshTimeZones: [ROLLUP_TIME_ZONE],
-      // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
-      orchestratorOptions: {
-        continueWaitTimeout: options.continueWaitSeconds,
-        // Cube's queue sends at most `concurrency` statements to the driver at
-        // once and holds the rest in FIFO order, blind to keys. chDB runs one
-        // statement at a time in our fair statement queue, which can only be
-        // fair among the statements it holds: so for chDB, Cube passes them all
-        // on. A server runs statements in parallel; there Cube's default (the
-        // ClickHouse driver's 10) bounds the load we put on it.
-        ...(warehouse.config.kind === 'chdb' ? { queryCacheOptions: { queueOptions: { concurrency: CHDB_CUBE_CONCURRENCY } } } : {}),
-      } as CreateOptions['orchestratorOptions'],
-      logger: options.log,
-    },
-    options.cacheDriver,
-  );
+  const core = new Core(coreOptions(options), options.cacheDriver);
 
   const gateway = core.gateway();
   reuseVisibleMeta(gateway);
@@ -242,5 +197,52 @@ export function createEngine(options: EngineOptions): Engine {
     refreshRollups: (accounts) => core.refreshRollups(accounts),
     stopRefreshWorker: () => core.stopRefreshWorker(),
     shutdown: () => core.shutdown(),
+  };
+}
+
+/** The options Cube's core runs with. */
+function coreOptions(options: EngineOptions): CreateOptions {
+  const { warehouse, models } = options;
+  return {
+    dbType: 'clickhouse',
+    // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
+    contextToAppId: (context) => models.appIdOf(context),
+    repositoryFactory: (context) => models.repositoryOf(context),
+    // The serving version, the one being validated, and one or two a request may still hold.
+    compilerCacheSize: 4,
+    // The 1.7 driver brings a newer copy of Cube's BaseDriver than 0.33's
+    // typings know; the two agree at run time.
+    driverFactory: options.driverFactory as unknown as CreateOptions['driverFactory'],
+    // Cube calls dialectFactory for a dialect class; its typings say instance.
+    dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
+    // Never checked: requests reach the gateway's methods, not its routes.
+    apiSecret: randomBytes(32).toString('hex'),
+    devServer: false,
+    // Records are listed without naming their key (PodcastEvents keeps it hidden); cubes without one are refused in query/ungrouped.ts.
+    allowUngroupedWithoutPrimaryKey: true,
+    telemetry: false,
+    cacheAndQueueDriver: 'memory',
+    // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
+    preAggregationsSchema: warehouse.config.rollupDatabase,
+    // The refresh worker builds every rollup for each account and for the
+    // operator: the account is in a rollup's SQL, so each has its own table.
+    // It runs in the background; a query arriving before a build builds the
+    // table itself, in the query's own lane, and waits for it.
+    scheduledRefreshTimer: options.rollupRefreshSeconds ? options.rollupRefreshSeconds : false,
+    scheduledRefreshContexts: options.refreshContexts,
+    // The one zone rollups serve (a query in another reads the raw tables).
+    scheduledRefreshTimeZones: [ROLLUP_TIME_ZONE],
+    // Cube 0.33 validates and uses continueWaitTimeout here; its typings omit it.
+    orchestratorOptions: {
+      continueWaitTimeout: options.continueWaitSeconds,
+      // Cube's queue sends at most `concurrency` statements to the driver at
+      // once and holds the rest in FIFO order, blind to keys. chDB runs one
+      // statement at a time in our fair statement queue, which can only be
+      // fair among the statements it holds: so for chDB, Cube passes them all
+      // on. A server runs statements in parallel; there Cube's default (the
+      // ClickHouse driver's 10) bounds the load we put on it.
+      ...(warehouse.config.kind === 'chdb' ? { queryCacheOptions: { queueOptions: { concurrency: CHDB_CUBE_CONCURRENCY } } } : {}),
+    } as CreateOptions['orchestratorOptions'],
+    logger: options.log,
   };
 }

@@ -1,5 +1,5 @@
 import { formatMySql } from '@cubejs-backend/shared';
-import { CubeFailure } from '../errors';
+import { ServiceError } from '../../errors';
 import { TIES_AS_READ } from './dialect';
 
 /**
@@ -40,7 +40,7 @@ export async function generateExportSql(gateway: SqlGateway, query: Loose, gatew
     );
   } catch (err) {
     // Cube's verdicts on the query are UserErrors; anything else is ours.
-    if (err instanceof Error && err.constructor.name === 'UserError') throw new CubeFailure('invalid_query', err.message);
+    if (err instanceof Error && err.constructor.name === 'UserError') throw new ServiceError('invalid_query', err.message);
     throw err;
   }
   const [text, params] = sqlQuery.sql as [string, unknown[]];

@@ -28,7 +28,7 @@ export function ownRowLimits(gateway: unknown, { maxLimit, defaultLimit }: Gatew
     if (typeof query !== 'object' || query === null || Array.isArray(query)) return query;
     const { limit } = query as Loose;
     if (limit === undefined || limit === null) return { ...query, limit: Math.min(defaultLimit, maxLimit) };
-    // Cube's message, which src/cube/errors.ts knows as the client's mistake.
+    // Cube's message, which src/cube/engine/errors.ts knows as the client's mistake.
     if (typeof limit === 'number' && limit > maxLimit) throw new Error('The query limit has been exceeded.');
     return query;
   };

@@ -9,7 +9,7 @@ import { createMetrics } from '../../metrics/registry';
 import { openWarehouse } from '../../warehouse/connection';
 import { WarehouseSetupError } from '../../warehouse/data-dir';
 import { copySchema, type SchemaCopy } from '../../warehouse/schema-copy';
-import { CubeFailure } from '../errors';
+import { ServiceError } from '../../errors';
 import { createCubeService } from '../service';
 import { formatProblems, ModelsInvalid } from './problems';
 
@@ -109,7 +109,7 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
       io.stdout(`${dir}: ${count(problems.length, 'problem')}\n${formatProblems(problems)}\n${warnings}`);
       return 1;
     }
-    if (err instanceof CubeFailure) {
+    if (err instanceof ServiceError) {
       io.stderr(`error: ${err.message}\n`);
       return 1;
     }

@@ -1,4 +1,4 @@
-import { CubeFailure } from '../errors';
+import { ServiceError } from '../../errors';
 import type { Logger } from '../../log';
 import { formatProblem, isWarning, ModelsInvalid, type ModelProblem } from './problems';
 import { directoryState, readSnapshot, type ModelSnapshot } from './snapshot';
@@ -133,7 +133,7 @@ export function createModels(options: ModelsOptions): Models {
       logger.info('models compiled', { dir, version: snapshot.version, files: snapshot.files.length, durationMs: Math.round(performance.now() - started) });
       startWatching();
     })().catch((err: unknown) => {
-      if (err instanceof CubeFailure && err.kind === 'warehouse_unavailable') first = undefined;
+      if (err instanceof ServiceError && err.code === 'warehouse_unavailable') first = undefined;
       throw err;
     }));
   // Callers that never ask (a request arriving first) still see the failure through version().

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CubeFailure } from '../errors';
+import { ServiceError } from '../../errors';
 import { accessDeclaredIn, type Access } from './access';
 import { problemOf, yamlProblems } from './compile-errors';
 import { duplicateProblems } from './duplicates';
@@ -63,7 +63,7 @@ export async function validateSnapshot(snapshot: ModelSnapshot, engine: ModelEng
   try {
     await engine.tablesRead({ sql: 'SELECT 1', params: [] });
   } catch (err) {
-    throw new CubeFailure('warehouse_unavailable', 'The database cannot be reached to check the models; try again shortly.', firstLine(err));
+    throw new ServiceError('warehouse_unavailable', 'The database cannot be reached to check the models; try again shortly.', firstLine(err));
   }
 
   const problems: ModelProblem[] = [...duplicates];

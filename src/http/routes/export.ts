@@ -1,16 +1,13 @@
 import { createReadStream } from 'node:fs';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
-import { CubeFailure } from '../../cube/errors';
 import { exportFailure, type CutBy, type ExportChunk, type Exporter, type OpenedExport, type WrittenFile } from '../../export/exporter';
 import { FORMAT_NAMES, FORMATS, formatNamed, type ExportFormat } from '../../export/formats';
 import { RecordEnds } from '../../export/records';
 import { Spool } from '../../export/spool';
-import { requestContextOf } from '../auth';
-import { ApiError } from '../errors';
-import { refuseInExport } from '../../query/admit';
-import { oneQueryOf, readQueryRequest } from '../../query/request';
-import { checkQuerySize } from '../../query/size';
+import { requestScopeOf } from '../scope';
+import { ServiceError } from '../../errors';
+import type { Admission } from '../../query/admission';
 import { TRUNCATED_HEADER } from '../truncation-header';
 
 /** Bytes of an export that wait in memory for a slow client; more wait in a temporary file (see Spool). */
@@ -36,31 +33,23 @@ const HOLD_MS = 1000;
  * engine has written the whole file, with its length and Result-Truncated.
  * A client that goes away stops the statement.
  */
-export function exportRoute(exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
+export function exportRoute(admission: Admission, exporter: Exporter, limits: Config['query'], caps: Config['exports']): RequestHandler {
   return async (req, res) => {
     const format = negotiate(req);
-    const sent = readQueryRequest(req);
-    const query = oneQueryOf(
-      sent.queryType === 'multi' ? undefined : sent.query,
-      'An export answers one query: the "query" field must be a JSON object (no queryType "multi").',
-    );
-    // An export's limit is held to EXPORT_MAX_ROWS (the exporter), not to a load's QUERY_MAX_LIMIT.
-    checkQuerySize([query], { ...limits, maxLimit: Number.POSITIVE_INFINITY });
-    refuseInExport(query);
-
     const left = new AbortController();
     res.on('close', () => {
-      if (!res.writableFinished) left.abort(new CubeFailure('internal', 'The client went away.'));
+      if (!res.writableFinished) left.abort(new ServiceError('internal', 'The client went away.'));
     });
-    const timeout = deadline(limits.timeoutMs);
-    const signal = AbortSignal.any([left.signal, timeout.signal]);
+    // QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included.
+    const scope = requestScopeOf(res, { ms: limits.timeoutMs, what: 'export' });
+    const signal = AbortSignal.any([left.signal, scope.deadline!]);
     let opened: OpenedExport | undefined;
     try {
-      opened = await exporter.open(query, format, requestContextOf(res), signal);
+      const { query } = await admission.admit('export', req);
+      opened = await exporter.open(query, format, scope, signal);
       if (opened.file) await sendFile(res, opened.file, opened.members, format, signal);
       else await sendStream(res, opened, opened.chunks![Symbol.asyncIterator](), format, caps, signal);
     } finally {
-      timeout.clear();
       await opened?.file?.dispose();
     }
   };
@@ -231,9 +220,9 @@ function negotiate(req: Request): ExportFormat {
   return FORMATS.find((f) => f.accepts.includes(accepted))!;
 }
 
-function notAcceptable(asked: string): ApiError {
+function notAcceptable(asked: string): ServiceError {
   const list = FORMATS.map((f) => `${f.name} (${f.accepts[0]})`).join(', ');
-  return new ApiError(
+  return new ServiceError(
     'not_acceptable',
     `No export format matches ${asked}; the formats are ${list}, chosen by ?format=${FORMAT_NAMES.join('|')} or the Accept header.`,
   );
@@ -267,11 +256,4 @@ function written(res: Response, chunk: Uint8Array, signal: AbortSignal): Promise
 async function hasMore(coming: Promise<IteratorResult<ExportChunk>>, chunks: AsyncIterator<ExportChunk>): Promise<boolean> {
   for (let next = await coming; !next.done; next = await chunks.next()) if (next.value.bytes.length > 0) return true;
   return false;
-}
-
-/** QUERY_TIMEOUT_SECONDS bounds a whole export, its wait in the statement queue included. */
-function deadline(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CubeFailure('query_timeout', `The export did not finish within ${ms / 1000} s.`)), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

@@ -1,10 +1,16 @@
-import type { RequestHandler } from 'express';
-import type { Config } from '../../config';
-import type { CubeService } from '../../cube/service';
-import { requestContextOf } from '../auth';
-import { oneQueryOf, queryOrListOf, readQueryRequest } from '../../query/request';
-import { checkQuerySize } from '../../query/size';
+import type { Request, RequestHandler, Response } from 'express';
+import type { LoadAnswer } from '../../cube/answer';
+import type { CubeService, RequestScope } from '../../cube/service';
+import type { Admission, Admitted } from '../../query/admission';
+import { requestScopeOf } from '../scope';
 import { sendLoadAnswer } from '../truncation-header';
+
+export interface QueryRouteDeps {
+  admission: Admission;
+  cube: CubeService;
+  /** QUERY_TIMEOUT_SECONDS: a load's deadline from its arrival at the route. */
+  timeoutMs: number;
+}
 
 /**
  * /v1/data/load/ — runs a query (spec 4.2). POST carries `{ query, queryType? }`
@@ -12,21 +18,36 @@ import { sendLoadAnswer } from '../truncation-header';
  * Cube's JavaScript client sends it. Without `queryType` the answer is the
  * documented single result; with `queryType: "multi"` it is Cube's multi
  * shape (`queryType`, `results`, `pivotQuery`), which compareDateRange and
- * arrays of queries need. Cube validates the query itself, after our size
- * limits; the query reads the key's account only.
+ * arrays of queries need. The query reads the key's account only.
  */
-export function loadRoute(cube: CubeService, limits: Config['query']): RequestHandler {
-  return async (req, res) => {
-    const { query, queryType } = readQueryRequest(req);
-    const context = requestContextOf(res);
-    if (queryType === 'multi') {
-      const queries = queryOrListOf(query);
-      checkQuerySize(Array.isArray(queries) ? queries : [queries], limits);
-      await sendLoadAnswer(res, await cube.loadMulti(queries, context));
-      return;
-    }
-    const one = oneQueryOf(query);
-    checkQuerySize([one], limits);
-    await sendLoadAnswer(res, await cube.load(one, context));
-  };
+export function loadRoute(deps: QueryRouteDeps): RequestHandler {
+  return (req, res) =>
+    answerLoad(req, res, deps, 'load', (admitted, context) =>
+      admitted.multi ? deps.cube.loadMulti(admitted.query, context) : deps.cube.load(admitted.query, context),
+    );
+}
+
+/**
+ * A load on either API: admitted by its route's rules, run through Cube,
+ * timed in the query metrics from admission's model stage to Cube's answer,
+ * and sent with Result-Truncated.
+ */
+export async function answerLoad<R extends 'load' | 'cubejs-load'>(
+  req: Request,
+  res: Response,
+  { admission, cube, timeoutMs }: QueryRouteDeps,
+  route: R,
+  run: (admitted: Admitted[R], context: RequestScope) => Promise<LoadAnswer>,
+): Promise<void> {
+  const scope = requestScopeOf(res, { ms: timeoutMs, what: 'query' });
+  const timer = cube.queryTimer();
+  let answer: LoadAnswer;
+  try {
+    answer = await run(await admission.admit(route, req, timer.start), scope);
+    timer.answered();
+  } catch (err) {
+    timer.failed(err);
+    throw err;
+  }
+  await sendLoadAnswer(res, answer);
 }

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { CubeService } from '../../cube/service';
-import { requestContextOf } from '../auth';
+import { requestScopeOf } from '../scope';
 
 /**
  * GET /v1/data/meta/ — the cubes with their measures, dimensions and
@@ -8,7 +8,7 @@ import { requestContextOf } from '../auth';
  */
 export function metaRoute(cube: CubeService): RequestHandler {
   return async (_req, res) => {
-    const schemas = await cube.meta(requestContextOf(res));
+    const schemas = await cube.meta(requestScopeOf(res));
     res.json({ schemas });
   };
 }

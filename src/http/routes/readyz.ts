@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Readiness } from '../../readiness';
-import { ApiError } from '../errors';
+import { ServiceError } from '../../errors';
 
 /**
  * GET /readyz — 200 when this instance should get traffic; otherwise 503
@@ -10,7 +10,7 @@ import { ApiError } from '../errors';
 export function readyzRoute(readiness: Readiness): RequestHandler {
   return async (_req, res) => {
     const reasons = await readiness.check();
-    if (reasons.length > 0) throw new ApiError('not_ready', `Not ready: ${reasons.join('; ')}.`);
+    if (reasons.length > 0) throw new ServiceError('not_ready', `Not ready: ${reasons.join('; ')}.`);
     res.json({ status: 'ready' });
   };
 }

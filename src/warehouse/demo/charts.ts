@@ -1,7 +1,8 @@
 /** channel_ranks and episode_ranks: daily chart snapshots. */
 import { CATEGORIES, SLUG_ADJECTIVES, SLUG_PATTERNS } from '../reference-data';
 import { CHART_POOL, DAY, EPISODE_CHART_DEPTH, MAX_TRACKED_PER_CATEGORY, type Plan, SNAPSHOT_HOUR_UTC, TRACKED_SHOW_KEY } from './plan';
-import { calendarSql, chartConstants, episodeTitleSql, latestEpisodeSql, podcastConstants, releaseSql, titleConstants, withClause } from './sql';
+import { calendarSql, chartConstants, episodeTitleSql, latestEpisodeSql, podcastConstants, releaseSql, titleConstants } from './sql';
+import { withClause } from '../sql';
 
 // Charts.
 

@@ -1,7 +1,9 @@
 /** link_views: visits to smart links. */
 import { CITIES, COUNTRIES, LINK_BROWSERS, LINK_OPEN_APPS, LINK_OPEN_WEIGHTS, LINK_SOURCES } from '../reference-data';
 import { DAY, type Plan } from './plan';
-import { activityConstants, activitySql, groupedLookupTables, lookupTable, sql, withClause } from './sql';
+import { activityConstants, activitySql } from './sql';
+import { groupedLookupTables, lookupTable } from './random';
+import { sqlLiteral, withClause } from '../sql';
 
 // link_views.
 
@@ -23,29 +25,29 @@ INSERT INTO ${plan.table('link_views')}
    country_code, country_name, language_name)
 ${withClause({
   ...activityConstants(),
-  link_url: sql(plan.links.map((l) => l.url)),
-  link_account: sql(plan.links.map((l) => plan.podcasts[l.podcast - 1].account)),
-  link_created: `CAST(${sql(plan.links.map((l) => l.created))} AS Array(Int64))`,
-  link_is_show: sql(plan.links.map((l) => l.isShowLink)),
+  link_url: sqlLiteral(plan.links.map((l) => l.url)),
+  link_account: sqlLiteral(plan.links.map((l) => plan.podcasts[l.podcast - 1].account)),
+  link_created: `CAST(${sqlLiteral(plan.links.map((l) => l.created))} AS Array(Int64))`,
+  link_is_show: sqlLiteral(plan.links.map((l) => l.isShowLink)),
   link_lut: lookupTable(plan.links.map((l) => l.weight)),
-  viewer_country_code: sql(COUNTRIES.map((c) => c.code)),
-  viewer_country_name: sql(COUNTRIES.map((c) => c.name)),
-  country_offset: sql(COUNTRIES.map((c) => primaryCity(c.code).utcOffsetMinutes * 60)),
+  viewer_country_code: sqlLiteral(COUNTRIES.map((c) => c.code)),
+  viewer_country_name: sqlLiteral(COUNTRIES.map((c) => c.name)),
+  country_offset: sqlLiteral(COUNTRIES.map((c) => primaryCity(c.code).utcOffsetMinutes * 60)),
   country_lut: lookupTable(COUNTRIES.map((c) => c.listenerShare)),
-  viewer_language: sql(languages.map((l) => l.name)),
+  viewer_language: sqlLiteral(languages.map((l) => l.name)),
   language_lut: groupedLookupTables(
     COUNTRIES.map((c) => languages.map((l) => (l.country === c.code ? (c.languages.find(([name]) => name === l.name) as [string, number])[1] : 0))),
   ),
-  browser_family: sql(LINK_BROWSERS.map((b) => b.family)),
-  browser_platform: sql(LINK_BROWSERS.map((b) => platforms.indexOf(b.platform) + 1)),
+  browser_family: sqlLiteral(LINK_BROWSERS.map((b) => b.family)),
+  browser_platform: sqlLiteral(LINK_BROWSERS.map((b) => platforms.indexOf(b.platform) + 1)),
   browser_lut: lookupTable(LINK_BROWSERS.map((b) => b.weight)),
-  source_source: sql(LINK_SOURCES.map((s) => s.source)),
-  source_medium: sql(LINK_SOURCES.map((s) => s.medium)),
-  source_campaign: sql(LINK_SOURCES.map((s) => s.campaign)),
-  source_referer: sql(LINK_SOURCES.map((s) => s.refererDomain)),
-  source_in_app: sql(LINK_SOURCES.map((s) => s.inAppFamily)),
+  source_source: sqlLiteral(LINK_SOURCES.map((s) => s.source)),
+  source_medium: sqlLiteral(LINK_SOURCES.map((s) => s.medium)),
+  source_campaign: sqlLiteral(LINK_SOURCES.map((s) => s.campaign)),
+  source_referer: sqlLiteral(LINK_SOURCES.map((s) => s.refererDomain)),
+  source_in_app: sqlLiteral(LINK_SOURCES.map((s) => s.inAppFamily)),
   source_lut: lookupTable(LINK_SOURCES.map((s) => s.weight)),
-  open_app: sql(LINK_OPEN_APPS),
+  open_app: sqlLiteral(LINK_OPEN_APPS),
   open_lut: groupedLookupTables(platforms.map((p) => LINK_OPEN_WEIGHTS[p])),
 })}
 SELECT

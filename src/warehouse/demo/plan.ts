@@ -1,6 +1,8 @@
 /** The demo universe: validated options, sizes, and the small world (podcasts, links, GeoIP blocks, charts) computed in TypeScript from the seed. */
-import { quoteIdentifier, type TableName } from '../ddl';
-import { type DemoDataOptions } from '../demo-data';
+import type { TableName } from '../ddl';
+import type { DownloadRuleSettings } from '../derive/rules';
+import type { UserAgentSet } from '../derive/user-agents';
+import { quoteIdentifier } from '../sql';
 import {
   APPLE_CHART_COUNTRIES,
   CATEGORIES,
@@ -16,12 +18,46 @@ import {
   SPOTIFY_CHART_COUNTRIES,
   TRACKED_PODCASTS,
 } from '../reference-data';
-import { cumulative, sqlRandom, type SqlRandom } from './sql';
+import { cumulative, sqlRandom, type SqlRandom } from './random';
+
+export interface DemoDataOptions {
+  /** Already-created database holding the six (empty) tables. */
+  database: string;
+  /** PRNG seed: the same seed, scale, days and calendarEndDate give identical rows, moved to end on endDate. */
+  seed: number;
+  /** 1 = default size; 0.02 gives a small but non-empty set in every table. */
+  scale: number;
+  /** 'YYYY-MM-DD', the last UTC day of the window (inclusive). */
+  endDate: string;
+  /**
+   * 'YYYY-MM-DD', the day whose calendar the rows follow (weekly rhythms and release weekdays), endDate by default.
+   * A fixed one gives the same rows whatever endDate is, each moved by the days between them.
+   */
+  calendarEndDate?: string;
+  /** Window length in days, default 90. */
+  days?: number;
+  /**
+   * Rows one statement generates at most (estimated), DEFAULT_CHUNK_ROWS (demo-data.ts) by
+   * default. The two big steps (listener requests, downloads) run as several
+   * statements over consecutive ranges of their input, which gives the same
+   * rows as one statement: each row depends only on its own candidate number,
+   * and the downloads of each range are derived after those before it, whose
+   * rows the rolling windows read back (src/warehouse/derive).
+   */
+  chunkRows?: number;
+  /** How requests become downloads: the same derivation imported logs go through. */
+  downloads: { settings: DownloadRuleSettings; userAgents: UserAgentSet };
+  /** Called before each statement, e.g. "podcast_events: listener requests, part 3 of 27 (~8,160,000 rows), 12% done". */
+  onProgress?: (message: string) => void;
+}
+
+/** A part of a step's input: its first candidate and how many. */
+export interface Range {
+  offset: number;
+  length: number;
+}
 
 export const DAY = 86_400;
-/** Weighted picks read a lookup table of this many slots instead of scanning cumulative weights per row. */
-export const LUT_SIZE = 16_384;
-export const SMALL_LUT_SIZE = 1_024;
 /** Shows competing for each category chart; the chart keeps the top 100 (Apple) or 50, so the tail churns. */
 export const CHART_POOL = 130;
 export const CHART_DEPTH = { apple: 100, spotify: 50 } as const;

@@ -1,8 +1,7 @@
 /** podcast_events: listener plays expanded into their HTTP requests, bots and blacklisted scrapers; and the demo's GeoIP as the derivation's places. */
-import { type Range } from '../demo-data';
 import { type Places } from '../derive/downloads';
 import { BLACKLISTED_AGENTS, BOT_AGENTS, HOSTING_NETWORKS, TRACKING_PREFIX } from '../reference-data';
-import { DAY, FETCH_CODES, type Plan } from './plan';
+import { DAY, FETCH_CODES, type Plan, type Range } from './plan';
 import {
   activityConstants,
   activitySql,
@@ -11,14 +10,12 @@ import {
   largerThanOneByteSql,
   latestEpisodeSql,
   listenerAgentConstants,
-  lookupTable,
   podcastConstants,
   releaseSql,
-  sql,
-  type SqlRandom,
   uuidSql,
-  withClause,
 } from './sql';
+import { lookupTable, type SqlRandom } from './random';
+import { sqlLiteral, withClause } from '../sql';
 
 // podcast_events and downloads.
 
@@ -57,7 +54,7 @@ SELECT
   toDateTime(play_ts + j * step, 'UTC'),
   ip,
   false,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   agent_ua[agent],
   agent_app[agent],
@@ -131,9 +128,9 @@ INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
   ...podcastConstants(plan),
   ...geoConstants(plan),
-  bot_ua: sql(BOT_AGENTS.map((b) => b.ua)),
-  bot_app: sql(BOT_AGENTS.map((b) => b.app)),
-  bot_block: sql(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
+  bot_ua: sqlLiteral(BOT_AGENTS.map((b) => b.ua)),
+  bot_app: sqlLiteral(BOT_AGENTS.map((b) => b.app)),
+  bot_block: sqlLiteral(BOT_AGENTS.map((b) => networks.get(b.network) as number)),
   bot_lut: lookupTable(BOT_AGENTS.map((b) => b.weight)),
 })}
 SELECT
@@ -142,7 +139,7 @@ SELECT
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('bot-host', 'bot', 'address')} % 65534),
   false,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   bot_ua[bot],
   bot_app[bot],
@@ -181,9 +178,9 @@ INSERT INTO ${plan.table('podcast_events')} (${EVENT_COLUMNS})
 ${withClause({
   ...podcastConstants(plan),
   ...geoConstants(plan),
-  blacklisted_ua: sql(BLACKLISTED_AGENTS.map((a) => a.ua)),
-  blacklisted_app: sql(BLACKLISTED_AGENTS.map((a) => a.app)),
-  blacklist_blocks: sql(blacklistBlocks),
+  blacklisted_ua: sqlLiteral(BLACKLISTED_AGENTS.map((a) => a.ua)),
+  blacklisted_app: sqlLiteral(BLACKLISTED_AGENTS.map((a) => a.app)),
+  blacklist_blocks: sqlLiteral(blacklistBlocks),
 })}
 SELECT
   pod_account[p],
@@ -191,7 +188,7 @@ SELECT
   toDateTime(t, 'UTC'),
   toIPv4(blk_prefix[block] * 65536 + 1 + ${r.hash('offender-host', 'offender')} % 65534),
   true,
-  concat(${sql(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
+  concat(${sqlLiteral(TRACKING_PREFIX)}, pod_token[p], '/', media_path),
   concat('https://', media_path),
   blacklisted_ua[agent],
   blacklisted_app[agent],

@@ -13,70 +13,9 @@ import {
   SLUG_PATTERNS,
   WEEKDAY_ACTIVITY,
 } from '../reference-data';
-import { DAY, FETCH_CODES, LUT_SIZE, MAX_TRACKED_PER_CATEGORY, type Plan, SMALL_LUT_SIZE } from './plan';
-
-// SQL building blocks.
-
-export type Literal = string | number | boolean | Literal[];
-
-export function sql(value: Literal): string {
-  if (Array.isArray(value)) return `[${value.map(sql).join(', ')}]`;
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error(`demo data: cannot inline ${value}`);
-    return String(value);
-  }
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-export function withClause(constants: Record<string, string>): string {
-  return `WITH\n${Object.entries(constants)
-    .map(([name, expr]) => `  ${expr} AS ${name}`)
-    .join(',\n')}`;
-}
-
-export function cumulative(weights: number[]): number[] {
-  const total = weights.reduce((a, b) => a + b, 0);
-  const lastPositive = weights.reduce((last, w, i) => (w > 0 ? i : last), -1);
-  let running = 0;
-  // Exactly 1 from the last positive weight on, so rounding never hands a draw to a zero-weight entry.
-  return weights.map((w, i) => (i >= lastPositive ? 1 : (running += w) / total));
-}
-
-/** slot → 1-based index, each index owning a share of slots proportional to its weight. */
-export function lookupTable(weights: number[], size = LUT_SIZE): string {
-  return `arrayMap(i -> arrayFirstIndex(c -> c > (i + 0.5) / ${size}, ${sql(cumulative(weights))}), range(${size}))`;
-}
-
-/** One lookup table per group, laid end to end, because indexing nested constant arrays per row is slow. */
-export function groupedLookupTables(groups: number[][]): string {
-  return `arrayFlatten([${groups.map((w) => lookupTable(w, SMALL_LUT_SIZE)).join(', ')}])`;
-}
-
-export interface SqlRandom {
-  /** UInt64 hash of the seed, a tag naming the decision, and the row keys. */
-  hash(tag: string, ...keys: string[]): string;
-  /** Uniform in (0, 1). */
-  unit(tag: string, ...keys: string[]): string;
-  /** Standard normal (Box–Muller). */
-  normal(tag: string, ...keys: string[]): string;
-  /** Weighted 1-based index through a lookupTable constant. */
-  pick(table: string, tag: string, ...keys: string[]): string;
-  /** Weighted 1-based index within group `group` of a groupedLookupTables constant. */
-  pickIn(table: string, group: string, tag: string, ...keys: string[]): string;
-}
-
-export function sqlRandom(seed: number): SqlRandom {
-  const hash = (tag: string, ...keys: string[]) => `cityHash64(${seed}, ${sql(tag)}${keys.map((k) => `, ${k}`).join('')})`;
-  const unit = (tag: string, ...keys: string[]) => `((${hash(tag, ...keys)} % 1000000 + 0.5) / 1000000)`;
-  return {
-    hash,
-    unit,
-    normal: (tag, ...keys) => `(sqrt(-2 * ln(${unit(`${tag}/r`, ...keys)})) * cos(2 * pi() * ${unit(`${tag}/a`, ...keys)}))`,
-    pick: (table, tag, ...keys) => `${table}[1 + ${hash(tag, ...keys)} % ${LUT_SIZE}]`,
-    pickIn: (table, group, tag, ...keys) => `${table}[(${group} - 1) * ${SMALL_LUT_SIZE} + 1 + ${hash(tag, ...keys)} % ${SMALL_LUT_SIZE}]`,
-  };
-}
+import { sqlLiteral } from '../sql';
+import { DAY, FETCH_CODES, MAX_TRACKED_PER_CATEGORY, type Plan } from './plan';
+import { lookupTable, type SqlRandom } from './random';
 
 /** 32 hex digits from two hashes, shaped as a version-4 UUID string like trackers generate. */
 export function uuidSql(high: string, low: string): string {
@@ -150,18 +89,18 @@ export function episodeTitleSql(random: SqlRandom, cat: string, showKeyExpr: str
 
 export function podcastConstants(plan: Plan): Record<string, string> {
   const p = plan.podcasts;
-  const int64s = (values: number[]) => `CAST(${sql(values)} AS Array(Int64))`;
+  const int64s = (values: number[]) => `CAST(${sqlLiteral(values)} AS Array(Int64))`;
   return {
-    pod_account: sql(p.map((x) => x.account)),
-    pod_token: sql(p.map((x) => x.token)),
-    pod_slug: sql(p.map((x) => x.slug)),
-    pod_title: sql(p.map((x) => x.title)),
-    pod_id: sql(p.map((x) => x.id)),
-    pod_category: sql(p.map((x) => x.category)),
-    pod_host: sql(p.map((x) => x.host)),
-    pod_origin: sql(p.map((x) => x.origin)),
-    pod_app_id: sql(p.map((x) => x.appId)),
-    pod_chart_rank: sql(p.map((x) => x.chartRank)),
+    pod_account: sqlLiteral(p.map((x) => x.account)),
+    pod_token: sqlLiteral(p.map((x) => x.token)),
+    pod_slug: sqlLiteral(p.map((x) => x.slug)),
+    pod_title: sqlLiteral(p.map((x) => x.title)),
+    pod_id: sqlLiteral(p.map((x) => x.id)),
+    pod_category: sqlLiteral(p.map((x) => x.category)),
+    pod_host: sqlLiteral(p.map((x) => x.host)),
+    pod_origin: sqlLiteral(p.map((x) => x.origin)),
+    pod_app_id: sqlLiteral(p.map((x) => x.appId)),
+    pod_chart_rank: sqlLiteral(p.map((x) => x.chartRank)),
     pod_episodes: int64s(p.map((x) => x.episodes)),
     pod_cadence: int64s(p.map((x) => x.cadenceSeconds)),
     pod_last_release: int64s(p.map((x) => x.lastRelease)),
@@ -174,42 +113,42 @@ export function podcastConstants(plan: Plan): Record<string, string> {
 export function geoConstants(plan: Plan): Record<string, string> {
   const countryOf = (code: string) => COUNTRIES.find((c) => c.code === code) as Country;
   return {
-    blk_prefix: sql(plan.blocks.map((b) => b.prefix)),
-    blk_city: sql(plan.blocks.map((b) => b.city)),
-    blk_org: sql(plan.blocks.map((b) => b.org)),
+    blk_prefix: sqlLiteral(plan.blocks.map((b) => b.prefix)),
+    blk_city: sqlLiteral(plan.blocks.map((b) => b.city)),
+    blk_org: sqlLiteral(plan.blocks.map((b) => b.org)),
     listener_block_lut: lookupTable(plan.blocks.map((b) => b.listenerWeight)),
-    city_name: sql(CITIES.map((c) => c.name)),
-    city_country: sql(CITIES.map((c) => countryOf(c.country).name)),
-    city_continent: sql(CITIES.map((c) => countryOf(c.country).continent)),
-    city_timezone: sql(CITIES.map((c) => c.timezone)),
-    city_offset: sql(CITIES.map((c) => c.utcOffsetMinutes * 60)),
-    city_language: sql(CITIES.map((c) => countryOf(c.country).acceptLanguage)),
-    city_lat: sql(CITIES.map((c) => c.lat)),
-    city_lon: sql(CITIES.map((c) => c.lon)),
+    city_name: sqlLiteral(CITIES.map((c) => c.name)),
+    city_country: sqlLiteral(CITIES.map((c) => countryOf(c.country).name)),
+    city_continent: sqlLiteral(CITIES.map((c) => countryOf(c.country).continent)),
+    city_timezone: sqlLiteral(CITIES.map((c) => c.timezone)),
+    city_offset: sqlLiteral(CITIES.map((c) => c.utcOffsetMinutes * 60)),
+    city_language: sqlLiteral(CITIES.map((c) => countryOf(c.country).acceptLanguage)),
+    city_lat: sqlLiteral(CITIES.map((c) => c.lat)),
+    city_lon: sqlLiteral(CITIES.map((c) => c.lon)),
   };
 }
 
 export function listenerAgentConstants(): Record<string, string> {
   return {
-    agent_ua: sql(LISTENER_AGENTS.map((a) => a.ua)),
-    agent_app: sql(LISTENER_AGENTS.map((a) => a.app)),
-    agent_os: sql(LISTENER_AGENTS.map((a) => a.os)),
-    agent_device: sql(LISTENER_AGENTS.map((a) => a.device)),
-    agent_fetch: sql(LISTENER_AGENTS.map((a) => FETCH_CODES[a.pattern])),
+    agent_ua: sqlLiteral(LISTENER_AGENTS.map((a) => a.ua)),
+    agent_app: sqlLiteral(LISTENER_AGENTS.map((a) => a.app)),
+    agent_os: sqlLiteral(LISTENER_AGENTS.map((a) => a.os)),
+    agent_device: sqlLiteral(LISTENER_AGENTS.map((a) => a.device)),
+    agent_fetch: sqlLiteral(LISTENER_AGENTS.map((a) => FETCH_CODES[a.pattern])),
     agent_lut: lookupTable(LISTENER_AGENTS.map((a) => a.weight)),
   };
 }
 
 export function activityConstants(): Record<string, string> {
-  return { hour_activity: sql(HOURLY_ACTIVITY), weekday_activity: sql(WEEKDAY_ACTIVITY) };
+  return { hour_activity: sqlLiteral(HOURLY_ACTIVITY), weekday_activity: sqlLiteral(WEEKDAY_ACTIVITY) };
 }
 
 export function titleConstants(): Record<string, string> {
   return {
-    title_templates: sql(EPISODE_TITLE_TEMPLATES),
-    title_topics: sql(CATEGORIES.flatMap((c) => c.topics)),
-    guest_first_names: sql(GUEST_FIRST_NAMES),
-    guest_last_names: sql(GUEST_LAST_NAMES),
+    title_templates: sqlLiteral(EPISODE_TITLE_TEMPLATES),
+    title_topics: sqlLiteral(CATEGORIES.flatMap((c) => c.topics)),
+    guest_first_names: sqlLiteral(GUEST_FIRST_NAMES),
+    guest_last_names: sqlLiteral(GUEST_LAST_NAMES),
   };
 }
 
@@ -220,15 +159,15 @@ export function chartConstants(plan: Plan): Record<string, string> {
     return Array.from({ length: MAX_TRACKED_PER_CATEGORY }, (_, slot) => members[slot] ?? 0);
   });
   return {
-    chart_platform: sql(plan.charts.map((c) => c.platform)),
-    chart_country_code: sql(plan.charts.map((c) => c.country.code)),
-    chart_country_name: sql(plan.charts.map((c) => c.country.name)),
-    chart_cat: sql(plan.charts.map((c) => c.category)),
-    chart_category: sql(plan.charts.map((c) => CATEGORIES[c.category - 1].name)),
-    chart_depth: sql(plan.charts.map((c) => c.depth)),
-    tracked_in_slot: sql(trackedInSlot),
-    slug_adjectives: sql(SLUG_ADJECTIVES),
-    slug_patterns: sql(SLUG_PATTERNS),
-    slug_nouns: sql(CATEGORIES.flatMap((c) => c.slugNouns)),
+    chart_platform: sqlLiteral(plan.charts.map((c) => c.platform)),
+    chart_country_code: sqlLiteral(plan.charts.map((c) => c.country.code)),
+    chart_country_name: sqlLiteral(plan.charts.map((c) => c.country.name)),
+    chart_cat: sqlLiteral(plan.charts.map((c) => c.category)),
+    chart_category: sqlLiteral(plan.charts.map((c) => CATEGORIES[c.category - 1].name)),
+    chart_depth: sqlLiteral(plan.charts.map((c) => c.depth)),
+    tracked_in_slot: sqlLiteral(trackedInSlot),
+    slug_adjectives: sqlLiteral(SLUG_ADJECTIVES),
+    slug_patterns: sqlLiteral(SLUG_PATTERNS),
+    slug_nouns: sqlLiteral(CATEGORIES.flatMap((c) => c.slugNouns)),
   };
 }

@@ -8,16 +8,13 @@ import {
   episodeLabelSql,
   episodeTitleSql,
   geoConstants,
-  groupedLookupTables,
   latestEpisodeSql,
-  lookupTable,
   podcastConstants,
-  sql,
-  type SqlRandom,
   titleConstants,
   uuidSql,
-  withClause,
 } from './sql';
+import { groupedLookupTables, lookupTable, type SqlRandom } from './random';
+import { sqlLiteral, withClause } from '../sql';
 
 // web_events.
 
@@ -34,18 +31,18 @@ export function webConstants(plan: Plan): Record<string, string> {
     ...geoConstants(plan),
     ...titleConstants(),
     ...activityConstants(),
-    web_ua: sql(WEB_BROWSERS.map((b) => b.ua)),
+    web_ua: sqlLiteral(WEB_BROWSERS.map((b) => b.ua)),
     web_lut: lookupTable(WEB_BROWSERS.map((b) => b.weight)),
     web_os_lut: groupedLookupTables(WEB_OS_GROUPS.map((os) => WEB_BROWSERS.map((b) => (b.os === os ? b.weight : 0)))),
     // after the landing page: browse, play, pause, listen-on click, newsletter form, add to cart
     event_kind_lut: lookupTable([50, 18, 6, 10, 8, 8]),
     conversion_lut: lookupTable([60, 25, 15]),
-    conversion_action: sql(CONVERSION_ACTIONS),
-    shop_product: sql(SHOP_PRODUCTS.map(([name]) => name)),
-    shop_price: `CAST(${sql(SHOP_PRODUCTS.map(([, price]) => price))} AS Array(Float64))`,
-    membership_tier: sql(MEMBERSHIP_TIERS.map(([name]) => name)),
-    membership_price: `CAST(${sql(MEMBERSHIP_TIERS.map(([, price]) => price))} AS Array(Float64))`,
-    listen_on_app: sql(LISTEN_ON_APPS),
+    conversion_action: sqlLiteral(CONVERSION_ACTIONS),
+    shop_product: sqlLiteral(SHOP_PRODUCTS.map(([name]) => name)),
+    shop_price: `CAST(${sqlLiteral(SHOP_PRODUCTS.map(([, price]) => price))} AS Array(Float64))`,
+    membership_tier: sqlLiteral(MEMBERSHIP_TIERS.map(([name]) => name)),
+    membership_price: `CAST(${sqlLiteral(MEMBERSHIP_TIERS.map(([, price]) => price))} AS Array(Float64))`,
+    listen_on_app: sqlLiteral(LISTEN_ON_APPS),
   };
 }
 
@@ -154,7 +151,7 @@ export function cityCoordinatesSql(random: SqlRandom, ci: string, key: string): 
 export function downloaderWebEventsSql(plan: Plan): string {
   const r = plan.random;
   const device = 'download.5';
-  const osGroup = `if(${device} IN ('smartphone', 'tablet', 'desktop'), transform(download.4, ${sql(WEB_OS_GROUPS)}, [1, 2, 3, 4, 5], 1), 1)`;
+  const osGroup = `if(${device} IN ('smartphone', 'tablet', 'desktop'), transform(download.4, ${sqlLiteral(WEB_OS_GROUPS)}, [1, 2, 3, 4, 5], 1), 1)`;
   return webEventsSql(
     plan,
     `

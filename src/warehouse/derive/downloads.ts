@@ -1,6 +1,5 @@
-import { quoteIdentifier } from '../ddl';
 import { listenerIpSql, qualifiesSql, rangeColumns, serverUrlSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { sqlLiteral, withClause } from './sql';
+import { quoteIdentifier, sqlLiteral, withClause } from '../sql';
 import { botTypeSql, classifiedSql, refererListNameSql, userAgentConstants, type UserAgentSet } from './user-agents';
 
 /**

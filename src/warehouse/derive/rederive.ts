@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../ddl';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { settingsSql, sqlLiteral, withClause } from './sql';
+import { quoteIdentifier, settingsSql, sqlLiteral, withClause } from '../sql';
 import { classifiedSql, compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
 
 const DAY = 86_400;

@@ -1,4 +1,5 @@
-import { sqlLiteral } from './sql';
+import type { DownloadRules, DownloadWindow } from '../../config';
+import { sqlLiteral } from '../sql';
 
 /**
  * The per-request rules, as SQL over a podcast_events row: which requests
@@ -16,10 +17,6 @@ import { sqlLiteral } from './sql';
  *   more-than-2-bytes rule with the lone `bytes=0-1` kept as "first-two",
  *   per-UTC-day dedup on IP + user agent + referer per episode URL.
  */
-export const DOWNLOAD_RULES = ['iab', 'op3'] as const;
-export type DownloadRules = (typeof DOWNLOAD_RULES)[number];
-export const DOWNLOAD_WINDOWS = ['calendar', 'first-touch', 'last-touch'] as const;
-export type DownloadWindow = (typeof DOWNLOAD_WINDOWS)[number];
 
 export interface DownloadRuleSettings {
   rules: DownloadRules;

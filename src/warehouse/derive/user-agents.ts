@@ -4,7 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { list as isbotPatterns } from 'isbot';
 import { WarehouseSetupError } from '../data-dir';
 import builtInPatterns from './user-agent-patterns.json';
-import { sqlLiteral } from './sql';
+import { sqlLiteral } from '../sql';
 
 /**
  * User-agent classification, run inside ClickHouse: the agents' patterns, in

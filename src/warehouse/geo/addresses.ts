@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../ddl';
+import { quoteIdentifier } from '../sql';
 import { GEO_TABLES } from './load';
 import { placeExpressions } from './places';
 

@@ -3,8 +3,7 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
 import type { Warehouse } from '../connection';
-import { quoteIdentifier } from '../ddl';
-import { settingsSql } from '../derive/sql';
+import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
 import { mmdbNetworks } from './mmdb';
 import { geoFiles, geoFingerprint, type GeoFiles } from './sources';
 
@@ -116,7 +115,7 @@ export async function geoLoaded(client: ClickHouseClient, database: string): Pro
 export async function warmGeo(client: ClickHouseClient, database: string): Promise<number | undefined> {
   if (!(await geoLoaded(client, database)) || (await allBuilt(client, database))) return undefined;
   const started = performance.now();
-  const name = (dictionary: string) => quoteString(`${database}.${dictionary}`);
+  const name = (dictionary: string) => sqlLiteral(`${database}.${dictionary}`);
   const ip = "tuple(toIPv6('::'))";
   // A lookup of any key makes ClickHouse build the whole dictionary (and wait for it); one that is built answers at once.
   await client
@@ -160,7 +159,7 @@ async function createGeoObjects(client: ClickHouseClient, database: string): Pro
     await client.command({ query: `CREATE TABLE IF NOT EXISTS ${db}.${table} ${TABLE_DDL[key]}` });
   }
   // LIFETIME(0): a dictionary changes only when a load says so (SYSTEM RELOAD DICTIONARY).
-  const source = (table: string) => `SOURCE(CLICKHOUSE(DB ${quoteString(database)} TABLE ${quoteString(table)})) LIFETIME(0)`;
+  const source = (table: string) => `SOURCE(CLICKHOUSE(DB ${sqlLiteral(database)} TABLE ${sqlLiteral(table)})) LIFETIME(0)`;
   await client.command({
     query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.city} (prefix String, record UInt64 DEFAULT 0) PRIMARY KEY prefix ${source(GEO_TABLES.city)} LAYOUT(IP_TRIE)`,
   });
@@ -300,8 +299,4 @@ async function insertText(client: ClickHouseClient, target: string, format: stri
 
 function tsv(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n');
-}
-
-function quoteString(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Places } from '../derive/downloads';
 import { GEO_DICTIONARIES, geoLoaded } from './load';
+import { sqlLiteral } from '../sql';
 
 /**
  * ClickHouse expressions for the places of an IP, in the form the cubes
@@ -27,7 +28,7 @@ export interface PlaceExpressions {
 }
 
 export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'IPv6' | 'String'): PlaceExpressions {
-  const dictionary = (name: string) => quoteString(`${database}.${name}`);
+  const dictionary = (name: string) => sqlLiteral(`${database}.${name}`);
   // IP_TRIE looks an IPv4 key up as its ::ffff: mapping, where the IPv4 networks are.
   const key = type === 'String' ? `tuple(toIPv6OrDefault(${ip}))` : `tuple(${ip})`;
   const record = `dictGet(${dictionary(GEO_DICTIONARIES.city)}, 'record', ${key})`;
@@ -74,8 +75,4 @@ export async function placesFromDatabase(
     { database },
   );
   return undefined;
-}
-
-function quoteString(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log';
 import type { Warehouse } from '../connection';
-import { quoteIdentifier, type TableName } from '../ddl';
-import { settingsSql } from '../derive/sql';
+import type { TableName } from '../ddl';
+import { quoteIdentifier, settingsSql } from '../sql';
 import { placeExpressions, type PlaceExpressions } from './places';
 
 /** Each table with places: the column its IP is in, and which place columns it keeps. */

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
-import { quoteIdentifier } from '../ddl';
+import { quoteIdentifier } from '../sql';
 
 /** Imports older than this at the first look are taken as known; later looks read only this far back. */
 const LOOK_BACK_SECONDS = 2 * 86_400;

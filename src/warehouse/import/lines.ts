@@ -5,8 +5,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../ddl';
-import { settingsSql, sqlLiteral } from '../derive/sql';
+import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
 import type { ImportOptions } from './import';
 import { FIELDS, ImportRefused, type ImportFormat } from './records';
 

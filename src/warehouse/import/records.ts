@@ -1,6 +1,5 @@
-import { quoteIdentifier } from '../ddl';
+import { quoteIdentifier, sqlLiteral, withClause } from '../sql';
 import { REQUEST_PLACES } from '../derive/downloads';
-import { sqlLiteral, withClause } from '../derive/sql';
 import { classifiedSql, cleanSql, uaNameSql, userAgentConstants } from '../derive/user-agents';
 import type { ImportOptions } from './import';
 import type { Lines } from './lines';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { withClause } from '../../../src/warehouse/derive/sql';
+import { withClause } from '../../../src/warehouse/sql';
 import { BUILT_IN_USER_AGENTS, classifiedSql, ISBOT_PATTERNS, userAgentConstants, type UserAgentListEntry } from '../../../src/warehouse/derive/user-agents';
 import { BLACKLISTED_AGENTS, BOT_AGENTS, LISTENER_AGENTS } from '../../../src/warehouse/reference-data';
 import { openOracle, type Oracle } from '../support/service';

@@ -1,4 +1,4 @@
-import { withClause } from '../../../src/warehouse/derive/sql';
+import { withClause } from '../../../src/warehouse/sql';
 import {
   classifiedSql,
   cleanSql,

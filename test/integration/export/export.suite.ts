@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { CubeFailure } from '../../../src/cube/errors';
+import { ServiceError } from '../../../src/errors';
 import { createExporter, type Exporter } from '../../../src/export/exporter';
 import { formatNamed } from '../../../src/export/formats';
 import type { StreamStatement } from '../../../src/warehouse/connection';
@@ -354,8 +354,8 @@ describe('parquet on the path for a ClickHouse server (readsLocalFiles false), r
     const refused = await tooLarge
       .open({ dimensions: ['Downloads.city', 'Downloads.referer', 'Downloads.parsed_ua'], limit: 1000 }, parquet, context, new AbortController().signal)
       .catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(CubeFailure);
-    expect((refused as CubeFailure).kind).toBe('result_too_large');
+    expect(refused).toBeInstanceOf(ServiceError);
+    expect((refused as ServiceError).code).toBe('result_too_large');
   });
 });
 

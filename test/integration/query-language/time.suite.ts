@@ -317,7 +317,7 @@ describe('absolute date ranges (UTC)', () => {
 
   // Cube turns "2026-13-45" into "Invalid date" and sends it to the engine,
   // whose error (without a "Code: N." prefix on chDB) quotes the generated
-  // SQL; src/cube/errors.ts keeps only its first sentence.
+  // SQL; src/cube/engine/errors.ts keeps only its first sentence.
   it('the 400 for a date that is not a date does not carry the generated SQL', async () => {
     const res = await downloads(['2026-13-45', D(1)]).expect(400);
     expect(res.body.error).not.toMatch(/SELECT|FROM downloads|parseDateTime|query id/i);

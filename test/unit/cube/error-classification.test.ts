@@ -1,4 +1,5 @@
-import { classifyGatewayError, CubeFailure, markDriverError } from '../../../src/cube/errors';
+import { classifyGatewayError, markDriverError } from '../../../src/cube/engine/errors';
+import { ServiceError } from '../../../src/errors';
 
 /**
  * Which failures are the client's (4xx) and which the service's (5xx), on the
@@ -15,8 +16,8 @@ describe('classifyGatewayError', () => {
       error: 'Query should contain either measures, dimensions or timeDimensions with granularities in order to be valid',
       type: 'UserError',
     });
-    expect(withType).toMatchObject({ kind: 'invalid_query', message: expect.stringMatching(/^Query should contain/) });
-    expect(classifyGatewayError(400, { error: '"order" must be an object', stack: 'UserError: …' }).kind).toBe('invalid_query');
+    expect(withType).toMatchObject({ code: 'invalid_query', message: expect.stringMatching(/^Query should contain/) });
+    expect(classifyGatewayError(400, { error: '"order" must be an object', stack: 'UserError: …' }).code).toBe('invalid_query');
   });
 
   it.each([
@@ -32,14 +33,14 @@ describe('classifyGatewayError', () => {
       'Code: 241. DB::Exception: Memory limit (for query) exceeded: would use 4.00 GiB, maximum: 4.00 GiB. (MEMORY_LIMIT_EXCEEDED)',
       'query_too_expensive',
     ],
-  ])("the query limit ClickHouse enforces (%s) is the client's", (_limit, message, kind) => {
+  ])("the query limit ClickHouse enforces (%s) is the client's", (_limit, message, code) => {
     const failure = queueError(message);
-    expect(failure.kind).toBe(kind);
+    expect(failure.code).toBe(code);
     expect(failure.message).not.toMatch(/Code:|DB::Exception/);
   });
 
   it("the server's own memory limit (total) is the service's failure, not the query's", () => {
-    expect(queueError('Code: 241. DB::Exception: Memory limit (total) exceeded: would use 20.1 GiB, maximum: 20.0 GiB. (MEMORY_LIMIT_EXCEEDED)').kind).toBe(
+    expect(queueError('Code: 241. DB::Exception: Memory limit (total) exceeded: would use 20.1 GiB, maximum: 20.0 GiB. (MEMORY_LIMIT_EXCEEDED)').code).toBe(
       'internal',
     );
   });
@@ -48,7 +49,7 @@ describe('classifyGatewayError', () => {
     const failure = queueError(
       "Code: 6. DB::Exception: Cannot parse string 'abc' as UInt64: syntax error at begin of string. Note: there are toUInt64OrZero and toUInt64OrNull functions, which returns zero/NULL instead of throwing exception. In scope SELECT count(*) FROM numbers WHERE number = 'abc'. (CANNOT_PARSE_TEXT)",
     );
-    expect(failure.kind).toBe('invalid_query');
+    expect(failure.code).toBe('invalid_query');
     expect(failure.message).toBe("The database could not use a value of the query: Cannot parse string 'abc' as UInt64: syntax error at begin of string");
   });
 
@@ -56,20 +57,20 @@ describe('classifyGatewayError', () => {
     const failure = queueError(
       "Code: 60. DB::Exception: Unknown table expression identifier 'vanishing_table' in scope SELECT count(*) FROM vanishing_table. (UNKNOWN_TABLE)",
     );
-    expect(failure).toMatchObject({ kind: 'internal', message: 'Internal error' });
+    expect(failure).toMatchObject({ code: 'internal', message: 'Internal error' });
     expect(JSON.stringify(failure.detail)).toMatch(/vanishing_table/);
   });
 
   it('an unreachable server is warehouse_unavailable, naming nothing of the network', () => {
     const failure = queueError('Error: ClickHouse server unreachable (ECONNREFUSED): connect ECONNREFUSED 10.0.0.7:8123');
-    expect(failure.kind).toBe('warehouse_unavailable');
+    expect(failure.code).toBe('warehouse_unavailable');
     expect(failure.message).not.toMatch(/ECONNREFUSED|10\.0\.0\.7/);
   });
 
   it("Cube's row-limit message is invalid_query; any other 500 is internal", () => {
-    expect(classifyGatewayError(500, { error: 'Error: The query limit has been exceeded' }).kind).toBe('invalid_query');
+    expect(classifyGatewayError(500, { error: 'Error: The query limit has been exceeded' }).code).toBe('invalid_query');
     expect(classifyGatewayError(500, { error: 'TypeError: Cannot read properties of undefined' })).toMatchObject({
-      kind: 'internal',
+      code: 'internal',
       message: 'Internal error',
     });
   });
@@ -80,7 +81,7 @@ describe('markDriverError', () => {
     const socket = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     const marked = markDriverError(new Error('request failed', { cause: socket })) as Error;
     expect(marked.message).toBe('ClickHouse server unreachable (ECONNREFUSED): request failed');
-    expect(queueError(String(marked)).kind).toBe('warehouse_unavailable');
+    expect(queueError(String(marked)).code).toBe('warehouse_unavailable');
   });
 
   it.each(['ERR_TLS_CERT_ALTNAME_INVALID', 'ERR_SSL_WRONG_VERSION_NUMBER', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ENOTFOUND'])('%s is unreachable', (code) => {
@@ -95,6 +96,6 @@ describe('markDriverError', () => {
   it('leaves other errors as they are', () => {
     const plain = new Error('something else');
     expect(markDriverError(plain)).toBe(plain);
-    expect(markDriverError(plain)).not.toBeInstanceOf(CubeFailure);
+    expect(markDriverError(plain)).not.toBeInstanceOf(ServiceError);
   });
 });

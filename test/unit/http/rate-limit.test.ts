@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { MemoryStore, rateLimit } from 'express-rate-limit';
 import request from 'supertest';
-import { ApiError } from '../../../src/http/errors';
+import { ServiceError } from '../../../src/errors';
 import { memoryStores } from '../../../src/http/limit-stores';
 import { requestRateLimit, unauthenticatedRateLimit } from '../../../src/http/rate-limit';
 import { createMetrics } from '../../../src/metrics/registry';
@@ -20,7 +20,7 @@ function libraryLimiter(limit: number, windowMs: number): RequestHandler {
     legacyHeaders: false,
     store: new MemoryStore(),
     keyGenerator: (_req, res) => (res.locals.principal as { keyId: string }).keyId,
-    handler: (_req, _res, next) => next(new ApiError('rate_limited', 'limited')),
+    handler: (_req, _res, next) => next(new ServiceError('rate_limited', 'limited')),
   });
 }
 
@@ -36,7 +36,7 @@ function appWith(limiter: RequestHandler) {
     res.send('ok');
   });
   app.use(((err, _req, res, _next) => {
-    res.status(err instanceof ApiError && err.code === 'rate_limited' ? 429 : 500).send(String(err));
+    res.status(err instanceof ServiceError && err.code === 'rate_limited' ? 429 : 500).send(String(err));
   }) as ErrorRequestHandler);
   return app;
 }

@@ -1,5 +1,6 @@
 import express from 'express';
 import request from 'supertest';
+import { LoadAnswer } from '../../../src/cube/answer';
 import { sendLoadAnswer } from '../../../src/http/truncation-header';
 
 /** Answers as the load routes make them: one object per answer, sent again as it is while cached. */
@@ -9,11 +10,13 @@ const ANSWERS = {
   long: { data: Array.from({ length: 60 }, (_, i) => ({ 'Apps.name': `app ${i} ${'x'.repeat(i)}` })) },
 };
 
+const SENT = Object.fromEntries(Object.entries(ANSWERS).map(([name, body]) => [name, new LoadAnswer(body, false)])) as Record<keyof typeof ANSWERS, LoadAnswer>;
+
 function appWith(setting: (app: express.Express) => void) {
   const app = express();
   setting(app);
   app.get('/ours/:name', async (req, res) => {
-    await sendLoadAnswer(res, ANSWERS[req.params.name as keyof typeof ANSWERS]);
+    await sendLoadAnswer(res, SENT[req.params.name as keyof typeof ANSWERS]);
   });
   // The oracle: Express's own JSON answer.
   app.get('/express/:name', (req, res) => {

@@ -1,3 +1,4 @@
+import { resolveDateRange } from '../../../src/cube/engine/date-parser';
 import { admitQueries } from '../../../src/query/admit';
 import type { ModelMembers } from '../../../src/query/members';
 import { whereJsonFails } from '../../../src/query/request';
@@ -30,7 +31,7 @@ const MODEL: ModelMembers = {
 
 function refusal(query: Record<string, unknown>): { rule: string; message: string } {
   try {
-    admitQueries(query, MODEL);
+    admitQueries(query, MODEL, resolveDateRange);
   } catch (err) {
     if (err instanceof QueryRefusal) return { rule: err.rule, message: err.message };
     throw err;
@@ -113,8 +114,9 @@ describe('granularities are listed, quarter included', () => {
 
   it('admits each of them', () => {
     for (const granularity of LIST.split(', ')) {
-      expect(() => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', granularity }] }, MODEL)).not.toThrow();
-      if (granularity !== 'quarter') expect(() => admitQueries({ measures: [count], dimensions: [`Downloads.ts.${granularity}`] }, MODEL)).not.toThrow();
+      expect(() => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', granularity }] }, MODEL, resolveDateRange)).not.toThrow();
+      if (granularity !== 'quarter')
+        expect(() => admitQueries({ measures: [count], dimensions: [`Downloads.ts.${granularity}`] }, MODEL, resolveDateRange)).not.toThrow();
     }
   });
 });
@@ -150,7 +152,7 @@ describe('a number member compares numbers', () => {
       ['notIn', [0]],
       ['set', []],
     ] as const) {
-      expect(() => admitQueries(on(count, operator, [...values]), MODEL)).not.toThrow();
+      expect(() => admitQueries(on(count, operator, [...values]), MODEL, resolveDateRange)).not.toThrow();
     }
   });
 });

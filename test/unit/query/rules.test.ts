@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Request } from 'express';
-import { createExporter } from '../../../src/export/exporter';
-import { formatNamed } from '../../../src/export/formats';
+import type { Config } from '../../../src/config';
+import { resolveDateRange } from '../../../src/cube/engine/date-parser';
 import { STATUS_BY_CODE } from '../../../src/http/errors';
 import { admitQueries, refuseInExport, refuseMultiOnly } from '../../../src/query/admit';
+import { createAdmission } from '../../../src/query/admission';
 import type { ModelMembers } from '../../../src/query/members';
 import { pagingOf } from '../../../src/query/paging';
 import { oneQueryOf, queryOrListOf, readQueryRequest } from '../../../src/query/request';
@@ -64,40 +65,76 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
     'exportOne',
     'invalid_query',
   ],
-  ['four queries in an array', () => checkQuerySize([{}, {}, {}, {}], LIMITS), 'queries', 'query_too_large'],
+  ['four queries in an array', () => checkQuerySize([{}, {}, {}, {}], LIMITS, resolveDateRange), 'queries', 'query_too_large'],
   [
     'two ranges of a compareDateRange in each of two queries',
     () =>
       checkQuerySize(
         [byDay(undefined), byDay(undefined)].map((q) => ({ ...q, timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['today', 'yesterday'] }] })),
         LIMITS,
+        resolveDateRange,
       ),
     'queries',
     'query_too_large',
   ],
-  ['a limit above the maximum', () => checkQuerySize([{ limit: 101 }], LIMITS), 'limit', 'invalid_query'],
-  ['a limit above the maximum, written as digits', () => checkQuerySize([{ limit: '101' }], LIMITS), 'limit', 'invalid_query'],
-  ['six members', () => checkQuerySize([{ measures: [count, count, count], dimensions: ['a', 'b', 'c'] }], LIMITS), 'members', 'query_too_large'],
-  ['six order entries', () => checkQuerySize([{ order: { a: 'asc', b: 'asc', c: 'asc', d: 'asc', e: 'asc', f: 'asc' } }], LIMITS), 'order', 'query_too_large'],
-  ['five filters, two of them inside an "or"', () => checkQuerySize([{ filters: [{}, {}, { or: [{}, {}] }] }], LIMITS), 'filters', 'query_too_large'],
+  ['a limit above the maximum', () => checkQuerySize([{ limit: 101 }], LIMITS, resolveDateRange), 'limit', 'invalid_query'],
+  ['a limit above the maximum, written as digits', () => checkQuerySize([{ limit: '101' }], LIMITS, resolveDateRange), 'limit', 'invalid_query'],
+  [
+    'six members',
+    () => checkQuerySize([{ measures: [count, count, count], dimensions: ['a', 'b', 'c'] }], LIMITS, resolveDateRange),
+    'members',
+    'query_too_large',
+  ],
+  [
+    'six order entries',
+    () => checkQuerySize([{ order: { a: 'asc', b: 'asc', c: 'asc', d: 'asc', e: 'asc', f: 'asc' } }], LIMITS, resolveDateRange),
+    'order',
+    'query_too_large',
+  ],
+  [
+    'five filters, two of them inside an "or"',
+    () => checkQuerySize([{ filters: [{}, {}, { or: [{}, {}] }] }], LIMITS, resolveDateRange),
+    'filters',
+    'query_too_large',
+  ],
   [
     'seven filter values over two filters',
-    () => checkQuerySize([{ filters: [{ values: ['1', '2', '3'] }, { values: ['1', '2', '3', '4'] }] }], LIMITS),
+    () => checkQuerySize([{ filters: [{ values: ['1', '2', '3'] }, { values: ['1', '2', '3', '4'] }] }], LIMITS, resolveDateRange),
     'filterValues',
     'query_too_large',
   ],
-  ['a filter value of 21 characters', () => checkQuerySize([{ filters: [{ values: ['x'.repeat(21)] }] }], LIMITS), 'valueLength', 'query_too_large'],
-  ['a date range string of 21 characters', () => checkQuerySize([byDay('x'.repeat(21))], LIMITS), 'valueLength', 'query_too_large'],
-  ['a day granularity over 40 days (41 buckets and more)', () => checkQuerySize([byDay(['2026-01-01', '2026-02-09'])], LIMITS), 'buckets', 'query_too_large'],
-  ['nesting nine deep', () => checkQuerySize([{ filters: [{ or: [{ and: [{ or: [{ values: [] }] }] }] }] }], LIMITS), 'depth', 'query_too_large'],
+  [
+    'a filter value of 21 characters',
+    () => checkQuerySize([{ filters: [{ values: ['x'.repeat(21)] }] }], LIMITS, resolveDateRange),
+    'valueLength',
+    'query_too_large',
+  ],
+  ['a date range string of 21 characters', () => checkQuerySize([byDay('x'.repeat(21))], LIMITS, resolveDateRange), 'valueLength', 'query_too_large'],
+  [
+    'a day granularity over 40 days (41 buckets and more)',
+    () => checkQuerySize([byDay(['2026-01-01', '2026-02-09'])], LIMITS, resolveDateRange),
+    'buckets',
+    'query_too_large',
+  ],
+  [
+    'nesting nine deep',
+    () => checkQuerySize([{ filters: [{ or: [{ and: [{ or: [{ values: [] }] }] }] }] }], LIMITS, resolveDateRange),
+    'depth',
+    'query_too_large',
+  ],
   ['a limit of "2.0"', () => pagingOf([{ limit: 1 }, { limit: '2.0' }]), 'paging', 'invalid_query'],
   ['an offset of " 2"', () => pagingOf({ offset: ' 2' }), 'paging', 'invalid_query'],
-  ['a measure the model lacks', () => admitQueries({ measures: ['Downloads.nope'] }, MODEL), 'knownMembers', 'invalid_query'],
-  ['an inherited property as a member', () => admitQueries({ dimensions: ['Downloads.__proto__'] }, MODEL), 'knownMembers', 'invalid_query'],
-  ['an order key that is no member', () => admitQueries({ measures: [count], order: { 'Downloads.nope': 'asc' } }, MODEL), 'knownMembers', 'invalid_query'],
+  ['a measure the model lacks', () => admitQueries({ measures: ['Downloads.nope'] }, MODEL, resolveDateRange), 'knownMembers', 'invalid_query'],
+  ['an inherited property as a member', () => admitQueries({ dimensions: ['Downloads.__proto__'] }, MODEL, resolveDateRange), 'knownMembers', 'invalid_query'],
+  [
+    'an order key that is no member',
+    () => admitQueries({ measures: [count], order: { 'Downloads.nope': 'asc' } }, MODEL, resolveDateRange),
+    'knownMembers',
+    'invalid_query',
+  ],
   [
     'an order by a measure the query does not return',
-    () => admitQueries({ dimensions: ['Downloads.country'], order: { [count]: 'desc' } }, MODEL),
+    () => admitQueries({ dimensions: ['Downloads.country'], order: { [count]: 'desc' } }, MODEL, resolveDateRange),
     'orderedMembers',
     'invalid_query',
   ],
@@ -113,128 +150,165 @@ const CASES: [string, () => unknown, AdmissionRuleName, string][] = [
           ],
         },
         MODEL,
+        resolveDateRange,
       ),
     'orderedMembers',
     'invalid_query',
   ],
   [
     'an order by a time dimension the query only filters on',
-    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last week' }], order: { 'Downloads.ts': 'asc' } }, MODEL),
+    () =>
+      admitQueries(
+        { measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last week' }], order: { 'Downloads.ts': 'asc' } },
+        MODEL,
+        resolveDateRange,
+      ),
     'orderedMembers',
     'invalid_query',
   ],
   [
     'a nested filter on an unknown member',
-    () => admitQueries({ filters: [{ or: [{ member: 'Nope.x', operator: 'set' }] }] }, MODEL),
+    () => admitQueries({ filters: [{ or: [{ member: 'Nope.x', operator: 'set' }] }] }, MODEL, resolveDateRange),
     'knownMembers',
     'invalid_query',
   ],
-  ['an unknown segment', () => admitQueries({ segments: ['Downloads.desktop'] }, MODEL), 'knownMembers', 'invalid_query'],
-  ['a dimension in measures', () => admitQueries({ measures: ['Downloads.country'] }, MODEL), 'memberKinds', 'invalid_query'],
-  ['an unknown granularity', () => admitQueries({ measures: [count], dimensions: ['Downloads.ts.weekly'] }, MODEL), 'granularities', 'invalid_query'],
+  ['an unknown segment', () => admitQueries({ segments: ['Downloads.desktop'] }, MODEL, resolveDateRange), 'knownMembers', 'invalid_query'],
+  ['a dimension in measures', () => admitQueries({ measures: ['Downloads.country'] }, MODEL, resolveDateRange), 'memberKinds', 'invalid_query'],
+  [
+    'an unknown granularity',
+    () => admitQueries({ measures: [count], dimensions: ['Downloads.ts.weekly'] }, MODEL, resolveDateRange),
+    'granularities',
+    'invalid_query',
+  ],
   [
     'a word compared with a measure',
-    () => admitQueries({ measures: [count], filters: [{ member: count, operator: 'gt', values: ['lots'] }] }, MODEL),
+    () => admitQueries({ measures: [count], filters: [{ member: count, operator: 'gt', values: ['lots'] }] }, MODEL, resolveDateRange),
     'numberValues',
     'invalid_query',
   ],
   [
     'an unknown filter operator',
-    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'like', values: ['x'] }] }, MODEL, resolveDateRange),
     'operators',
     'invalid_query',
   ],
   [
     'contains on a number',
-    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'contains', values: ['1'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'contains', values: ['1'] }] }, MODEL, resolveDateRange),
     'memberKinds',
     'invalid_query',
   ],
   [
     'a date operator on a text dimension',
-    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'afterDate', values: ['2026-01-01'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'afterDate', values: ['2026-01-01'] }] }, MODEL, resolveDateRange),
     'memberKinds',
     'invalid_query',
   ],
   [
     'a text dimension as a time dimension',
-    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.country', granularity: 'day', dateRange: 'last week' }] }, MODEL),
+    () =>
+      admitQueries(
+        { measures: [count], timeDimensions: [{ dimension: 'Downloads.country', granularity: 'day', dateRange: 'last week' }] },
+        MODEL,
+        resolveDateRange,
+      ),
     'memberKinds',
     'invalid_query',
   ],
   [
     'measureFilter on a dimension',
-    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'measureFilter' }] }, MODEL, resolveDateRange),
     'memberKinds',
     'invalid_query',
   ],
-  ['gt with null', () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: [null] }] }, MODEL), 'nullValues', 'invalid_query'],
   [
-    'startsWith with null',
-    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'startsWith', values: [null] }] }, MODEL),
+    'gt with null',
+    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: [null] }] }, MODEL, resolveDateRange),
     'nullValues',
     'invalid_query',
   ],
-  ['an unknown time zone', () => admitQueries({ measures: [count], timezone: 'Mars/Olympus' }, MODEL), 'timezone', 'invalid_query'],
-  ['a time zone in the wrong case', () => admitQueries({ measures: [count], timezone: 'utc' }, MODEL), 'timezone', 'invalid_query'],
+  [
+    'startsWith with null',
+    () => admitQueries({ filters: [{ member: 'Downloads.country', operator: 'startsWith', values: [null] }] }, MODEL, resolveDateRange),
+    'nullValues',
+    'invalid_query',
+  ],
+  ['an unknown time zone', () => admitQueries({ measures: [count], timezone: 'Mars/Olympus' }, MODEL, resolveDateRange), 'timezone', 'invalid_query'],
+  ['a time zone in the wrong case', () => admitQueries({ measures: [count], timezone: 'utc' }, MODEL, resolveDateRange), 'timezone', 'invalid_query'],
   [
     'timeDimensions as an object',
-    () => admitQueries({ measures: [count], timeDimensions: { dimension: 'Downloads.ts' } }, MODEL),
+    () => admitQueries({ measures: [count], timeDimensions: { dimension: 'Downloads.ts' } }, MODEL, resolveDateRange),
     'timeDimensions',
     'invalid_query',
   ],
-  ['a time dimension that is a string', () => admitQueries({ measures: [count], timeDimensions: ['Downloads.ts'] }, MODEL), 'timeDimensions', 'invalid_query'],
+  [
+    'a time dimension that is a string',
+    () => admitQueries({ measures: [count], timeDimensions: ['Downloads.ts'] }, MODEL, resolveDateRange),
+    'timeDimensions',
+    'invalid_query',
+  ],
   [
     'an empty compareDateRange',
-    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [] }] }, MODEL),
+    () => admitQueries({ measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [] }] }, MODEL, resolveDateRange),
     'compareDateRange',
     'invalid_query',
   ],
   [
     'a date filter value that is not on the calendar',
-    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-02-30'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'afterDate', values: ['2026-02-30'] }] }, MODEL, resolveDateRange),
     'dateFilters',
     'invalid_query',
   ],
-  ['an empty or, nested', () => admitQueries({ filters: [{ and: [{ or: [] }] }] }, MODEL), 'emptyOr', 'invalid_query'],
+  ['an empty or, nested', () => admitQueries({ filters: [{ and: [{ or: [] }] }] }, MODEL, resolveDateRange), 'emptyOr', 'invalid_query'],
   [
     'gt with two values',
-    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: ['5', '100'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.episodes', operator: 'gt', values: ['5', '100'] }] }, MODEL, resolveDateRange),
     'oneValue',
     'invalid_query',
   ],
   [
     'equals on a time dimension with a value that is not a time',
-    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'equals', values: ['2026-11-01T10:00:00', 'yesterday'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'equals', values: ['2026-11-01T10:00:00', 'yesterday'] }] }, MODEL, resolveDateRange),
     'dateFilters',
     'invalid_query',
   ],
   [
     'lt on a time dimension with a number',
-    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'lt', values: [1767225600] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'lt', values: [1767225600] }] }, MODEL, resolveDateRange),
     'dateFilters',
     'invalid_query',
   ],
   [
     'beforeDate with two dates',
-    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'beforeDate', values: ['2026-01-01', '2026-01-02'] }] }, MODEL),
+    () => admitQueries({ filters: [{ member: 'Downloads.ts', operator: 'beforeDate', values: ['2026-01-01', '2026-01-02'] }] }, MODEL, resolveDateRange),
     'dateFilters',
     'invalid_query',
   ],
-  ['a date range of month 13', () => admitQueries(byDay(['2026-13-01', '2026-13-02']), MODEL), 'dateRanges', 'invalid_query'],
-  ['a phrase with a date that does not exist', () => admitQueries(byDay('from 2026-13-01 to now'), MODEL), 'dateRanges', 'invalid_query'],
+  ['a date range of month 13', () => admitQueries(byDay(['2026-13-01', '2026-13-02']), MODEL, resolveDateRange), 'dateRanges', 'invalid_query'],
+  ['a phrase with a date that does not exist', () => admitQueries(byDay('from 2026-13-01 to now'), MODEL, resolveDateRange), 'dateRanges', 'invalid_query'],
   [
     'a compareDateRange range of three dates',
     () =>
       admitQueries(
         { measures: [count], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [['2026-01-01', '2026-01-02', '2026-01-03']] }] },
         MODEL,
+        resolveDateRange,
       ),
     'dateRanges',
     'invalid_query',
   ],
-  ['an array whose second query has no granularity', () => admitQueries([byDay('last week'), { measures: [count] }], MODEL), 'blending', 'invalid_query'],
-  ['ungrouped on a cube without a key', () => admitQueries({ dimensions: ['Downloads.country'], ungrouped: true }, MODEL), 'ungrouped', 'invalid_query'],
+  [
+    'an array whose second query has no granularity',
+    () => admitQueries([byDay('last week'), { measures: [count] }], MODEL, resolveDateRange),
+    'blending',
+    'invalid_query',
+  ],
+  [
+    'ungrouped on a cube without a key',
+    () => admitQueries({ dimensions: ['Downloads.country'], ungrouped: true }, MODEL, resolveDateRange),
+    'ungrouped',
+    'invalid_query',
+  ],
 ];
 
 function refusalOf(run: () => unknown): QueryRefusal | undefined {
@@ -269,16 +343,10 @@ describe('query admission: one error type, one table of rules', () => {
     for (const { code } of Object.values(ADMISSION_RULES)) expect(STATUS_BY_CODE[code]).toBe(400);
   });
 
-  it("refuses an export's limit below 1 by the paging rule, before Cube is asked", async () => {
-    const notAsked = () => Promise.reject(new Error('asked'));
-    const exporter = createExporter({
-      cube: { exportSql: notAsked },
-      warehouse: { stream: notAsked, readsLocalFiles: false, client: notAsked as never },
-      limits: { timeoutMs: 1000, maxMemoryBytes: 1 },
-      caps: { maxRows: 10, maxBytes: 10 },
-    });
-    const opened = exporter.open({ measures: [count], limit: 0 }, formatNamed('csv')!, { requestId: 'r', accountId: null }, new AbortController().signal);
-    await expect(opened).rejects.toMatchObject({ name: 'QueryRefusal', rule: 'paging', code: 'invalid_query' });
+  it("refuses an export's limit below 1 by the paging rule, before the models are asked", async () => {
+    const admission = createAdmission(LIMITS as Config['query'], { members: () => Promise.reject(new Error('asked')), readDateRange: resolveDateRange });
+    const admitted = admission.admit('export', asRequest('POST', { query: { measures: [count], limit: 0 } }));
+    await expect(admitted).rejects.toMatchObject({ name: 'QueryRefusal', rule: 'paging', code: 'invalid_query' });
   });
 
   it('admits what is within every rule', () => {
@@ -299,18 +367,20 @@ describe('query admission: one error type, one table of rules', () => {
       timezone: 'America/New_York',
       limit: '100',
     };
-    expect(() => checkQuerySize([query], LIMITS)).not.toThrow();
-    expect(() => admitQueries(pagingOf(query), MODEL)).not.toThrow();
-    expect(() => admitQueries([byDay('last week'), byDay('this week')], MODEL)).not.toThrow();
-    expect(() => admitQueries({ dimensions: ['Events.id'], ungrouped: true }, MODEL)).not.toThrow();
-    const filtered = (filters: unknown[]) => admitQueries({ measures: [count], filters }, MODEL);
+    expect(() => checkQuerySize([query], LIMITS, resolveDateRange)).not.toThrow();
+    expect(() => admitQueries(pagingOf(query), MODEL, resolveDateRange)).not.toThrow();
+    expect(() => admitQueries([byDay('last week'), byDay('this week')], MODEL, resolveDateRange)).not.toThrow();
+    expect(() => admitQueries({ dimensions: ['Events.id'], ungrouped: true }, MODEL, resolveDateRange)).not.toThrow();
+    const filtered = (filters: unknown[]) => admitQueries({ measures: [count], filters }, MODEL, resolveDateRange);
     expect(() => filtered([{ member: 'Downloads.ts', operator: 'equals', values: ['2026-01-02', '2026-01-03T10:00:00.000', null] }])).not.toThrow();
     expect(() => filtered([{ member: 'Downloads.ts', operator: 'gt', values: ['2026-01-02T10:00:00Z'] }])).not.toThrow();
     expect(() => filtered([{ member: 'Downloads.episodes', operator: 'lte', values: [100] }])).not.toThrow();
     expect(() => filtered([{ and: [] }])).not.toThrow();
     // A time dimension is returned when grouped by a granularity, in either form.
-    expect(() => admitQueries({ ...byDay('last week'), order: { 'Downloads.ts': 'asc' } }, MODEL)).not.toThrow();
-    expect(() => admitQueries({ measures: [count], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'asc']] }, MODEL)).not.toThrow();
+    expect(() => admitQueries({ ...byDay('last week'), order: { 'Downloads.ts': 'asc' } }, MODEL, resolveDateRange)).not.toThrow();
+    expect(() =>
+      admitQueries({ measures: [count], dimensions: ['Downloads.ts.day'], order: [['Downloads.ts', 'asc']] }, MODEL, resolveDateRange),
+    ).not.toThrow();
     expect(() => refuseMultiOnly(query)).not.toThrow();
     expect(() => refuseInExport(query)).not.toThrow();
   });

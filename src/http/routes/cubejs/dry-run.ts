@@ -1,12 +1,11 @@
 import type { RequestHandler } from 'express';
-import type { Config } from '../../../config';
-import type { CubeService } from '../../../cube/service';
-import { requestContextOf } from '../../auth';
-import { cubeQueryOf } from './request';
+import { requestScopeOf } from '../../scope';
+import type { QueryRouteDeps } from '../load';
 
 /** GET|POST /cubejs-api/v1/dry-run — Cube's normalized queries, query type and pivot query; nothing runs. */
-export function cubeDryRunRoute(cube: CubeService, limits: Config['query']): RequestHandler {
+export function cubeDryRunRoute({ admission, cube }: QueryRouteDeps): RequestHandler {
   return async (req, res) => {
-    res.json(await cube.dryRun(cubeQueryOf(req, limits).query, requestContextOf(res)));
+    const { query } = await admission.admit('cubejs-sql', req);
+    res.json(await cube.dryRun(query, requestScopeOf(res)));
   };
 }

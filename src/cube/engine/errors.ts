@@ -1,21 +1,4 @@
-/**
- * What went wrong inside Cube or ClickHouse, said in our terms. The HTTP
- * layer turns `kind` into a status; `message` is safe to show a client;
- * `detail` is for the log only.
- */
-export type CubeFailureKind =
-  'invalid_query' | 'query_too_large' | 'query_timeout' | 'result_too_large' | 'query_too_expensive' | 'warehouse_unavailable' | 'shutting_down' | 'internal';
-
-export class CubeFailure extends Error {
-  constructor(
-    readonly kind: CubeFailureKind,
-    message: string,
-    readonly detail?: unknown,
-  ) {
-    super(message);
-    this.name = 'CubeFailure';
-  }
-}
+import { ServiceError } from '../../errors';
 
 /**
  * Node's codes for a server that cannot be reached or talked to: refused,
@@ -118,7 +101,7 @@ const CLIENT_VALUE_ERRORS = new Set([
  * The query limits ClickHouse enforces for us (see QueryLimits), known by
  * their wording and their code.
  */
-const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailure }[] = [
+const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => ServiceError }[] = [
   {
     // SYNTAX_ERROR is otherwise ours (Cube wrote bad SQL); this one is the
     // length of the SQL (max_query_size), which filter values within
@@ -126,59 +109,59 @@ const LIMIT_ERRORS: { codes: number[]; wording: RegExp; failure: () => CubeFailu
     codes: [62],
     wording: /Max query size exceeded/i,
     failure: () =>
-      new CubeFailure('query_too_large', 'The query is too large for the database once its filter values are written out; use fewer or shorter values.'),
+      new ServiceError('query_too_large', 'The query is too large for the database once its filter values are written out; use fewer or shorter values.'),
   },
   {
     codes: [159], // TIMEOUT_EXCEEDED (max_execution_time)
     wording: /Timeout exceeded: elapsed/i,
-    failure: () => new CubeFailure('query_timeout', 'The query took longer than the database allows.'),
+    failure: () => new ServiceError('query_timeout', 'The query took longer than the database allows.'),
   },
   {
     codes: [396], // TOO_MANY_ROWS_OR_BYTES (max_result_rows)
     wording: /Limit for result exceeded/i,
-    failure: () => new CubeFailure('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.'),
+    failure: () => new ServiceError('result_too_large', 'The answer would have more rows than the service returns; add filters or a smaller limit.'),
   },
   {
     // MEMORY_LIMIT_EXCEEDED (max_memory_usage). The server-wide memory limit
     // has the same code but says "(total)": that one is ours, not the query's.
     codes: [241],
     wording: /^(?!.*\(total\)).*memory limit (\(for query\) )?exceeded/is,
-    failure: () => new CubeFailure('query_too_expensive', 'The query needs more memory than the service allows one query; narrow its time range or members.'),
+    failure: () => new ServiceError('query_too_expensive', 'The query needs more memory than the service allows one query; narrow its time range or members.'),
   },
 ];
 
 /** Cube's own messages for mistakes in the query that it raises as plain errors (500). */
 const CUBE_CLIENT_MESSAGES = [/^Error: The query limit has been exceeded/];
 
-export function classifyGatewayError(status: number, body: GatewayError): CubeFailure {
+export function classifyGatewayError(status: number, body: GatewayError): ServiceError {
   const message = String(body.error ?? 'Unknown error');
   // Cube's own verdicts on the query (UserError): the gateway answers them
   // 400 with their stack, or with their type; errors of its query queue (the
   // database's, the driver's) come 400 too, with neither.
   if (status >= 400 && status < 500 && (body.type === 'UserError' || body.stack !== undefined)) {
-    return new CubeFailure('invalid_query', message);
+    return new ServiceError('invalid_query', message);
   }
   if (UNREACHABLE_MESSAGE.test(message)) {
-    return new CubeFailure('warehouse_unavailable', 'The database is unavailable at the moment; try again shortly.', body);
+    return new ServiceError('warehouse_unavailable', 'The database is unavailable at the moment; try again shortly.', body);
   }
   const clickhouseCode = /Code: (\d+)\./.exec(message);
   const code = clickhouseCode ? Number(clickhouseCode[1]) : undefined;
   const limit = LIMIT_ERRORS.find((known) => known.wording.test(message) && (code === undefined || known.codes.includes(code)));
   if (limit) {
     const failure = limit.failure();
-    return new CubeFailure(failure.kind, failure.message, body);
+    return new ServiceError(failure.code, failure.message, body);
   }
   if (code !== undefined) {
     if (CLIENT_VALUE_ERRORS.has(code)) {
-      return new CubeFailure('invalid_query', `The database could not use a value of the query: ${clickhouseSummary(message)}`, body);
+      return new ServiceError('invalid_query', `The database could not use a value of the query: ${clickhouseSummary(message)}`, body);
     }
-    return new CubeFailure('internal', 'Internal error', body);
+    return new ServiceError('internal', 'Internal error', body);
   }
   if (CUBE_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) {
-    return new CubeFailure('invalid_query', message.replace(/^Error: /, ''), body);
+    return new ServiceError('invalid_query', message.replace(/^Error: /, ''), body);
   }
   // Anything else of the query queue, and every 500, is the service's failure.
-  return new CubeFailure('internal', 'Internal error', body);
+  return new ServiceError('internal', 'Internal error', body);
 }
 
 /**

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { answerJson, jsonInSlices, jsonLength } from '../../../src/cube/answer-json';
+import { jsonInSlices, jsonLength } from '../../src/json-slices';
 
 /**
  * An answer is serialised a slice of rows at a time; the oracle is
@@ -49,14 +49,5 @@ describe('jsonInSlices', () => {
 
   it('refuses a value with no JSON text', async () => {
     await expect(jsonInSlices(undefined)).rejects.toThrow(TypeError);
-  });
-});
-
-describe('answerJson', () => {
-  it('serialises an answer once and gives its pieces again', async () => {
-    const answer = { data: Array.from({ length: 2500 }, (_, i) => ({ n: i })) };
-    const first = await answerJson(answer);
-    expect(first.join('')).toBe(JSON.stringify(answer));
-    expect(await answerJson(answer)).toBe(first);
   });
 });

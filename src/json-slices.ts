@@ -27,22 +27,6 @@ export async function jsonInSlices(value: unknown, sliceElements: number = JSON_
   return pieces;
 }
 
-const texts = new WeakMap<object, Promise<JsonPieces>>();
-
-/**
- * An answer's JSON (jsonInSlices), made once per answer object: the result
- * cache measures an answer by its JSON and the route sends it, and a cached
- * answer is sent again as it is. Answers are not changed once made.
- */
-export function answerJson(answer: object): Promise<JsonPieces> {
-  let text = texts.get(answer);
-  if (text === undefined) {
-    text = jsonInSlices(answer);
-    texts.set(answer, text);
-  }
-  return text;
-}
-
 /** Characters of a JSON text (one per UTF-16 unit, as `string.length`). */
 export function jsonLength(pieces: JsonPieces): number {
   let length = 0;
