@@ -156,7 +156,7 @@ async function main(): Promise<number> {
           const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
           if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-          steps.push(`${name} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
+          steps.push(`${name} ${since()}  done: ${Number(ours.value.downloads).toLocaleString('en')} downloads`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
           eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
