@@ -6,6 +6,7 @@ import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeLoadWithoutDescriptions, cubeMetaWithoutDescriptions } from './cube-api-shapes';
 import { BoundedCacheDriver } from './engine/cache-driver';
 import { createFreshness } from './freshness';
+import { funnelStepsSql } from './funnel-steps';
 import { warmGeoAtStart } from '../warehouse/geo/load';
 import { createEngine, type GatewayMethod, type GatewayReply } from './engine/core';
 import { createDriverFactory } from './engine/driver';
@@ -71,6 +72,7 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     rowLimits: { maxLimit: limits.maxLimit + 1, defaultLimit: limits.defaultLimit },
     sqlPlans: limits.cubeSqlPlans,
     continueWaitSeconds: options.continueWaitSeconds ?? 5,
+    funnelSteps: funnelStepsSql(options.funnel),
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
       // The worker's first run waits for the start's catch-up: run beside it, both would build the same rollups.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
 import type { Warehouse } from '../../warehouse/connection';
 import type { BoundedCacheDriver } from './cache-driver';
-import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
+import { ROLLUP_TIME_ZONE, warehouseDialect, type FunnelSteps } from './dialect';
 import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
@@ -128,6 +128,8 @@ export interface EngineOptions {
   sqlPlans: number;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds: number;
+  /** The funnel's steps after a download, which its model reads as SQL_UTILS.funnelStep (dialect.ts). */
+  funnelSteps: FunnelSteps;
   /** How often Cube's refresh worker builds the rollups, in seconds; 0 or absent: never. */
   rollupRefreshSeconds?: number;
   /** Every security context the refresh worker builds rollups for. */
@@ -156,6 +158,7 @@ export interface Engine {
 
 export function createEngine(options: EngineOptions): Engine {
   const { warehouse, models } = options;
+  const dialect = warehouseDialect(options.funnelSteps);
   const core = new Core(
     {
       dbType: 'clickhouse',
@@ -168,7 +171,7 @@ export function createEngine(options: EngineOptions): Engine {
       // typings know; the two agree at run time.
       driverFactory: options.driverFactory as unknown as CreateOptions['driverFactory'],
       // Cube calls dialectFactory for a dialect class; its typings say instance.
-      dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
+      dialectFactory: (() => dialect) as unknown as CreateOptions['dialectFactory'],
       // Never checked: requests reach the gateway's methods, not its routes.
       apiSecret: randomBytes(32).toString('hex'),
       devServer: false,
