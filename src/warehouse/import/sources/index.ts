@@ -1,8 +1,9 @@
 import { ImportRefused, type Source } from '../source';
 import { REQUESTS } from './requests';
+import { WEB_EVENTS } from './web-events';
 
 /** Every source `npm run warehouse -- import --source` takes, the default first. */
-export const SOURCES: readonly Source[] = [REQUESTS];
+export const SOURCES: readonly Source[] = [REQUESTS, WEB_EVENTS];
 
 /** The source of that name (`--source`); absent: the default, requests. */
 export function sourceNamed(name: string = SOURCES[0].name): Source {
