@@ -452,12 +452,12 @@ describe('imported listeners and imported website events, through both APIs', ()
   it('an import handed to the running service: its events in both APIs when the command returns', async () => {
     const service = await start({}, true);
     for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({});
-    const summary = await handOff(
-      testDataDir(),
-      sample('web-events.snowplow.tsv'),
-      { source: 'web-events', format: 'snowplow', account: 'acme', maxBadRows: 0, ignoreUnknown: false, rejectsDir: SCRATCH },
-      () => {},
+    // A file the service refuses whole is refused as the command alone refuses it, by name and reason.
+    const job = { source: 'web-events', format: 'snowplow', maxBadRows: 0, ignoreUnknown: false, rejectsDir: SCRATCH };
+    await expect(handOff(testDataDir(), sample('web-events.snowplow.tsv'), job, () => {})).rejects.toThrow(
+      new ImportRefused(`${sample('web-events.snowplow.tsv')}: events name no account: give the file --account`),
     );
+    const summary = await handOff(testDataDir(), sample('web-events.snowplow.tsv'), { ...job, account: 'acme' }, () => {});
     expect(summary).toMatchObject({ ...IMPORTED, accounts: ['acme'] });
     // By hand: A's two events have no place, B's four Germany, C France, D Japan.
     for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({ '': 2, Germany: 4, France: 1, Japan: 1 });
