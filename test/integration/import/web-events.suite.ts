@@ -410,21 +410,31 @@ it('an import killed after moving its events in leaves nothing: the next import 
 });
 
 describe('imported listeners and imported website events, through both APIs', () => {
-  // A database of its own holding samples/requests.ndjson and the events, with the tiny IP database: its listeners are
-  // A (203.0.113.5) and B (2001:db8:1:2::/64), entering 2026-01-05 08:00 and 10:00 (their first IAB downloads).
-  let database: string;
+  // Databases of their own with the tiny IP database: `imported` holds samples/requests.ndjson and the events, whose
+  // listeners are A (203.0.113.5) and B (2001:db8:1:2::/64), entering 2026-01-05 08:00 and 10:00 (their first IAB
+  // downloads); `handed` starts empty, for the events handed to a running service.
+  let imported: string;
+  let handed: string;
   const services: TestService[] = [];
-  beforeAll(async () => {
-    database = await freshDatabase();
+  const withGeo = async (name: string) => {
+    const database = await freshDatabase();
     const warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database, rollupDatabase: ROLLUP_DATABASE });
-    await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, 'geo-api')));
-    const requests = { ...options(database), source: 'requests', format: 'ndjson', derivation: { ...options(database).derivation, places: undefined } };
+    await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, name)));
+    return database;
+  };
+  beforeAll(async () => {
+    imported = await withGeo('geo-imported');
+    handed = await withGeo('geo-handed');
+    const places = addressPlaces(imported);
+    const requests = { ...options(imported), source: 'requests', format: 'ndjson', derivation: { ...options(imported).derivation, places } };
     expect(await importFile(client, sample('requests.ndjson'), requests)).toMatchObject({ outcome: 'imported', downloads: 3 });
+    const events = { ...options(imported), derivation: { ...options(imported).derivation, places } };
+    expect(await importFile(client, sample('web-events.snowplow.tsv'), events)).toMatchObject(IMPORTED);
   }, 120_000);
   afterAll(async () => {
     for (const service of services) await service.close();
   });
-  const start = async (env: Record<string, string> = {}, importInbox = false) => {
+  const start = async (database: string, env: Record<string, string> = {}, importInbox = false) => {
     const service = await startService({ CLICKHOUSE_DATABASE: database, ...env }, { accounts: ['acme'], importInbox });
     services.push(service);
     return service;
@@ -441,16 +451,23 @@ describe('imported listeners and imported website events, through both APIs', ()
   ];
   const byCountry = { measures: ['WebEvents.count'], dimensions: ['WebEvents.country'] };
   const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['WebEvents.country'], Number(r['WebEvents.count'])]));
+  // By hand: A's two events have no place, B's four Germany (geo_*), C France and D Japan (the tiny IP database).
+  const COUNTRIES = { '': 2, Germany: 4, France: 1, Japan: 1 };
   const funnel = { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'] };
   const steps = (rows: Rows) =>
     Object.fromEntries(rows.map((r) => [r['WebEventsFromPodcastFunnel.step'], Number(r['WebEventsFromPodcastFunnel.conversions'])]));
   const byHand = async (visit: string, conversion: string) =>
     Object.fromEntries(
-      (await rows<{ k: string; v: string }>(funnelStepsSql(database, "account_id = 'acme'", '1 = 1', { visit, conversion }))).map((r) => [r.k, Number(r.v)]),
+      (await rows<{ k: string; v: string }>(funnelStepsSql(imported, "account_id = 'acme'", '1 = 1', { visit, conversion }))).map((r) => [r.k, Number(r.v)]),
     );
 
+  it('WebEvents by country in both APIs', async () => {
+    const service = await start(imported);
+    for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual(COUNTRIES);
+  }, 180_000);
+
   it('an import handed to the running service: its events in both APIs when the command returns', async () => {
-    const service = await start({}, true);
+    const service = await start(handed, {}, true);
     for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({});
     // A file the service refuses whole is refused as the command alone refuses it, by name and reason.
     const job = { source: 'web-events', format: 'snowplow', maxBadRows: 0, ignoreUnknown: false, rejectsDir: SCRATCH };
@@ -459,8 +476,7 @@ describe('imported listeners and imported website events, through both APIs', ()
     );
     const summary = await handOff(testDataDir(), sample('web-events.snowplow.tsv'), { ...job, account: 'acme' }, () => {});
     expect(summary).toMatchObject({ ...IMPORTED, accounts: ['acme'] });
-    // By hand: A's two events have no place, B's four Germany, C France, D Japan.
-    for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({ '': 2, Germany: 4, France: 1, Japan: 1 });
+    for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual(COUNTRIES);
   }, 180_000);
 
   // The funnel with each setting, its steps worked out by hand above, and the funnel written by hand (a step nobody
@@ -488,7 +504,7 @@ describe('imported listeners and imported website events, through both APIs', ()
   it.each(funnels)(
     'the funnel: %s',
     async (_, env, conditions, [download, visit, conversion]) => {
-      const service = await start(env);
+      const service = await start(imported, env);
       const expected = { 'Podcast Download': download, 'Website Visit': visit, Conversion: conversion };
       for (const answer of await both(service, funnel)) expect(steps(answer)).toEqual(expected);
       expect({ Conversion: 0, ...(await byHand(conditions.visit, conditions.conversion)) }).toEqual(expected);
@@ -497,7 +513,7 @@ describe('imported listeners and imported website events, through both APIs', ()
   );
 
   it('WebEvents joins the funnel by the listener: B’s events from 2001:db8:1:2::abcd are its steps', async () => {
-    const service = await start();
+    const service = await start(imported);
     const answer = await load(service, '/v1/data/load/', 'x-api-key', {
       measures: ['WebEvents.count'],
       dimensions: ['WebEvents.ip4', 'WebEventsFromPodcastFunnel.step'],
