@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -64,6 +64,7 @@ export type ImportSummary = ImportOutcome & { statements: number; longestStateme
  */
 export async function importFile(client: ClickHouseClient, file: string, options: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
+  if (file !== '-' && !statSync(file, { throwIfNoEntry: false })?.isFile()) throw new ImportRefused(`${options.name ?? file}: no such file`);
   let spool: string | undefined;
   let source = file;
   if (file === '-') {
@@ -137,7 +138,21 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   const db = quoteIdentifier(options.database);
   const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
-  const nothing = { file: name, source: source.name, rowsRead: 0, imported: 0, rejected: 0, duplicates: 0, skipped: {}, ...zeroCounts(source), accounts: [] };
+  // A summary's fields in one order whatever the outcome, as zero until the import counts them.
+  const summary = (outcome: ImportOutcome['outcome'], counted: Partial<ImportOutcome> & Record<string, unknown>): Summary => ({
+    file: name,
+    source: source.name,
+    outcome,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    skipped: {},
+    ...zeroCounts(source),
+    seconds: seconds(),
+    accounts: [],
+    ...counted,
+  });
   await ensureImportTables(client, options.database);
   const recovered = await recoverInterrupted(client, options);
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
@@ -150,7 +165,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     `SELECT count() AS n FROM ${db}.imports WHERE hash IN {hashes:Array(String)} AND source = {source:String} AND state = 'done'`,
     { hashes: [hash, ...given], source: source.name },
   );
-  if (Number(done[0].n) > 0) return { ...nothing, outcome: 'already imported', seconds: seconds() };
+  if (Number(done[0].n) > 0) return summary('already imported', {});
 
   const id = randomUUID();
   const table = (kind: string) => `${staging}.${quoteIdentifier(`${kind}_${id}`)}`;
@@ -222,7 +237,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected${skippedRows > 0 ? `, ${skippedRows} skipped` : ''}`);
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, rejects, name, options.rejectsDir);
-    if (rejected > options.maxBadRows) return { ...nothing, outcome: 'refused', rowsRead, rejected, skipped, seconds: seconds(), rejectFile };
+    if (rejected > options.maxBadRows) return summary('refused', { rowsRead, rejected, skipped, rejectFile });
     let moved = { table: events, counts };
     let duplicates = 0;
     if (counts.identified > 0) {
@@ -250,20 +265,17 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     }
     await record('done');
     const since = imported > 0 ? Math.floor(Math.min(from, ...recovered) / DAY) * DAY : undefined;
-    return {
-      ...nothing,
-      outcome: 'imported',
+    return summary('imported', {
       rowsRead,
       imported,
       rejected,
       duplicates,
       skipped,
       ...derived,
-      seconds: seconds(),
       rejectFile,
       accounts: [...accounts].sort(),
       ...(since === undefined ? {} : { since }),
-    };
+    });
   } finally {
     for (const step of cleanup) await step();
   }

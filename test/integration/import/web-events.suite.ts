@@ -385,6 +385,13 @@ describe('bad rows', () => {
     expect(await importFile(client, json, options(database, { format: 'snowplow-json', ignoreUnknown: true }))).toMatchObject({ imported: 2 });
   });
 
+  it('a path that is no file is refused by name, before anything is read', async () => {
+    const database = await freshDatabase();
+    for (const missing of [path.join(SCRATCH, 'no-such.tsv'), SCRATCH]) {
+      await expect(importFile(client, missing, options(database))).rejects.toThrow(new ImportRefused(`${missing}: no such file`));
+    }
+  });
+
   it('a file without --account is refused whole: Snowplow events name no account', async () => {
     const database = await freshDatabase();
     await expect(importFile(client, sample('web-events.snowplow.tsv'), options(database, { account: undefined }))).rejects.toThrow(
