@@ -13,31 +13,39 @@ import { ddlStatements } from '../src/warehouse/ddl';
 import { quoteIdentifier } from '../src/warehouse/sql';
 import { loadUserAgents } from '../src/warehouse/derive/user-agents';
 import { importFile, stagingDatabase } from '../src/warehouse/import/import';
+import { SNOWPLOW_FIELDS } from '../src/warehouse/import/sources/web-events';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
+import { writeWebEventsFile } from './web-events-file';
 import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
- * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv] [--user-agents DIR] [--keep-files DIR]
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv,snowplow] [--user-agents DIR] [--keep-files DIR]
  * [--repeat N] [--baseline DIR] [--request-ids] [--again]`.
  * `--keep-files` writes the generated files to DIR (outside the repository,
  * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
  * write. The same rows always give the same file (a seeded generator).
- * For each format, one generated request log of `rows` requests
- * (bench/requests-file.ts), in one run on one chDB engine:
+ * For each format, one generated file of `rows` rows, in one run on one chDB
+ * engine: a request log (`ndjson`, `csv`: bench/requests-file.ts) or
+ * Snowplow's enriched events (`snowplow`, website events:
+ * bench/web-events-file.ts):
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
- *     file into a plain MergeTree table with podcast_events' types (read,
- *     parse, convert, write; no validation, no derivation);
+ *     file into a plain MergeTree table with the target's types
+ *     (podcast_events', web_events'; read, parse, convert, write; no
+ *     validation, no derivation);
  * (a2) the issue's floor, the same insert into a fresh `podcast_events` as
  *     the project makes it (its sort key, partitions and hourly projection),
  *     each column a plain function of the file's fields: the token and media
  *     cut from the URL, no check, no user-agent name, no places, no
  *     downloads. Issue 17 names this one ("INSERT INTO podcast_events SELECT
- *     … FROM file(…) … without derivation"); (a) is the stricter bound;
+ *     … FROM file(…) … without derivation"); (a) is the stricter bound.
+ *     Requests only;
  * (b) `npm run warehouse -- import`'s code on the same file into a fresh
- *     database: hash, validate, rejects, insert into podcast_events, derive
- *     downloads (IAB, calendar day).
+ *     database: hash, validate, rejects, stage, look for ids already there,
+ *     attach to the target; for requests derive downloads (IAB, calendar
+ *     day), for web events nothing (places from geo_* where given; no IP
+ *     database is loaded here, for either).
  * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
  * before each (chDB runs in this process), and the import's own progress
  * lines with the seconds since it started, which say where its time goes.
@@ -82,8 +90,8 @@ async function main(): Promise<number> {
   if (values.baseline !== undefined) imports.push({ label: 'baseline', importFile: baselineImport(values.baseline) });
   const rows = Number(values.rows);
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows ${values.rows}: expected a positive whole number`);
-  const formats = values.formats.split(',') as RequestsFormat[];
-  for (const f of formats) if (f !== 'ndjson' && f !== 'csv') throw new Error(`--formats ${values.formats}: expected ndjson and/or csv`);
+  const formats = values.formats.split(',') as BenchFormat[];
+  for (const f of formats) if (!BENCH_FORMATS.includes(f)) throw new Error(`--formats ${values.formats}: expected some of ${BENCH_FORMATS.join(', ')}`);
   const userAgents = loadUserAgents(values['user-agents']);
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-bench-import-'));
   const warehouse = await openWarehouse({ kind: 'chdb', dataDir: path.join(scratch, 'chdb'), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
@@ -93,15 +101,18 @@ async function main(): Promise<number> {
     const medians: string[][] = [];
     const steps: string[] = [];
     for (const format of formats) {
-      const file = path.join(values['keep-files'] ?? scratch, `requests-${rows}${requestIds ? '-ids' : ''}.${format}`);
+      const web = format === 'snowplow';
+      const file = path.join(values['keep-files'] ?? scratch, web ? `web-events-${rows}.tsv` : `requests-${rows}${requestIds ? '-ids' : ''}.${format}`);
+      const noun = web ? 'events' : 'requests';
       if (existsSync(file)) {
-        log(`${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, kept from an earlier run`);
+        log(`${file}: ${rows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, kept from an earlier run`);
       } else {
         const generated = performance.now();
-        await writeRequestsFile(`${file}.partial`, rows, format, requestIds);
+        if (web) await writeWebEventsFile(`${file}.partial`, rows);
+        else await writeRequestsFile(`${file}.partial`, rows, format, requestIds);
         renameSync(`${file}.partial`, file);
         log(
-          `${file}: ${rows.toLocaleString('en')} requests, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
+          `${file}: ${rows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
         );
       }
 
@@ -112,7 +123,7 @@ async function main(): Promise<number> {
       for (let round = 1; round <= repeat; round++) {
         // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
         const tag = repeat > 1 ? ` #${round}` : '';
-        const raw = await measured(() => rawInsert(client, file, format));
+        const raw = await measured(() => (web ? rawWebInsert(client, file) : rawInsert(client, file, format as RequestsFormat)));
         results.push([
           `${format}: raw insert (floor)${tag}`,
           raw.value === rows ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
@@ -120,14 +131,16 @@ async function main(): Promise<number> {
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
         ]);
-        const events = await measured(() => rawEventsInsert(client, file, format));
-        results.push([
-          `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
-          events.value === rows ? perSecond(rows / events.seconds) : `${events.value} rows?`,
-          events.seconds.toFixed(1),
-          events.cpuSeconds.toFixed(1),
-          mb(events.peakRss),
-        ]);
+        const events = web ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
+        if (events) {
+          results.push([
+            `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
+            events.value === rows ? perSecond(rows / events.seconds) : `${events.value} rows?`,
+            events.seconds.toFixed(1),
+            events.cpuSeconds.toFixed(1),
+            mb(events.peakRss),
+          ]);
+        }
         // The import and the baseline take turns going first, so neither always runs right after the floor.
         const order = round % 2 === 1 ? [...imports.entries()] : [...imports.entries()].reverse();
         for (const [i, { label, importFile: run }] of order) {
@@ -145,6 +158,7 @@ async function main(): Promise<number> {
           const statements: string[] = [];
           const importOptions = {
             database,
+            ...(web ? { source: 'web-events', account: 'bench' } : {}),
             format,
             maxBadRows: 0,
             ignoreUnknown: requestIds,
@@ -157,25 +171,29 @@ async function main(): Promise<number> {
           const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
           if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-          steps.push(`${name} ${since()}  done: ${ours.value.downloads.toLocaleString('en')} downloads`, ...statements);
+          steps.push(`${name} ${since()}  done${web ? '' : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`}`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
-          eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
+          if (events) eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
             [
-              `${name}: ${label === 'import' ? 'import (hash, validate, insert, derive)' : `import of ${values.baseline}`}`,
+              `${name}: ${label === 'import' ? `import (hash, validate, insert${web ? '' : ', derive'})` : `import of ${values.baseline}`}`,
               perSecond(rows / ours.seconds),
               ours.seconds.toFixed(1),
               ours.cpuSeconds.toFixed(1),
               mb(ours.peakRss),
             ],
             [`${name}: ratio ${label} ÷ floor`, (raw.seconds / ours.seconds).toFixed(2), '', (raw.cpuSeconds / ours.cpuSeconds).toFixed(2), ''],
-            [
-              `${name}: ratio ${label} ÷ issue 17's floor`,
-              (events.seconds / ours.seconds).toFixed(2),
-              '',
-              (events.cpuSeconds / ours.cpuSeconds).toFixed(2),
-              '',
-            ],
+            ...(events
+              ? [
+                  [
+                    `${name}: ratio ${label} ÷ issue 17's floor`,
+                    (events.seconds / ours.seconds).toFixed(2),
+                    '',
+                    (events.cpuSeconds / ours.cpuSeconds).toFixed(2),
+                    '',
+                  ],
+                ]
+              : []),
           );
           if (values.again) {
             const againStatements: string[] = [];
@@ -200,12 +218,14 @@ async function main(): Promise<number> {
             median(ratios[i].map((r) => r.wall)).toFixed(2),
             median(ratios[i].map((r) => r.cpu)).toFixed(2),
           ]);
-          medians.push([
-            `${format}: ${label} ÷ issue 17's floor`,
-            String(repeat),
-            median(eventsRatios[i].map((r) => r.wall)).toFixed(2),
-            median(eventsRatios[i].map((r) => r.cpu)).toFixed(2),
-          ]);
+          if (!web) {
+            medians.push([
+              `${format}: ${label} ÷ issue 17's floor`,
+              String(repeat),
+              median(eventsRatios[i].map((r) => r.wall)).toFixed(2),
+              median(eventsRatios[i].map((r) => r.cpu)).toFixed(2),
+            ]);
+          }
         }
         if (imports.length > 1) {
           // Within a round, the floor divides out: this is the import's speed against the baseline's, pair by pair.
@@ -220,7 +240,7 @@ async function main(): Promise<number> {
       }
     }
     log(
-      `\n${rows.toLocaleString('en')} requests per file, ${os.cpus().length} cores, load average ${os
+      `\n${rows.toLocaleString('en')} rows per file, ${os.cpus().length} cores, load average ${os
         .loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}\n`,
@@ -241,6 +261,9 @@ async function main(): Promise<number> {
   }
 }
 
+const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow'] as const;
+type BenchFormat = (typeof BENCH_FORMATS)[number];
+
 /** chDB's own reader straight into a plain table: the fastest way the engine has to take the file in. */
 async function rawInsert(client: ClickHouseClient, file: string, format: RequestsFormat): Promise<number> {
   const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier(format)}`;
@@ -255,6 +278,33 @@ async function rawInsert(client: ClickHouseClient, file: string, format: Request
     query: `INSERT INTO ${target} SELECT parseDateTimeBestEffort(time, 'UTC'), toIPv6(ip), method, status, url, userAgent, referer, range, account
       FROM file('${file.replace(/'/g, "\\'")}', ${format === 'csv' ? 'CSVWithNames' : 'JSONEachRow'}, '${structure}')`,
     clickhouse_settings: { input_format_csv_empty_as_default: 1 },
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * The floor of website events: chDB's TabSeparated reader straight into a
+ * plain table of web_events' types, each column a plain function of its
+ * field (the track time derived_tstamp's, the origin the page's scheme and
+ * host), no check, no places, no duplicates.
+ */
+async function rawWebInsert(client: ClickHouseClient, file: string): Promise<number> {
+  const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier('snowplow')}`;
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({ query: `DROP TABLE IF EXISTS ${target} SYNC` });
+  await client.command({
+    query: `CREATE TABLE ${target} (account_id LowCardinality(String), track_ts DateTime64(3, 'UTC'), ingest_ts DateTime64(3, 'UTC'), event_id UUID,
+      app_id LowCardinality(String), origin LowCardinality(String), session_id String, ua String, ip IPv6, page_title String, page_url String,
+      se_category LowCardinality(String), se_action LowCardinality(String), se_label String, se_value Nullable(Float64), latitude Nullable(Float64),
+      longitude Nullable(Float64), city LowCardinality(String), country LowCardinality(String)) ENGINE = MergeTree ORDER BY (account_id, app_id, track_ts)`,
+  });
+  const structure = SNOWPLOW_FIELDS.map((f) => `${f} String`).join(', ');
+  await client.command({
+    query: `INSERT INTO ${target} SELECT 'bench', parseDateTime64BestEffort(derived_tstamp, 3, 'UTC'), parseDateTime64BestEffort(collector_tstamp, 3, 'UTC'),
+        toUUID(event_id), app_id, concat(page_urlscheme, '://', page_urlhost), domain_sessionid, useragent, toIPv6(user_ipaddress), page_title, page_url,
+        se_category, se_action, se_label, toFloat64OrNull(se_value), toFloat64OrNull(geo_latitude), toFloat64OrNull(geo_longitude), geo_city, geo_country
+      FROM file('${file.replace(/'/g, "\\'")}', TSV, '${structure}')`,
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);
@@ -286,8 +336,8 @@ async function rawEventsInsert(client: ClickHouseClient, file: string, format: R
   return Number((await result.json<{ n: string }>())[0].n);
 }
 
-/** The file without its first request (a CSV keeps its header): the same requests but one, not the same file. */
-async function withoutFirstRequest(file: string, out: string, format: RequestsFormat): Promise<void> {
+/** The file without its first row (a CSV keeps its header): the same rows but one, not the same file. */
+async function withoutFirstRequest(file: string, out: string, format: BenchFormat): Promise<void> {
   const skip = format === 'csv' ? 1 : 0;
   let line = 0;
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });

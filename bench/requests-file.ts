@@ -1,10 +1,11 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { seededRandom } from './seeded-random';
 import { BOT_AGENTS, LISTENER_AGENTS, MEDIA_HOSTS, TRACKING_PREFIX } from '../src/warehouse/reference-data';
 
 export type RequestsFormat = 'ndjson' | 'csv';
 
-/** The canonical record's columns, in the import's order (src/warehouse/import/records.ts). */
+/** The canonical record's columns, in the import's order (src/warehouse/import/sources/requests.ts). */
 const COLUMNS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account', 'requestId'] as const;
 
 /**
@@ -17,14 +18,7 @@ const COLUMNS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer'
  * CloudFront's (56 characters); without, the column is left out.
  */
 export async function writeRequestsFile(file: string, rows: number, format: RequestsFormat, requestIds = false): Promise<void> {
-  let seed = 20261125;
-  const random = () => {
-    // mulberry32
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = seededRandom(20261125);
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)];
   const agents = [...LISTENER_AGENTS.map((a) => ({ ua: a.ua, weight: a.weight })), ...BOT_AGENTS.map((a) => ({ ua: a.ua, weight: a.weight }))];
   const totalWeight = agents.reduce((sum, a) => sum + a.weight, 0);

@@ -11,13 +11,17 @@
 //   (SQL_UTILS.timeCondition, src/cube/engine/dialect.ts); all time without
 //   one. A listener enters at their first download within the range, and
 //   `time` is that instant: each of their steps is counted in that bucket.
-// - Website Visit: their first page view (a web event without a category)
-//   at or after the entry, when it is at most 7 days after it.
-// - Conversion: their first conversion event at or after that visit, when
-//   it is at most 7 days after the visit.
+// - Website Visit: their first visit (a web event of a kind FUNNEL_VISIT
+//   names, page views by default) at or after the entry, from the same
+//   listener (an IPv4 address, or an IPv6 address in the same /64), when it
+//   is at most 7 days after it.
+// - Conversion: their first conversion (a web event of a kind
+//   FUNNEL_CONVERSION names, structured events of category `conversion` by
+//   default) at or after that visit, when it is at most 7 days after the
+//   visit.
 // So no step counts more listeners than the one before it, in any bucket.
-// Web events hold IPv4 addresses only: an IPv6 listener enters and goes no
-// further.
+// The kinds are the service's settings (src/config.ts), which the engine
+// hands the model as SQL_UTILS.funnelStep (src/cube/funnel-steps.ts).
 //
 // Every table read is the caller's account only, like the cubes over these
 // tables (see "Accounts" in docs/security.md). The listener is the account and
@@ -29,8 +33,10 @@ const STEPS = ['Podcast Download', 'Website Visit', 'Conversion'];
 const TIME = 'WebEventsFromPodcastFunnel.time';
 const WITHIN = 'INTERVAL 7 DAY';
 
-// A download's listener (see listenerIpSql): an IPv4 listener as its
-// IPv4-mapped IPv6 address, which is how a web event's ip4 is matched.
+// A listener (see listenerIpSql), of a download or a web event alike: an
+// IPv4 address as its IPv4-mapped IPv6 address, an IPv6 address as its /64.
+// A web event without an address (ip `::`, or ip4 0.0.0.0 and ip as its
+// mapping) is `::`, no listener.
 const LISTENER = 'if(ip4 = toIPv4(0), IPv6CIDRToRange(ip, 64).1, toIPv6(ip4))';
 // The listener as the text WebEvents joins on (its `account_id/ip4`).
 const LISTENER_ID = "concat(account_id, '/', if(ip4 = toIPv4(0), IPv6NumToString(listener), IPv4NumToString(ip4)))";
@@ -44,9 +50,9 @@ const followed = (later, earlier) => `ifNull(${later} >= ${earlier} AND ${later}
 const stepsSql = (SECURITY_CONTEXT, SQL_UTILS) => {
   const account = SECURITY_CONTEXT.accountId.filter('account_id');
   // Web events before the range cannot follow an entry in it.
-  const webEvents = (category) =>
-    `SELECT account_id, toIPv6(ip4) AS listener, track_ts AS at FROM web_events
-      WHERE se_category = '${category}' AND ip4 != toIPv4(0) AND ${account} AND ${SQL_UTILS.timeLowerBound(TIME, 'track_ts')}`;
+  const webEvents = (step) =>
+    `SELECT account_id, ${LISTENER} AS listener, track_ts AS at FROM web_events
+      WHERE ${SQL_UTILS.funnelStep(step)} AND listener != toIPv6('::') AND ${account} AND ${SQL_UTILS.timeLowerBound(TIME, 'track_ts')}`;
   return `SELECT
   if(reached >= step.2, ${LISTENER_ID}, NULL) AS user_id,
   if(reached >= step.2, 1, NULL) AS reached_step,
@@ -64,7 +70,7 @@ FROM (
       FROM (SELECT account_id, ts, ip4, ${LISTENER} AS listener FROM downloads WHERE ${account} AND ${SQL_UTILS.timeCondition(TIME, 'ts')})
       GROUP BY account_id, listener
     ) AS e
-    ASOF LEFT JOIN (${webEvents('')}) AS v ON e.account_id = v.account_id AND e.listener = v.listener AND v.at >= e.entered
+    ASOF LEFT JOIN (${webEvents('visit')}) AS v ON e.account_id = v.account_id AND e.listener = v.listener AND v.at >= e.entered
   ) AS r
   ASOF LEFT JOIN (${webEvents('conversion')}) AS c ON r.account_id = c.account_id AND r.listener = c.listener AND c.at >= r.visited
 )

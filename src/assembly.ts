@@ -99,6 +99,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       continueWaitSeconds: options.continueWaitSeconds,
       modelsPollMs: options.modelsPollMs,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
+      funnel: config.funnel,
       rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });
     releases.push(() => cube.close());

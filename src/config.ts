@@ -49,6 +49,19 @@ export interface DownloadsConfig {
   trackingPrefix: string;
 }
 
+/**
+ * A kind of website event (a row of web_events): page views (`page_view`,
+ * the events without a category), or structured events of a category, and
+ * of an action of it when one is given (`<category>/<action>`).
+ */
+export type WebEventKind = { pageViews: true } | { category: string; action?: string };
+
+/** What the funnel (schema/WebEventsFromPodcastFunnel.js) counts as its steps after a download: a web event of any of these kinds. */
+export interface FunnelConfig {
+  visit: WebEventKind[];
+  conversion: WebEventKind[];
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
@@ -70,6 +83,7 @@ export interface Config {
   warehouse: WarehouseConfig;
   demo: DemoConfig;
   downloads: DownloadsConfig;
+  funnel: FunnelConfig;
   geo: {
     /** GEO_DB_DIR: newer IP database files than the npm packages' (src/warehouse/geo/sources.ts); undefined: the packages'. */
     dir: string | undefined;
@@ -331,6 +345,7 @@ export function parseConfig(env: Env): Config {
     warehouse,
     demo,
     downloads,
+    funnel: { visit: read.webEventKinds('FUNNEL_VISIT', 'page_view'), conversion: read.webEventKinds('FUNNEL_CONVERSION', 'conversion') },
     geo: { dir: read.optional('GEO_DB_DIR') === undefined ? undefined : path.resolve(read.string('GEO_DB_DIR', '')) },
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
     rollups: {
@@ -423,6 +438,26 @@ class Reader {
       .split(',')
       .map((item) => item.trim())
       .filter((item) => item !== '');
+  }
+
+  /** A comma-separated list of web event kinds (WebEventKind): `page_view`, `<category>` or `<category>/<action>`. */
+  webEventKinds(name: string, fallback: string): WebEventKind[] {
+    const parse = (item: string): WebEventKind | undefined => {
+      if (item === 'page_view') return { pageViews: true };
+      const [category, action, more] = item.split('/').map((part) => part.trim());
+      return category === '' || action === '' || more !== undefined ? undefined : { category, ...(action === undefined ? {} : { action }) };
+    };
+    const given = this.list(name);
+    const kinds = given.map(parse);
+    if (given.length === 0 || kinds.includes(undefined)) {
+      if (given.length > 0) {
+        this.problems.push(
+          `${name}=${JSON.stringify(this.optional(name))}: expected a comma-separated list of page_view, <category> or <category>/<action>, e.g. conversion,shop/purchase`,
+        );
+      }
+      return [parse(fallback) as WebEventKind];
+    }
+    return kinds as WebEventKind[];
   }
 
   match(name: string, fallback: string, pattern: RegExp, expected: string): string {

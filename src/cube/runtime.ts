@@ -6,6 +6,7 @@ import { createModelEngine } from './models/engine';
 import { createModels, type ModelContext, type Models } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import type { CubeServiceOptions, Query, RequestScope } from './types';
+import { funnelStepsSql } from './funnel-steps';
 
 const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
 
@@ -72,6 +73,7 @@ export function openRuntime(options: CubeServiceOptions, hooks: RuntimeHooks): R
     rowLimits: { maxLimit: limits.maxLimit + 1, defaultLimit: limits.defaultLimit },
     sqlPlans: limits.cubeSqlPlans,
     continueWaitSeconds: options.continueWaitSeconds ?? 5,
+    funnelSteps: funnelStepsSql(options.funnel),
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
       // The worker's first run waits for the start's catch-up: run beside it, both would build the same rollups.

@@ -137,4 +137,6 @@ export interface CubeServiceOptions {
   rollupRefreshSeconds?: number;
   /** Time and memory of one rollup build (CUBE_ROLLUP_BUILD_*); the query limits when absent. */
   rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
+  /** What the funnel counts as a visit and a conversion (FUNNEL_VISIT, FUNNEL_CONVERSION). */
+  funnel: Config['funnel'];
 }

@@ -11,9 +11,9 @@ import { loadUserAgents } from './derive/user-agents';
 import { ensureGeo } from './geo/load';
 import { addressPlaces } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
-import { ensureImportTables, importFile } from './import/import';
-import { IMPORT_FORMATS, ImportRefused, type ImportFormat } from './import/records';
+import { ensureImportTables, importFile, ImportRefused } from './import/import';
 import { handOff, runningService } from './import/inbox';
+import { SOURCES } from './import/sources';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
@@ -25,11 +25,13 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           node and a Distributed <table> the service reads (see docs/operations.md)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
-  import [--account ID] [--format ndjson|csv|cloudfront] [--max-bad-rows N] [--ignore-unknown] FILE...
-                          load request logs (FILE - reads standard input, *.gz is read compressed) into
-                          podcast_events and derive their downloads; a file already imported (the same
-                          content, compressed or not) adds nothing, nor does a request already imported
-                          under its own id (x-edge-request-id, requestId)
+  import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
+                          load files of a source (FILE - reads standard input, *.gz is read compressed)
+                          and derive what follows from them (see docs/bringing-data.md); a file already
+                          imported (the same content, compressed or not) adds nothing, nor does a row
+                          already imported under its own id. Sources and their formats (the first the
+                          default):
+${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
   geo-refresh             give every row of downloads, podcast_events and web_events the places
@@ -44,21 +46,31 @@ type Command =
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
-  | { name: 'import'; files: string[]; account?: string; format: ImportFormat; maxBadRows: number; ignoreUnknown: boolean };
+  | { name: 'import'; files: string[]; source: string; account?: string; format: string; maxBadRows: number; ignoreUnknown: boolean };
 
+/** `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. */
 function parseImport(args: string[]): Command | undefined {
-  const command: Extract<Command, { name: 'import' }> = { name: 'import', files: [], format: 'ndjson', maxBadRows: 0, ignoreUnknown: false };
+  const command: Omit<Extract<Command, { name: 'import' }>, 'format'> & { format?: string } = {
+    name: 'import',
+    files: [],
+    source: SOURCES[0].name,
+    maxBadRows: 0,
+    ignoreUnknown: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = args[i + 1];
     if (arg === '--account' && value) command.account = args[++i];
-    else if (arg === '--format' && (IMPORT_FORMATS as readonly string[]).includes(value)) command.format = args[++i] as ImportFormat;
+    else if (arg === '--source' && SOURCES.some((s) => s.name === value)) command.source = args[++i];
+    else if (arg === '--format' && value) command.format = args[++i];
     else if (arg === '--max-bad-rows' && /^\d+$/.test(value ?? '')) command.maxBadRows = Number(args[++i]);
     else if (arg === '--ignore-unknown') command.ignoreUnknown = true;
     else if (arg === '-' || !arg.startsWith('-')) command.files.push(arg);
     else return undefined;
   }
-  return command.files.length > 0 ? command : undefined;
+  const formats = Object.keys(SOURCES.find((s) => s.name === command.source)?.formats ?? {});
+  const format = command.format ?? formats[0];
+  return command.files.length > 0 && formats.includes(format) ? { ...command, format } : undefined;
 }
 
 function parseArgs(argv: string[]): Command | undefined {
@@ -79,6 +91,7 @@ async function handToService(dataDir: string, command: Extract<Command, { name: 
       dataDir,
       file,
       {
+        source: command.source,
         format: command.format,
         account: command.account,
         maxBadRows: command.maxBadRows,
@@ -164,6 +177,7 @@ async function main(argv: string[]): Promise<number> {
       for (const file of command.files) {
         const summary = await importFile(client, file, {
           database: config.warehouse.database,
+          source: command.source,
           format: command.format,
           account: command.account,
           maxBadRows: command.maxBadRows,

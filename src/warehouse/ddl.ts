@@ -205,7 +205,7 @@ const LAYOUTS: readonly TableLayout[] = [
       },
     ],
   },
-  // Snowplow-style events tracked on podcast websites.
+  // Snowplow events tracked on podcast websites (page views and structured events).
   {
     name: 'web_events',
     columns: [
@@ -228,6 +228,10 @@ const LAYOUTS: readonly TableLayout[] = [
       'longitude   Nullable(Float64)',
       'city        LowCardinality(String)',
       'country     LowCardinality(String)',
+      // Added for imported events (ensureColumns adds them to older tables): the visitor's address whole (IPv4 as
+      // ::ffff:a.b.c.d; an IPv6 visitor's ip4 is 0.0.0.0), and the import that brought the row (empty for others).
+      'ip          IPv6 DEFAULT toIPv6(ip4)',
+      "import_id   String DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(track_ts)',
     orderBy: '(account_id, app_id, track_ts)',

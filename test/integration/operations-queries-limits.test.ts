@@ -1,6 +1,6 @@
 import { runSuites } from './support/suites';
 
-// Eight folders' suites (abuse, metrics, imports the service follows, the projections; the query checks, errors, the
+// Eight folders' suites (abuse, metrics, imports the service follows and website events' imports, the projections; the query checks, errors, the
 // cubejs-api, isolation, the result cache; the limits) in one jest file: as separate files each loaded Cube and
 // compiled the models once more, 9-10 s of CPU a file (see support/suites.ts and docs/testing.md).
 // abuse first: it fails when the event loop is held over 1 s, so it runs as it did as a file of its own, on a fresh heap.
@@ -10,6 +10,7 @@ runSuites(__dirname, [
   'abuse/abuse.security',
   'observability/metrics',
   'import/answers-follow',
+  'import/web-events',
   'warehouse/projections',
   'query/actionable-errors',
   'query/dates',

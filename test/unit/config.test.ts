@@ -127,6 +127,19 @@ describe('parseConfig', () => {
     expect(problemsOf({ TRACKING_PREFIX: 'pfx.example/e' })[0]).toMatch(/^TRACKING_PREFIX="pfx.example\/e": expected an http\(s\) URL ending in \//);
   });
 
+  it('counts page views as funnel visits and structured events of category conversion as conversions unless FUNNEL_VISIT / FUNNEL_CONVERSION say otherwise', () => {
+    expect(parseConfig({}).funnel).toEqual({ visit: [{ pageViews: true }], conversion: [{ category: 'conversion' }] });
+    expect(parseConfig({ FUNNEL_VISIT: 'page_view, player/play', FUNNEL_CONVERSION: 'conversion,shop/purchase' }).funnel).toEqual({
+      visit: [{ pageViews: true }, { category: 'player', action: 'play' }],
+      conversion: [{ category: 'conversion' }, { category: 'shop', action: 'purchase' }],
+    });
+    for (const value of ['shop/', '/purchase', 'a/b/c', 'conversion,,x/']) {
+      expect(problemsOf({ FUNNEL_CONVERSION: value })).toEqual([
+        `FUNNEL_CONVERSION=${JSON.stringify(value)}: expected a comma-separated list of page_view, <category> or <category>/<action>, e.g. conversion,shop/purchase`,
+      ]);
+    }
+  });
+
   it('reports every problem at once', () => {
     expect(problemsOf({ PORT: '0', DEMO_SCALE: 'big', LOG_LEVEL: 'loud' })).toHaveLength(3);
   });

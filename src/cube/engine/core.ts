@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
 import type { Warehouse } from '../../warehouse/connection';
 import type { BoundedCacheDriver } from './cache-driver';
-import { ROLLUP_TIME_ZONE, WarehouseClickHouseQuery } from './dialect';
+import { ROLLUP_TIME_ZONE, warehouseDialect, type FunnelSteps } from './dialect';
 import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
@@ -128,6 +128,8 @@ export interface EngineOptions {
   sqlPlans: number;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds: number;
+  /** The funnel's steps after a download, which its model reads as SQL_UTILS.funnelStep (dialect.ts). */
+  funnelSteps: FunnelSteps;
   /** How often Cube's refresh worker builds the rollups, in seconds; 0 or absent: never. */
   rollupRefreshSeconds?: number;
   /** Every security context the refresh worker builds rollups for. */
@@ -203,6 +205,7 @@ export function createEngine(options: EngineOptions): Engine {
 /** The options Cube's core runs with. */
 function coreOptions(options: EngineOptions): CreateOptions {
   const { warehouse, models } = options;
+  const dialect = warehouseDialect(options.funnelSteps);
   return {
     dbType: 'clickhouse',
     // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).
@@ -214,7 +217,7 @@ function coreOptions(options: EngineOptions): CreateOptions {
     // typings know; the two agree at run time.
     driverFactory: options.driverFactory as unknown as CreateOptions['driverFactory'],
     // Cube calls dialectFactory for a dialect class; its typings say instance.
-    dialectFactory: (() => WarehouseClickHouseQuery) as unknown as CreateOptions['dialectFactory'],
+    dialectFactory: (() => dialect) as unknown as CreateOptions['dialectFactory'],
     // Never checked: requests reach the gateway's methods, not its routes.
     apiSecret: randomBytes(32).toString('hex'),
     devServer: false,

@@ -52,7 +52,36 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  *
  * And rollups answer queries in ROLLUP_TIME_ZONE only (see
  * RollupsInOneTimeZone).
+ *
+ * An engine's dialect is a class of its own (warehouseDialect), which gives
+ * model files its funnel's steps too.
  */
+/** The funnel's steps after a download: SQL conditions over web_events' columns (src/cube/funnel-steps.ts). */
+export interface FunnelSteps {
+  visit: string;
+  conversion: string;
+}
+
+/**
+ * The dialect of an engine whose funnel counts these steps, which model files
+ * read as `SQL_UTILS.funnelStep('visit')` and `SQL_UTILS.funnelStep('conversion')`.
+ */
+export function warehouseDialect(steps: FunnelSteps): typeof WarehouseClickHouseQuery {
+  return class extends WarehouseClickHouseQuery {
+    /** What this dialect gives the models, which the SQL Cube caches with compiled models depends on (shared-compile.ts). */
+    static readonly modelSettings = steps;
+
+    override parametrizedContextSymbols(): any {
+      const symbols = super.parametrizedContextSymbols();
+      symbols.sqlUtils.funnelStep ??= (step: string) => {
+        if (step === 'visit' || step === 'conversion') return steps[step];
+        throw new UserError(`SQL_UTILS.funnelStep takes 'visit' or 'conversion', not ${JSON.stringify(step)}`);
+      };
+      return symbols;
+    }
+  };
+}
+
 export class WarehouseClickHouseQuery extends ClickHouseQuery {
   override parametrizedContextSymbols(): any {
     const symbols = super.parametrizedContextSymbols();

@@ -5,7 +5,8 @@ type Compilers = Awaited<ReturnType<CompilerApi['getCompilers']>>;
 
 /**
  * The settings of a CompilerApi its compiled models depend on, or the SQL
- * cached beside them (CompilerApi.getSql keys that by the query alone).
+ * cached beside them (CompilerApi.getSql keys that by the query alone), as
+ * does what its dialect gives the models.
  */
 const SETTINGS = [
   'allowNodeRequire',
@@ -16,10 +17,12 @@ const SETTINGS = [
   'convertTzForRawTimeDimension',
   'sqlCache',
 ] as const;
-export type CompileSettings = Record<(typeof SETTINGS)[number], unknown>;
+/** Those settings, and what the engine's dialect gives the models (its funnel's steps, dialect.ts). */
+export type CompileSettings = Record<(typeof SETTINGS)[number] | 'dialect', unknown>;
 
 /** What of Cube's CompilerApi the sharing reads and sets (test/unit/cube/cube-internals.test.ts lists them). */
-interface CompilerApiInternals extends CompileSettings {
+interface CompilerApiInternals extends Record<(typeof SETTINGS)[number], unknown> {
+  dialectClass?: (options: { dataSource: string; dbType: string }) => { modelSettings?: unknown } | undefined;
   repository: { localPath(): string; dataSchemaFiles(): Promise<{ fileName: string; content: string }[]> };
   options: { devServer?: boolean };
   schemaVersion: unknown;
@@ -41,7 +44,14 @@ export function compiledModelsKey(dir: string, files: readonly { fileName: strin
   for (const file of [...files].sort((a, b) => (a.fileName < b.fileName ? -1 : a.fileName > b.fileName ? 1 : 0))) {
     hash.update(`${file.fileName}\0${file.content}\0`);
   }
-  hash.update(JSON.stringify(settings, Object.keys(settings).sort()));
+  // Each setting whole: a replacer list of names would also drop the names inside a setting's value.
+  hash.update(
+    JSON.stringify(
+      Object.keys(settings)
+        .sort()
+        .map((name) => [name, settings[name as keyof CompileSettings]]),
+    ),
+  );
   return hash.digest('hex');
 }
 
@@ -78,7 +88,8 @@ export function shareCompiledModels(api: CompilerApi): CompilerApi {
   if (target.schemaVersion !== undefined || target.options.devServer) return api;
   const compile = target.getCompilers.bind(target);
   const adopt = async (options?: { requestId?: string }): Promise<Compilers> => {
-    const settings = Object.fromEntries(SETTINGS.map((name) => [name, target[name]])) as CompileSettings;
+    const dialect = target.dialectClass?.({ dataSource: 'default', dbType: 'clickhouse' })?.modelSettings;
+    const settings = { ...Object.fromEntries(SETTINGS.map((name) => [name, target[name]])), dialect } as CompileSettings;
     const key = compiledModelsKey(target.repository.localPath(), await target.repository.dataSchemaFiles(), settings);
     const known = compiled.get(key);
     if (known === undefined) {

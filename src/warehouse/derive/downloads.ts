@@ -25,6 +25,8 @@ export interface Places {
   continent: string;
   timezone: string;
   org: string;
+  /** The English name of a country's ISO code (SQL over `code`), where the places know names. */
+  countryName?(code: string): string;
 }
 
 export const REQUEST_PLACES: Places = { constants: {}, city: 'city', country: 'country', continent: "''", timezone: "''", org: "''" };

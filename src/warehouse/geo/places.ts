@@ -34,7 +34,7 @@ export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'I
   const record = `dictGet(${dictionary(GEO_DICTIONARIES.city)}, 'record', ${key})`;
   const place = (attribute: string) => `dictGet(${dictionary(GEO_DICTIONARIES.cityRecords)}, '${attribute}', ${record})`;
   const code = place('country_code');
-  const country = (attribute: string) => `dictGetOrDefault(${dictionary(GEO_DICTIONARIES.country)}, '${attribute}', tuple(${code}), '')`;
+  const country = (attribute: string) => countryAttribute(database, attribute, code);
   return {
     country: country('Name'),
     countryCode: `lower(${code})`,
@@ -45,6 +45,11 @@ export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'I
   };
 }
 
+/** An attribute of a country by its ISO code (SQL): `Name` (English), `Continent`; '' for a code it does not know. */
+function countryAttribute(database: string, attribute: string, code: string): string {
+  return `dictGetOrDefault(${sqlLiteral(`${database}.${GEO_DICTIONARIES.country}`)}, '${attribute}', tuple(${code}), '')`;
+}
+
 /**
  * The derivation's places (derive/downloads.ts) from the IP database: every
  * place of a download, and the city and country of an imported request,
@@ -53,7 +58,7 @@ export function placeExpressions(database: string, ip: string, type: 'IPv4' | 'I
  */
 export function addressPlaces(database: string): Places {
   const { city, country, continent, timezone, org } = placeExpressions(database, 'ip', 'IPv6');
-  return { constants: {}, city, country, continent, timezone, org };
+  return { constants: {}, city, country, continent, timezone, org, countryName: (code) => countryAttribute(database, 'Name', code) };
 }
 
 /**

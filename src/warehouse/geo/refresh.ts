@@ -5,11 +5,11 @@ import { quoteIdentifier, settingsSql } from '../sql';
 import { placeExpressions, type PlaceExpressions } from './places';
 
 /** Each table with places: the column its IP is in, and which place columns it keeps. */
-const PLACE_COLUMNS: { table: TableName; ip: string; type: 'IPv4' | 'IPv6'; columns: (keyof PlaceExpressions)[] }[] = [
+const PLACE_COLUMNS: { table: TableName; ip: string; type: 'IPv6'; columns: (keyof PlaceExpressions)[] }[] = [
   { table: 'downloads', ip: 'ip', type: 'IPv6', columns: ['city', 'country', 'continent', 'timezone', 'org'] },
-  // `ip`, not ip4: a request over IPv6 has ip4 0.0.0.0, and its places were wiped by a refresh.
+  // `ip`, not ip4: a request or a visitor over IPv6 has ip4 0.0.0.0, and its places were wiped by a refresh.
   { table: 'podcast_events', ip: 'ip', type: 'IPv6', columns: ['city', 'country'] },
-  { table: 'web_events', ip: 'ip4', type: 'IPv4', columns: ['city', 'country'] },
+  { table: 'web_events', ip: 'ip', type: 'IPv6', columns: ['city', 'country'] },
 ];
 
 /**

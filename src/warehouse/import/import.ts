@@ -1,102 +1,69 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
-import { accountsSql } from '../derive/downloads';
-import { derivationStagingDatabase, rederive, replacedFrom, type Derivation } from '../derive/rederive';
-import { compileUserAgentPatterns } from '../derive/user-agents';
+import { derivationStagingDatabase } from '../derive/rederive';
 import { statementTicket } from '../statement-queue';
-import { cloudFrontFields, csvHeader, fileLines, streamedLines } from './lines';
-import {
-  agentsSql,
-  carriesIdSql,
-  CHECKED_COLUMNS,
-  cloudFrontAccessors,
-  csvAccessors,
-  eventsSql,
-  FIELDS,
-  ImportRefused,
-  JSON_ACCESSORS,
-  validateSql,
-  type ImportFormat,
-} from './records';
+import { withoutDuplicates } from './duplicates';
+import { readRuns } from './lines';
+import { ImportRefused, type Change, type ImportOptions, type Source } from './source';
+import { sourceNamed } from './sources';
+import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
 
-export interface ImportOptions {
-  database: string;
-  format: ImportFormat;
-  /** For rows without an `account` field. */
-  account?: string;
-  maxBadRows: number;
-  ignoreUnknown: boolean;
-  /** URLs must start with it, then the show's token, '/', and the media host and path. */
-  trackingPrefix: string;
-  /** Where `<name>.rejects.ndjson` goes. */
-  rejectsDir: string;
-  derivation: Derivation;
-  /** The file's name in summaries, rejects and the imports table, when it is read from a copy (stdin, the service's inbox). */
-  name?: string;
-  /**
-   * The engine runs in this process (chDB), so it reads the file with
-   * `file()`; a server is sent the file's lines instead.
-   */
-  engineReadsFiles: boolean;
-  /**
-   * Rows one statement takes at most: the file is validated in runs of this
-   * many lines, and its downloads derived in parts of about this many
-   * requests, so that other statements (on chDB, which runs one at a time,
-   * the service's queries) go between. Absent: the file in one statement,
-   * derivation in runs of days (rederive's CHUNK_REQUESTS).
-   */
-  statementRows?: number;
-  progress?: (message: string) => void;
-}
+export { ImportRefused, type ImportOptions } from './source';
 
-export interface ImportSummary {
+export interface ImportOutcome {
   file: string;
+  source: string;
   outcome: 'imported' | 'already imported' | 'refused';
   rowsRead: number;
   imported: number;
   rejected: number;
-  /** Requests already imported, found by their own ids (a file without ids has none). */
+  /** Rows already imported, found by their own ids (a file without ids has none). */
   duplicates: number;
-  downloads: number;
+  /** Valid rows of kinds the source does not store, by kind (none for a source that stores every kind). */
+  skipped: Record<string, number>;
   seconds: number;
   rejectFile?: string;
   /** The accounts whose rows were imported. */
   accounts: string[];
   /**
-   * No download before this time (epoch seconds) changed: the start of the UTC day of the file's first request, or
-   * of an interrupted import's it rolled back first if earlier (see replacedFrom). Absent when no download changed.
+   * No row, nor anything derived from rows, before this time (epoch seconds) changed: the start of the UTC day of the
+   * file's first row, or of an interrupted import's it rolled back first if earlier. Absent when nothing changed.
    */
   since?: number;
-  /** The statements the import ran, and how long the longest ran (not counting its wait in a queue). */
-  statements: number;
-  longestStatementSeconds: number;
 }
 
 /**
- * Imports request logs into podcast_events and derives their downloads
- * (how the file's lines are read: lines.ts; what a line must hold, and the
- * SQL that checks it: records.ts).
- * ClickHouse reads everything: one statement reads the file's lines
- * (numbered, so a bad row can be reported by its line), validates and
- * converts them into a staging table (in a running service, one statement
+ * What an import did, with the statements it ran and how long the longest ran (not counting its wait in a queue),
+ * and the counts of what its source derived (Source.counts: `downloads` for requests).
+ */
+export type ImportSummary = ImportOutcome & { statements: number; longestStatementSeconds: number } & Record<string, unknown>;
+
+/**
+ * Imports a file of one of the sources (sources/: request logs, website
+ * events, …) into the source's table, and derives what follows from its rows
+ * (downloads from requests). The source declares what its rows are
+ * (source.ts); the rest is this, the same for every source. ClickHouse reads
+ * everything: one statement reads the file's rows (numbered, so a bad row
+ * can be reported by its line), checks them by the source's SQL and stages
+ * the valid ones in the target's layout (in a running service, one statement
  * per run of lines: ImportOptions.statementRows), and only a file whose
- * rejected rows are within the limit is moved into podcast_events. chDB reads the file
- * itself (`file()`); a ClickHouse server, which cannot see the file, is
- * sent its lines first. A file is recognised by the SHA-256 of its content
- * (a .gz's decompressed), recorded in the imports table.
+ * rejected rows are within the limit is moved into the target. chDB reads
+ * the file itself (`file()`); a ClickHouse server, which cannot see the
+ * file, is sent it first (lines.ts). A file is recognised by the SHA-256 of
+ * its content (a .gz's decompressed), recorded in the imports table.
  *
  * `-` reads standard input (spooled to a temporary file, which is hashed and
  * read like any other).
  */
 export async function importFile(client: ClickHouseClient, file: string, options: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
+  if (file !== '-' && !statSync(file, { throwIfNoEntry: false })?.isFile()) throw new ImportRefused(`${options.name ?? file}: no such file`);
   let spool: string | undefined;
   let source = file;
   if (file === '-') {
@@ -137,216 +104,212 @@ function timed(client: ClickHouseClient, times: { statements: number; longestSta
 
 const IMPORT_LANE = 'import';
 
-type Summary = Omit<ImportSummary, 'statements' | 'longestStatementSeconds'>;
+type Summary = ImportOutcome & Record<string, unknown>;
 
-async function importPath(client: ClickHouseClient, name: string, source: string, options: ImportOptions, started: number): Promise<Summary> {
+/**
+ * Blocks of at most 128k rows / 64 MB on their way into the staging table
+ * (1M rows by default): a block is held, sorted and written with its
+ * projection at once, and ClickHouse's default let the import's memory grow
+ * by most of a gigabyte. Two threads write the views' blocks side by side.
+ * A view writes each block as it comes (its blocks are the insert's, already
+ * that size), rather than gathering them to that size: a view of few rows
+ * per block (the requests' user agents) would otherwise reach its table only
+ * at the end. The file is read and checked in blocks of 8,192 lines (65,536
+ * by default): each of a check's thirty-odd columns is a block long, and at
+ * 65,536 lines the requests' check alone grew RSS by about 350 MB (about 170
+ * MB at 8,192; a million NDJSON requests, `FORMAT Null`).
+ */
+const INSERT_SETTINGS =
+  'max_block_size = 8192, max_insert_threads = 2, min_insert_block_size_rows = 131072, min_insert_block_size_bytes = 67108864, min_insert_block_size_rows_for_materialized_views = 1, min_insert_block_size_bytes_for_materialized_views = 1';
+
+/** The columns every source's checked rows have, before the source's own. */
+const CHECKED_COLUMNS = ['line UInt64', 'raw String', 'reason String', 'skip String'];
+
+const DAY = 86_400;
+
+async function importPath(client: ClickHouseClient, name: string, file: string, options: ImportOptions, started: number): Promise<Summary> {
+  const source = sourceNamed(options.source);
+  const format = source.formats[options.format];
+  if (format === undefined) {
+    throw new ImportRefused(`${source.name} come in the formats ${Object.keys(source.formats).join(', ')}, not ${options.format}`);
+  }
+  if (!source.rowAccounts && !options.account) throw new ImportRefused(`${name}: ${source.row.many} name no account: give the file --account`);
   const db = quoteIdentifier(options.database);
   const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
+  // A summary's fields in one order whatever the outcome, as zero until the import counts them.
+  const summary = (outcome: ImportOutcome['outcome'], counted: Partial<ImportOutcome> & Record<string, unknown>): Summary => ({
+    file: name,
+    source: source.name,
+    outcome,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    skipped: {},
+    ...zeroCounts(source),
+    seconds: seconds(),
+    accounts: [],
+    ...counted,
+  });
   await ensureImportTables(client, options.database);
   const recovered = await recoverInterrupted(client, options);
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
-  const { hash, given } = await fingerprints(source, name);
+  const { hash, given } = await fingerprints(file, name);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
-  const done = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${db}.imports WHERE hash IN {hashes:Array(String)} AND state = 'done'`, {
-    hashes: [hash, ...given],
-  });
-  if (Number(done[0].n) > 0)
-    return { file: name, outcome: 'already imported', rowsRead: 0, imported: 0, rejected: 0, duplicates: 0, downloads: 0, seconds: seconds(), accounts: [] };
+  const done = await rows<{ n: string }>(
+    client,
+    `SELECT count() AS n FROM ${db}.imports WHERE hash IN {hashes:Array(String)} AND source = {source:String} AND state = 'done'`,
+    { hashes: [hash, ...given], source: source.name },
+  );
+  if (Number(done[0].n) > 0) return summary('already imported', {});
 
   const id = randomUUID();
-  const stage = (kind: string) => `${staging}.${quoteIdentifier(`${kind}_${id}`)}`;
-  const [checked, events, rejects, toEvents, toRejects, agents, toAgents] = [
-    'checked',
-    'events',
-    'rejects',
-    'to_events',
-    'to_rejects',
-    'agents',
-    'to_agents',
-  ].map(stage);
-  const cleanup: (() => Promise<unknown>)[] = [toAgents, toEvents, toRejects, checked, events, rejects, agents].map((t) => () => dropStaged(client, t));
+  const table = (kind: string) => `${staging}.${quoteIdentifier(`${kind}_${id}`)}`;
+  const [checked, events, rejects, kindsSkipped] = ['checked', 'events', 'rejects', 'skipped'].map(table);
+  // Dropped views first, then what they wrote to: every name the import may have made, whether it got that far or not.
+  const made: string[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [
+    async () => {
+      for (const staged of [...made].reverse()) await dropStaged(client, staged);
+    },
+  ];
+  const make = async (staged: string, query: string) => {
+    made.push(staged);
+    await client.command({ query });
+  };
   try {
-    const header = options.format === 'csv' ? await csvHeader(source) : options.format === 'cloudfront' ? await cloudFrontFields(source, name) : [];
-    const unknown = options.format === 'csv' ? header.filter((f) => !FIELDS.includes(f)) : [];
+    const header = format.header ? await format.header(file, name) : [];
+    const unknown = format.reader === 'csv' ? header.filter((f) => !source.fields.includes(f)) : [];
     if (unknown.length > 0 && !options.ignoreUnknown) {
       throw new ImportRefused(
-        `${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${FIELDS.join(', ')}; --ignore-unknown skips unknown columns)`,
+        `${name}: unknown column ${unknown.join(', ')} in the CSV header (known: ${source.fields.join(', ')}; --ignore-unknown skips unknown columns)`,
       );
     }
-    if (!options.engineReadsFiles) cleanup.push(() => dropStaged(client, stage('lines')));
-    const runs = options.engineReadsFiles
-      ? fileLines(source, header, options.format, options.statementRows, cleanup)
-      : await streamedLines(client, stage('lines'), source, options);
-    const accessors = options.format === 'csv' ? csvAccessors(header) : options.format === 'cloudfront' ? cloudFrontAccessors(header) : JSON_ACCESSORS;
-    // The validation's views classify user agents, and making a view already compiles the pattern sets it scans: they are compiled
-    // first, each in a statement of its own.
-    await compileUserAgentPatterns(client, options.derivation.userAgents);
+    made.push(table('lines'));
+    const runs = await readRuns(
+      client,
+      { file, format, header, fields: source.fields, statementRows: options.statementRows, progress: options.progress },
+      options.engineReadsFiles,
+      table('lines'),
+      cleanup,
+    );
+    const accessors = format.accessors(header);
+    const staged = await source.stage({ client, options, id, checked, table, joinName: (kind) => `${stagingDatabase(options.database)}.${kind}_${id}` });
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
-    // podcast_events' own layout (so its parts are attached as they are) and the rejected ones apart.
-    await client.command({ query: `CREATE TABLE ${events} AS ${db}.podcast_events` });
-    await client.command({ query: `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line` });
-    await client.command({ query: `CREATE TABLE ${checked} (${CHECKED_COLUMNS.join(', ')}) ENGINE = Null` });
-    await client.command({ query: `CREATE TABLE ${agents} (raw_ua String, parsed_ua String) ENGINE = Join(ANY, LEFT, raw_ua) SETTINGS persistent = 0` });
-    await client.command({
-      query: `CREATE MATERIALIZED VIEW ${toEvents} TO ${events} AS ${eventsSql(checked, `${stagingDatabase(options.database)}.agents_${id}`, id, options)}`,
-    });
-    await client.command({ query: `CREATE MATERIALIZED VIEW ${toRejects} TO ${rejects} AS SELECT line, reason, raw FROM ${checked} WHERE reason != ''` });
-    // Made after the events' view: chDB ran each block through the view made last first, so a block's agents are known when its
-    // events are written (made before, the first block's rows were classified in their rows); the answer is the same either way.
-    await client.command({ query: `CREATE MATERIALIZED VIEW ${toAgents} TO ${agents} AS ${agentsSql(checked, options)}` });
+    // the target's own layout (so its parts are attached as they are), the rejected ones and the skipped ones apart.
+    await make(events, `CREATE TABLE ${events} AS ${db}.${quoteIdentifier(source.target)}`);
+    await make(rejects, `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line`);
+    await make(kindsSkipped, `CREATE TABLE ${kindsSkipped} (kind String) ENGINE = MergeTree ORDER BY tuple()`);
+    for (const [kind, definition] of Object.entries(staged.tables ?? {})) await make(table(kind), `CREATE TABLE ${table(kind)} ${definition}`);
+    await make(checked, `CREATE TABLE ${checked} (${[...CHECKED_COLUMNS, ...source.checked].join(', ')}) ENGINE = Null`);
+    await make(table('to_events'), `CREATE MATERIALIZED VIEW ${table('to_events')} TO ${events} AS ${staged.rows}`);
+    await make(
+      table('to_rejects'),
+      `CREATE MATERIALIZED VIEW ${table('to_rejects')} TO ${rejects} AS SELECT line, reason, raw FROM ${checked} WHERE reason != ''`,
+    );
+    await make(
+      table('to_skipped'),
+      `CREATE MATERIALIZED VIEW ${table('to_skipped')} TO ${kindsSkipped} AS SELECT skip AS kind FROM ${checked} WHERE reason = '' AND skip != ''`,
+    );
+    for (const view of staged.views ?? []) await make(table(view.kind), `CREATE MATERIALIZED VIEW ${table(view.kind)} TO ${view.to} AS ${view.select}`);
+    const columns = [...CHECKED_COLUMNS.slice(2), ...source.checked].map((c) => c.split(/\s+/)[0]);
     options.progress?.(`${name}: reading and validating its lines`);
     for await (const lines of runs) {
       const began = performance.now();
-      await client.command({ query: `INSERT INTO ${checked} ${validateSql(lines, accessors, options)}` });
+      await client.command({
+        query: `INSERT INTO ${checked} SELECT line, if(reason = '', '', line_text) AS raw, ${columns.join(', ')}
+          FROM (${source.check(lines, accessors, options)})
+          SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`,
+      });
       options.progress?.(`${name}: validated ${lines.name} in ${((performance.now() - began) / 1000).toFixed(2)} s`);
     }
-    const staged = await stagedCounts(client, events);
+    const counts = await stagedCounts(client, source, events);
     const [{ rejected: rejectedText }] = await rows<{ rejected: string }>(client, `SELECT count() AS rejected FROM ${rejects}`);
     const rejected = Number(rejectedText);
-    const rowsRead = staged.requests + rejected;
-    options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected`);
+    const kinds = await rows<{ kind: string; n: string }>(client, `SELECT kind, count() AS n FROM ${kindsSkipped} GROUP BY kind ORDER BY kind`);
+    const skipped = Object.fromEntries(kinds.map(({ kind, n }) => [kind, Number(n)]));
+    const skippedRows = kinds.reduce((sum, { n }) => sum + Number(n), 0);
+    const rowsRead = counts.rows + rejected + skippedRows;
+    options.progress?.(`${name}: ${rowsRead} rows read, ${rejected} rejected${skippedRows > 0 ? `, ${skippedRows} skipped` : ''}`);
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, rejects, name, options.rejectsDir);
-    if (rejected > options.maxBadRows) {
-      return { file: name, outcome: 'refused', rowsRead, imported: 0, rejected, duplicates: 0, downloads: 0, seconds: seconds(), rejectFile, accounts: [] };
-    }
-    let moved = { table: events, counts: staged };
+    if (rejected > options.maxBadRows) return summary('refused', { rowsRead, rejected, skipped, rejectFile });
+    let moved = { table: events, counts };
     let duplicates = 0;
-    if (staged.identified > 0) {
-      const kept = stage('kept');
-      cleanup.push(() => dropStaged(client, kept));
-      duplicates = await withoutDuplicates(client, options.database, events, kept, staged, options.statementRows ?? DUPLICATE_CHECK_ROWS);
-      options.progress?.(`${name}: ${duplicates} of its ${staged.identified} requests with an id already imported`);
-      if (duplicates > 0) moved = { table: kept, counts: await stagedCounts(client, kept) };
+    if (counts.identified > 0) {
+      const kept = table('kept');
+      made.push(kept);
+      duplicates = await withoutDuplicates(client, options.database, source, events, kept, counts.accounts, options.statementRows);
+      options.progress?.(`${name}: ${duplicates} of its ${counts.identified} ${source.row.many} with an id already imported`);
+      if (duplicates > 0) moved = { table: kept, counts: await stagedCounts(client, source, kept) };
     }
-    const { requests: imported, from, to, accounts } = moved.counts;
+    const { rows: imported, from, to, accounts } = moved.counts;
     const record = (state: string) =>
       client.command({
-        query: `INSERT INTO ${db}.imports (id, hash, file, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
+        query: `INSERT INTO ${db}.imports (id, hash, file, source, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, ${sqlLiteral(source.name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
       });
-    let downloads = 0;
+    let derived = zeroCounts(source);
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
-      options.progress?.(`${name}: moving ${imported} valid rows into podcast_events`);
-      await moveEvents(client, options.database, moved.table);
-      options.progress?.(`${name}: deriving downloads`);
-      downloads = await rederive(client, options.database, options.derivation, from, to, accounts, options.statementRows);
+      options.progress?.(`${name}: moving ${imported} valid rows into ${source.target}`);
+      await moveRows(client, options.database, source.target, moved.table);
+      if (source.derive) {
+        const change: Change = { client, options, from, to, accounts, progress: (message) => options.progress?.(`${name}: ${message}`) };
+        derived = { ...derived, ...(await source.derive(change)) };
+      }
     }
     await record('done');
-    const since = imported > 0 ? replacedFrom(Math.min(from, ...recovered)) : undefined;
-    return {
-      file: name,
-      outcome: 'imported',
+    const since = imported > 0 ? Math.floor(Math.min(from, ...recovered) / DAY) * DAY : undefined;
+    return summary('imported', {
       rowsRead,
       imported,
       rejected,
       duplicates,
-      downloads,
-      seconds: seconds(),
+      skipped,
+      ...derived,
       rejectFile,
       accounts: [...accounts].sort(),
       ...(since === undefined ? {} : { since }),
-    };
+    });
   } finally {
     for (const step of cleanup) await step();
   }
 }
 
+/** The summary's counts of what the source derives, before it derived any. */
+function zeroCounts(source: Source): Record<string, number> {
+  return Object.fromEntries((source.counts ?? []).map((count) => [count, 0]));
+}
+
 interface StagedCounts {
-  requests: number;
-  /** Epoch seconds of the first and last request (0 when there is none). */
+  rows: number;
+  /** Epoch seconds of the first and last row (0 when there is none). */
   from: number;
   to: number;
   accounts: string[];
-  /** Requests that carry their own id. */
+  /** Rows that carry their own id. */
   identified: number;
 }
 
-async function stagedCounts(client: ClickHouseClient, table: string): Promise<StagedCounts> {
-  const [counts] = await rows<{ requests: string; from: string; to: string; accounts: string[]; identified: string }>(
+async function stagedCounts(client: ClickHouseClient, source: Source, table: string): Promise<StagedCounts> {
+  const identified = source.duplicates ? (source.duplicates.identified ?? 'true') : 'false';
+  const [counts] = await rows<{ rows: string; from: string; to: string; accounts: string[]; identified: string }>(
     client,
-    `SELECT count() AS requests, toInt64(min(ts)) AS from, toInt64(max(ts)) AS to, groupUniqArray(account_id) AS accounts,
-      countIf(${carriesIdSql('request_id')}) AS identified FROM ${table}`,
+    `SELECT count() AS rows, toInt64(min(${source.time})) AS from, toInt64(max(${source.time})) AS to, groupUniqArray(account_id) AS accounts,
+      countIf(${identified}) AS identified FROM ${table}`,
   );
   return {
-    requests: Number(counts.requests),
+    rows: Number(counts.rows),
     from: Number(counts.from),
     to: Number(counts.to),
     accounts: counts.accounts,
     identified: Number(counts.identified),
   };
 }
-
-/**
- * Staged requests one statement of the duplicate check reads at most (whole hours; one hour may exceed it) when the
- * import sets no budget: its statement holds the run's ids (16 bytes each, in a hash set) and the ids stored in its
- * hours.
- */
-const DUPLICATE_CHECK_ROWS = 500_000;
-
-/**
- * The staged requests (`events`) that are already there: a request that carries its own id has a request_id made
- * from its account, time and id (requestIdSql), the same as that of a copy stored by an earlier import or on an
- * earlier line of this file. Checked in runs of whole hours of at most `budget` staged requests: a request's copies
- * lie at its time, so only the stored requests of the run's hours are read, and a statement holds one run's ids, not
- * the file's. When there are some, the staged requests are copied into `kept` without them (of the copies in the file,
- * the one whose fields hash least, so the same file always keeps the same row), and `kept` is what is moved. Returns
- * how many there were. Requests without an id are never duplicates: only an identical file is recognised for them.
- */
-async function withoutDuplicates(
-  client: ClickHouseClient,
-  database: string,
-  events: string,
-  kept: string,
-  staged: StagedCounts,
-  budget: number,
-): Promise<number> {
-  const carries = carriesIdSql('request_id');
-  const hours = await rows<{ hour: string; n: string }>(
-    client,
-    `SELECT toInt64(toStartOfHour(ts)) AS hour, count() AS n FROM ${events} GROUP BY hour ORDER BY hour`,
-  );
-  const runs: { from: number; to: number; requests: number }[] = [];
-  for (const { hour, n } of hours) {
-    const last = runs.at(-1);
-    if (last && last.requests + Number(n) <= budget) {
-      last.to = Number(hour) + HOUR;
-      last.requests += Number(n);
-    } else runs.push({ from: Number(hour), to: Number(hour) + HOUR, requests: Number(n) });
-  }
-  const within = (run: { from: number; to: number }) => `ts >= toDateTime(${run.from}, 'UTC') AND ts < toDateTime(${run.to}, 'UTC')`;
-  const stored = (run: { from: number; to: number }) =>
-    `(SELECT request_id FROM ${quoteIdentifier(database)}.podcast_events WHERE ${within(run)}${accountsSql(staged.accounts)} AND ${carries})`;
-  const found: number[] = [];
-  for (const run of runs) {
-    const [{ n }] = await rows<{ n: string }>(
-      client,
-      `SELECT count() - uniqExactIf(request_id, NOT stored) AS n
-      FROM (SELECT request_id, request_id IN ${stored(run)} AS stored FROM ${events} WHERE ${within(run)} AND ${carries})`,
-    );
-    found.push(Number(n));
-  }
-  const duplicates = found.reduce((a, b) => a + b, 0);
-  if (duplicates === 0) return 0;
-  const fields = 'cityHash64(ts, ip, method, status, url, raw_ua, referer, byte_range)';
-  await client.command({ query: `CREATE TABLE ${kept} AS ${events}` });
-  for (const [i, run] of runs.entries()) {
-    const filter =
-      found[i] === 0
-        ? ''
-        : ` AND (NOT ${carries} OR (request_id NOT IN ${stored(run)}
-          AND (request_id, ${fields}) IN (SELECT request_id, min(${fields}) FROM ${events} WHERE ${within(run)} AND ${carries} GROUP BY request_id)))
-        LIMIT 1 BY request_id`;
-    await client.command({ query: `INSERT INTO ${kept} SELECT * FROM ${events} WHERE ${within(run)}${filter}` });
-  }
-  return duplicates;
-}
-
-const HOUR = 3_600;
 
 /**
  * Drops a staging table without SYNC: the table is gone at once (from
@@ -364,25 +327,24 @@ function dropStaged(client: ClickHouseClient, table: string): Promise<unknown> {
 }
 
 /**
- * The staged parts become podcast_events' parts (ATTACH PARTITION … FROM
- * links them; nothing is read or written again). A podcast_events that is
- * not a MergeTree table of the same layout (a Distributed table on a
- * cluster) is inserted into instead.
+ * The staged parts become the target's parts (ATTACH PARTITION … FROM links
+ * them; nothing is read or written again). A target that is not a MergeTree
+ * table of the same layout (a Distributed table on a cluster) is inserted
+ * into instead.
  */
-async function moveEvents(client: ClickHouseClient, database: string, events: string): Promise<void> {
-  const target = `${quoteIdentifier(database)}.podcast_events`;
-  const [{ engine }] = await rows<{ engine: string }>(
-    client,
-    `SELECT engine FROM system.tables WHERE database = {database:String} AND name = 'podcast_events'`,
-    { database },
-  );
+async function moveRows(client: ClickHouseClient, database: string, targetName: string, staged: string): Promise<void> {
+  const target = `${quoteIdentifier(database)}.${quoteIdentifier(targetName)}`;
+  const [{ engine }] = await rows<{ engine: string }>(client, `SELECT engine FROM system.tables WHERE database = {database:String} AND name = {name:String}`, {
+    database,
+    name: targetName,
+  });
   if (!engine.endsWith('MergeTree')) {
-    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${events}` });
+    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${staged}` });
     return;
   }
-  const partitions = await rows<{ partition: string }>(client, `SELECT DISTINCT _partition_id AS partition FROM ${events}`);
+  const partitions = await rows<{ partition: string }>(client, `SELECT DISTINCT _partition_id AS partition FROM ${staged}`);
   for (const { partition } of partitions) {
-    await client.command({ query: `ALTER TABLE ${target} ATTACH PARTITION ID ${sqlLiteral(partition)} FROM ${events}` });
+    await client.command({ query: `ALTER TABLE ${target} ATTACH PARTITION ID ${sqlLiteral(partition)} FROM ${staged}` });
   }
 }
 
@@ -393,21 +355,27 @@ export async function ensureImportTables(client: ClickHouseClient, database: str
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
       id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String)
+      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String),
+      source LowCardinality(String) DEFAULT 'requests'
     ) ENGINE = MergeTree ORDER BY (hash, id)`,
   });
-  // A service following imports (follow.ts) reads whose answers an import changed; tables made before lack it.
+  // A service following imports (follow.ts) reads whose answers an import changed, and a recovery which table an interrupted
+  // import's rows are in; tables made before lack them (every import before sources was of requests).
   await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
+  await client.command({
+    query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS source LowCardinality(String) DEFAULT 'requests'`,
+  });
 }
 
 /**
  * An import killed between moving its rows in and recording it done left
- * rows with its import_id: they are removed and their span derived again,
- * so a killed import leaves nothing behind. One killed earlier left only
- * its staging tables, which are dropped. Imports into a database run one
- * at a time (the service's inbox takes them in turn), so whatever is staged
- * or started when one begins belongs to an import that died. Returns the
- * first request times of the imports it removed (epoch seconds).
+ * rows with its import_id in its source's table: they are removed and what
+ * followed from them undone (requests: their span's downloads derived
+ * again), so a killed import leaves nothing behind. One killed earlier left
+ * only its staging tables, which are dropped. Imports into a database run
+ * one at a time (the service's inbox takes them in turn), so whatever is
+ * staged or started when one begins belongs to an import that died. Returns
+ * the first row times of the imports it removed (epoch seconds).
  */
 export async function recoverInterrupted(
   client: ClickHouseClient,
@@ -421,23 +389,28 @@ export async function recoverInterrupted(
     options.progress?.(`dropping ${name}, staged by an interrupted import`);
     await client.command({ query: `DROP TABLE IF EXISTS ${quoteIdentifier(stagingDatabase(options.database))}.${quoteIdentifier(name)} SYNC` });
   }
-  const pending = await rows<{ id: string; file: string; from: string; to: string }>(
+  const pending = await rows<{ id: string; file: string; source: string; from: string; to: string }>(
     client,
     `
-    SELECT id, any(file) AS file, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
+    SELECT id, any(file) AS file, any(source) AS source, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
     GROUP BY id HAVING countIf(state = 'done') = 0`,
   );
   for (const p of pending) {
+    const source = sourceNamed(p.source);
+    const target = `${db}.${quoteIdentifier(source.target)}`;
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
     const [{ accounts }] = await rows<{ accounts: string[] }>(
       client,
-      `SELECT groupUniqArray(account_id) AS accounts FROM ${db}.podcast_events WHERE import_id = {id:String}`,
-      { id: p.id },
+      `SELECT groupUniqArray(account_id) AS accounts FROM ${target} WHERE import_id = {id:String}`,
+      {
+        id: p.id,
+      },
     );
-    await client.command({ query: `ALTER TABLE ${db}.podcast_events DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
-    await rederive(client, options.database, options.derivation, Number(p.from), Number(p.to), accounts, options.statementRows);
+    await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    const progress = (message: string) => options.progress?.(`interrupted import ${p.id}: ${message}`);
+    await source.undo?.({ client, options, from: Number(p.from), to: Number(p.to), accounts, progress });
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
-    options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and derived their span again`);
+    options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and undid what followed from them`);
   }
   return pending.map((p) => Number(p.from));
 }

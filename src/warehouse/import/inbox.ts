@@ -6,7 +6,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
 import { geoLoaded } from '../geo/load';
 import { addressPlaces, placesFromDatabase } from '../geo/places';
-import { ensureImportTables, importFile, recoverInterrupted, type ImportOptions, type ImportSummary } from './import';
+import { ensureImportTables, importFile, ImportRefused, recoverInterrupted, type ImportOptions, type ImportSummary } from './import';
 
 /**
  * chDB's data directory belongs to one process, so while `npm start` holds
@@ -25,6 +25,13 @@ export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'tracking
   name: string;
   data: string;
 };
+
+/** What the service writes back for a file it could not import. */
+interface Failure {
+  error: string;
+  /** The file was refused whole (ImportRefused). */
+  refused: boolean;
+}
 
 export interface InboxHooks {
   /** After an import added rows, before its summary is written. */
@@ -71,9 +78,12 @@ export async function handOff(
   const result = path.join(dir, `${id}.result`);
   for (;;) {
     if (existsSync(result)) {
-      const summary = JSON.parse(readFileSync(result, 'utf8')) as ImportSummary | { error: string };
+      const summary = JSON.parse(readFileSync(result, 'utf8')) as ImportSummary | Failure;
       rmSync(result, { force: true });
-      if ('error' in summary) throw new Error(`the service could not import ${file}: ${summary.error}`);
+      // A file refused whole is the file's fault, said as the command alone says it; anything else is the service's.
+      if (!('outcome' in summary)) {
+        throw summary.refused ? new ImportRefused(summary.error) : new Error(`the service could not import ${file}: ${summary.error}`);
+      }
       return summary;
     }
     if (runningService(dataDir) === undefined) throw new Error(`the service stopped before importing ${file}; run the command again`);
@@ -101,7 +111,7 @@ export function watchInbox(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const progress = (message: string) => logger.info(`import: ${message}`);
-  const importJob = async (job: InboxJob): Promise<ImportSummary | { error: string }> => {
+  const importJob = async (job: InboxJob): Promise<ImportSummary | Failure> => {
     let done: ImportSummary;
     try {
       const places = options.derivation.places ?? (await placesFromDatabase(client, options.database, logger.warn));
@@ -111,7 +121,7 @@ export function watchInbox(
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       logger.error('import failed', { file: job.name, error });
-      return { error };
+      return { error, refused: err instanceof ImportRefused };
     }
     if (done.outcome === 'imported' && done.imported > 0) {
       // The rows are in whatever this says: a failure here is the service's, logged, not the file's.

@@ -5,36 +5,21 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Format, Lines } from './source';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
-import type { ImportOptions } from './import';
-import { FIELDS, ImportRefused, type ImportFormat } from './records';
 
-/**
- * Where the validation reads the file's lines: `from` yields the lines that
- * hold a row, as `line` (its number in the file) and `raw` (NDJSON,
- * CloudFront) or the canonical fields and `csv_extra` (CSV).
- */
-export interface Lines {
-  /** Which lines, for progress messages. */
-  name: string;
-  from: string;
-  /**
-   * The reader's settings, as the statement's SETTINGS clause: chDB's client
-   * turns `clickhouse_settings` into SET statements that outlive the
-   * statement.
-   */
-  settings?: string;
+/** What the readers need of an import: the file, its format, the source's fields, and how many rows a statement takes. */
+export interface Reading {
+  /** The file's path (`-` was spooled to one). */
+  file: string;
+  format: Format;
+  /** What the format read before the rows (Format.header); [] for none. */
+  header: string[];
+  fields: readonly string[];
+  statementRows?: number;
+  progress?: (message: string) => void;
 }
 
-/**
- * chDB reads the file itself, numbering its lines (`_row_number`), with its
- * own LineAsString or CSV reader. The file is named by a link of a plain
- * name, since file() reads `*`, `?` and braces in a path as globs. Empty
- * lines, and CloudFront's `#` header lines, hold no row. A CSV record is a
- * line (a quoted field spanning lines is not supported): the header is
- * skipped, fields are taken by position under the header's names, a record
- * with fewer fields has the rest empty, and one with more is rejected.
- */
 /**
  * chDB's session reads files by mmap, which counts the file's pages in the
  * process's RSS: a 2.9 GB NDJSON file grew it by 3.4 GB. pread reads them
@@ -42,33 +27,61 @@ export interface Lines {
  */
 const READ_SETTINGS = "storage_file_read_method = 'pread'";
 
-export async function* fileLines(
-  source: string,
-  header: string[],
-  format: ImportFormat,
-  statementRows: number | undefined,
+/**
+ * The runs of rows the check reads, one statement each. chDB reads the file
+ * itself (fileLines); a server, which cannot see it, is sent it first
+ * (streamedLines), as is chDB a Parquet file cut into runs (it is read whole
+ * into a staging table, whose runs are ranges of its rows). `table` names
+ * that staging table; the caller drops it.
+ */
+export async function readRuns(
+  client: ClickHouseClient,
+  reading: Reading,
+  engineReadsFiles: boolean,
+  table: string,
   cleanup: (() => Promise<unknown>)[],
-): AsyncGenerator<Lines> {
+): Promise<AsyncIterable<Lines> | Lines[]> {
+  if (!engineReadsFiles) return streamedLines(client, table, reading);
+  if (reading.format.reader === 'parquet' && reading.statementRows !== undefined) return stagedParquet(client, table, reading, cleanup);
+  return fileLines(reading, cleanup);
+}
+
+/**
+ * chDB reads the file itself, numbering its lines (`_row_number`), with its
+ * own LineAsString, CSV or Parquet reader. The file is named by a link of a
+ * plain name, since file() reads `*`, `?` and braces in a path as globs.
+ * Empty lines, and lines that start with the format's comment, hold no row.
+ * A CSV record is a line (a quoted field spanning lines is not supported):
+ * the header is skipped, fields are taken by position under the header's
+ * names, a record with fewer fields has the rest empty, and one with more is
+ * rejected. Cut into runs, a file of lines is cut by Node (lineRuns).
+ */
+async function* fileLines(reading: Reading, cleanup: (() => Promise<unknown>)[]): AsyncGenerator<Lines> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'import-link-'));
   cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
-  if (statementRows === undefined) {
+  const csv = reading.format.reader === 'csv';
+  if (reading.statementRows === undefined) {
     const link = path.join(dir, 'source');
-    symlinkSync(path.resolve(source), link);
-    yield linesOfFile(link, source.endsWith('.gz'), format === 'csv' ? 2 : 1, header, format, 'the file');
+    symlinkSync(path.resolve(reading.file), link);
+    yield linesOfFile(link, reading.file.endsWith('.gz'), csv ? 2 : 1, reading, 'the file');
     return;
   }
-  for await (const run of lineRuns(source, statementRows, dir, format === 'csv' ? header : undefined)) {
-    yield linesOfFile(run.file, false, run.firstLine, header, format, `lines ${run.firstLine}–${run.firstLine + run.lines - 1}`);
+  for await (const run of lineRuns(reading.file, reading.statementRows, dir, csv ? reading.header : undefined)) {
+    yield linesOfFile(run.file, false, run.firstLine, reading, `lines ${run.firstLine}–${run.firstLine + run.lines - 1}`);
   }
 }
 
 /** `first`: the number in the source of the file's first line that holds a row (after a CSV's header). */
-function linesOfFile(file: string, gzip: boolean, first: number, header: string[], format: ImportFormat, name: string): Lines {
+function linesOfFile(file: string, gzip: boolean, first: number, reading: Reading, name: string): Lines {
   const compression = sqlLiteral(gzip ? 'gzip' : 'none');
   // _row_number counts from 0, and from the first line after a skipped one.
   const line = `toUInt64(assumeNotNull(_row_number)) + ${first} AS line`;
-  if (format !== 'csv') {
-    const comment = format === 'cloudfront' ? " AND NOT startsWith(raw, '#')" : '';
+  const { format, header, fields } = reading;
+  if (format.reader === 'parquet') {
+    return { name, from: `(SELECT ${line}, * FROM file(${sqlLiteral(file)}, Parquet, ${sqlLiteral(parquetStructure(fields))}))`, settings: PARQUET_SETTINGS };
+  }
+  if (format.reader === 'lines') {
+    const comment = format.comment === undefined ? '' : ` AND NOT startsWith(raw, ${sqlLiteral(format.comment)})`;
     return {
       name,
       from: `(SELECT ${line}, raw FROM file(${sqlLiteral(file)}, LineAsString, 'raw String', ${compression})
@@ -77,7 +90,7 @@ function linesOfFile(file: string, gzip: boolean, first: number, header: string[
     };
   }
   const cells = [...header.map((_, i) => `c${i + 1}`), 'csv_extra'];
-  const named = FIELDS.map((f) => `${header.includes(f) ? `c${header.indexOf(f) + 1}` : "''"} AS ${quoteIdentifier(f)}`);
+  const named = fields.map((f) => `${header.includes(f) ? `c${header.indexOf(f) + 1}` : "''"} AS ${quoteIdentifier(f)}`);
   return {
     name,
     // A blank line reads as a record of empty fields.
@@ -86,6 +99,45 @@ function linesOfFile(file: string, gzip: boolean, first: number, header: string[
       WHERE NOT (${cells.map((c) => `${c} = ''`).join(' AND ')}))`,
     settings: `${READ_SETTINGS}, input_format_csv_skip_first_lines = 1, input_format_csv_detect_header = 0, input_format_csv_allow_variable_number_of_columns = 1, input_format_csv_empty_as_default = 1`,
   };
+}
+
+/** The fields as Parquet is read: each as text, a missing column or a null as NULL. */
+function parquetStructure(fields: readonly string[]): string {
+  return fields.map((f) => `${quoteIdentifier(f)} Nullable(String)`).join(', ');
+}
+
+/**
+ * ClickHouse's Parquet reader: a column the file lacks is read as NULL, and a
+ * timestamp without a zone of its own as UTC.
+ */
+const PARQUET_SETTINGS = `${READ_SETTINGS}, input_format_parquet_allow_missing_columns = 1, session_timezone = 'UTC'`;
+
+/**
+ * A Parquet file cut into runs: read whole into `table` (its rows numbered
+ * in the file's order), then a run is a range of them.
+ */
+async function stagedParquet(client: ClickHouseClient, table: string, reading: Reading, cleanup: (() => Promise<unknown>)[]): Promise<Lines[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'import-link-'));
+  cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const link = path.join(dir, 'source');
+  symlinkSync(path.resolve(reading.file), link);
+  await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${parquetStructure(reading.fields)}) ENGINE = MergeTree ORDER BY line` });
+  const { from, settings } = linesOfFile(link, false, 1, reading, 'the file');
+  await client.command({ query: `INSERT INTO ${table} SELECT * FROM ${from} SETTINGS ${settings}` });
+  return rangesOf(client, table, reading.statementRows, '*');
+}
+
+/** Runs of `per` rows of a staging table of numbered rows (all in one without `per`). */
+async function rangesOf(client: ClickHouseClient, table: string, per: number | undefined, selected: string): Promise<Lines[]> {
+  const result = await client.query({ query: `SELECT toUInt64(max(line)) AS last FROM ${table}`, format: 'JSONEachRow' });
+  const last = Number((await result.json<{ last: string }>())[0].last);
+  const run = per ?? Math.max(last, 1);
+  const runs: Lines[] = [];
+  for (let first = 1; first <= last; first += run) {
+    const end = first + run - 1;
+    runs.push({ name: `lines ${first}–${Math.min(end, last)}`, from: `(SELECT ${selected} FROM ${table} WHERE line BETWEEN ${first} AND ${end})` });
+  }
+  return runs;
 }
 
 /**
@@ -158,25 +210,35 @@ async function* lineRuns(
   }
 }
 
-/** A server is sent the file's lines, numbered on their way, into a staging table (`table`, which the caller drops). */
-export async function streamedLines(
-  client: ClickHouseClient,
-  table: string,
-  source: string,
-  options: Pick<ImportOptions, 'format' | 'statementRows' | 'progress'>,
-): Promise<Lines[]> {
-  const csv = options.format === 'csv';
+/**
+ * A server is sent the file, into a staging table (`table`, which the caller
+ * drops): a file of lines as its lines, numbered on their way; a Parquet file
+ * as it is, its rows numbered by the server as it reads them (`input()`).
+ */
+async function streamedLines(client: ClickHouseClient, table: string, reading: Reading): Promise<Lines[]> {
+  const { format, fields } = reading;
+  if (format.reader === 'parquet') {
+    await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${parquetStructure(fields)}) ENGINE = MergeTree ORDER BY line` });
+    const result = await client.exec({
+      query: `INSERT INTO ${table} SELECT rowNumberInAllBlocks() + 1, * FROM input(${sqlLiteral(parquetStructure(fields))})
+        ${settingsSql({ input_format_parquet_allow_missing_columns: 1, session_timezone: 'UTC', max_threads: 1 })} FORMAT Parquet`,
+      values: createReadStream(reading.file),
+    });
+    for await (const _ of result.stream) void _;
+    return rangesOf(client, table, reading.statementRows, '*');
+  }
+  const csv = format.reader === 'csv';
   const counted = { lines: 0 };
-  const columns = csv ? FIELDS.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
+  const columns = csv ? fields.map((f) => `${quoteIdentifier(f)} String`).join(', ') : 'raw String';
   await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${columns}) ENGINE = MergeTree ORDER BY line` });
   const result = await client.exec({
     query: `INSERT INTO ${table}${settingsSql({ input_format_skip_unknown_fields: 1, input_format_csv_empty_as_default: 1 })} FORMAT ${csv ? 'CSVWithNames' : 'TabSeparated'}`,
-    values: numberedLines(source, options.format, counted, options.progress),
+    values: numberedLines(reading, counted),
   });
   // A server's answer must be read to the end before its connection is reused.
   for await (const _ of result.stream) void _;
   const selected = csv ? `*, '' AS csv_extra` : '*';
-  const run = options.statementRows ?? Math.max(counted.lines, 1);
+  const run = reading.statementRows ?? Math.max(counted.lines, 1);
   const runs: Lines[] = [];
   for (let first = 1; first <= counted.lines; first += run) {
     const last = first + run - 1;
@@ -187,12 +249,14 @@ export async function streamedLines(
 
 /**
  * Numbers the lines on their way in, so a rejected row is reported by its
- * line: NDJSON lines become `number <TAB> line` (TabSeparated-escaped, so
+ * line: lines become `number <TAB> line` (TabSeparated-escaped, so
  * ClickHouse stores each as one String whatever it holds); CSV lines get the
  * number as a first column (a record per line: a quoted field spanning lines
- * is not supported). Empty lines are skipped.
+ * is not supported). Empty lines, and lines that start with the format's
+ * comment, are skipped.
  */
-function numberedLines(source: string, format: ImportFormat, counted: { lines: number }, progress?: (message: string) => void): Readable {
+function numberedLines(reading: Reading, counted: { lines: number }): Readable {
+  const { format, progress } = reading;
   let line = 0;
   let rest = '';
   let bytes = 0;
@@ -201,8 +265,8 @@ function numberedLines(source: string, format: ImportFormat, counted: { lines: n
   const emit = (text: string, out: string[]) => {
     line += 1;
     counted.lines = line;
-    if (text.trim() === '' || (format === 'cloudfront' && text.startsWith('#'))) return;
-    if (format === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
+    if (text.trim() === '' || (format.comment !== undefined && text.startsWith(format.comment))) return;
+    if (format.reader === 'csv') out.push(`${line === 1 ? 'line' : line},${text}\n`);
     else out.push(`${line}\t${escape(text)}\n`);
   };
   const numbering = new Transform({
@@ -224,12 +288,12 @@ function numberedLines(source: string, format: ImportFormat, counted: { lines: n
       callback(null, out.join(''));
     },
   });
-  const input = openSource(source);
+  const input = openSource(reading.file);
   input.on('error', (err: Error) => numbering.destroy(err));
   return input.pipe(numbering);
 }
 
-function openSource(source: string): Readable {
+export function openSource(source: string): Readable {
   const file = createReadStream(source);
   return source.endsWith('.gz') ? file.pipe(createGunzip()) : file;
 }
@@ -246,21 +310,4 @@ export async function csvHeader(source: string): Promise<string[]> {
     .replace(/\r$/, '')
     .split(',')
     .map((f) => f.trim().replace(/^"|"$/g, ''));
-}
-
-/**
- * CloudFront standard access logs: tab-separated, the columns named by the
- * `#Fields:` header line. They log the byte range served (sc-range-start,
- * sc-range-end) rather than the Range header, and URL-encode every field
- * (records.ts, cloudFrontAccessors).
- */
-export async function cloudFrontFields(source: string, name: string): Promise<string[]> {
-  let text = '';
-  for await (const chunk of openSource(source)) {
-    text += (chunk as Buffer).toString('utf8');
-    const fields = /^#Fields:(.*)$/m.exec(text);
-    if (fields && text.indexOf('\n', fields.index) >= 0) return fields[1].trim().split(/\s+/);
-    if (text.length > 65_536) break;
-  }
-  throw new ImportRefused(`${name}: no #Fields: header line, which CloudFront standard logs start with`);
 }

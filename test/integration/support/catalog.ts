@@ -186,46 +186,52 @@ export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) =
  * The funnel written by hand from its definition (docs/api.md, "The funnel"),
  * with plain joins where the model takes ASOF JOINs: a listener (the account
  * and an IPv4 address, or an IPv6 address's first 64 bits as cutIPv6 writes
- * them) enters at their first download `t` where `range` holds (the query's
- * range, written as a condition on `t`); they visit when their first page
- * view at or after the entry is within 7 days of it, and convert when a
- * conversion event is at or after that visit and within 7 days of it.
- * `where` narrows every table read (e.g. to one account). Rows: k (step),
- * b (`bucket` of the entry time `t`) and v (listeners).
+ * them), of a download or a web event alike, enters at their first download
+ * `t` where `range` holds (the query's range, written as a condition on `t`);
+ * they visit when their first visit (a web event where `steps.visit` holds:
+ * by default a page view, one without a category) at or after the entry is
+ * within 7 days of it, and convert when a conversion (`steps.conversion`: by
+ * default a structured event of category conversion) is at or after that
+ * visit and within 7 days of it. `where` narrows every table read (e.g. to
+ * one account). Rows: k (step), b (`bucket` of the entry time `t`) and v
+ * (listeners).
  */
-export function funnelSeriesSql(db: string, where: string, range: string, bucket: string): string {
+export function funnelSeriesSql(db: string, where: string, range: string, bucket: string, steps = DEFAULT_STEPS): string {
   return `
-  WITH ${funnelSteps(db, where, range)}
+  WITH ${funnelSteps(db, where, range, steps)}
   SELECT 'Podcast Download' AS k, ${bucket} AS b, count() AS v FROM entries GROUP BY b
   UNION ALL SELECT 'Website Visit', ${bucket} AS b, count() FROM visits GROUP BY b
   UNION ALL SELECT 'Conversion', ${bucket} AS b, count() FROM conversions GROUP BY b`;
 }
 
+/** The funnel's steps after a download unless FUNNEL_VISIT / FUNNEL_CONVERSION say otherwise, as conditions over web_events. */
+const DEFAULT_STEPS = { visit: "se_category = ''", conversion: "se_category = 'conversion'" };
+
 /** funnelSeriesSql in one bucket: rows k (step) and v (listeners). */
-export function funnelStepsSql(db: string, where = '1 = 1', range = '1 = 1'): string {
-  return `SELECT k, v FROM (${funnelSeriesSql(db, where, range, "''")})`;
+export function funnelStepsSql(db: string, where = '1 = 1', range = '1 = 1', steps = DEFAULT_STEPS): string {
+  return `SELECT k, v FROM (${funnelSeriesSql(db, where, range, "''", steps)})`;
 }
 
 /** The listeners of funnelStepsSql's steps over all time: rows step and ip, the tuple (account_id, address). */
 export function funnelAddressesSql(db: string, where = '1 = 1'): string {
   return `
-  WITH ${funnelSteps(db, where, '1 = 1')}
+  WITH ${funnelSteps(db, where, '1 = 1', DEFAULT_STEPS)}
   SELECT 'Podcast Download' AS step, ip FROM entries
   UNION ALL SELECT 'Website Visit', ip FROM visits
   UNION ALL SELECT 'Conversion', ip FROM conversions`;
 }
 
-function funnelSteps(db: string, where: string, range: string): string {
-  const web = (category: string) =>
-    `SELECT (account_id, IPv4NumToString(ip4)) AS ip, track_ts AS at FROM ${db}.web_events WHERE se_category = '${category}' AND ${where}`;
+function funnelSteps(db: string, where: string, range: string, steps: { visit: string; conversion: string }): string {
+  const listener = '(account_id, if(ip4 = toIPv4(0), cutIPv6(ip, 8, 0), IPv4NumToString(ip4))) AS ip';
+  const web = (condition: string) => `SELECT ${listener}, track_ts AS at FROM ${db}.web_events WHERE (${condition}) AND ${where}`;
   return `
-    d AS (SELECT (account_id, if(ip4 = toIPv4(0), cutIPv6(ip, 8, 0), IPv4NumToString(ip4))) AS ip, ts AS t FROM ${db}.downloads WHERE ${where}),
+    d AS (SELECT ${listener}, ts AS t FROM ${db}.downloads WHERE ${where}),
     entries AS (SELECT ip, entry AS t FROM (SELECT ip, min(t) AS entry FROM d WHERE ${range} GROUP BY ip)),
     first_visits AS (
-      SELECT e.ip AS ip, e.t AS t, min(w.at) AS visited FROM entries AS e INNER JOIN (${web('')}) AS w ON e.ip = w.ip
+      SELECT e.ip AS ip, e.t AS t, min(w.at) AS visited FROM entries AS e INNER JOIN (${web(steps.visit)}) AS w ON e.ip = w.ip
       WHERE w.at >= e.t GROUP BY e.ip, e.t),
     visits AS (SELECT ip, t, visited FROM first_visits WHERE visited <= t + INTERVAL 7 DAY),
     conversions AS (
-      SELECT DISTINCT v.ip AS ip, v.t AS t FROM visits AS v INNER JOIN (${web('conversion')}) AS c ON v.ip = c.ip
+      SELECT DISTINCT v.ip AS ip, v.t AS t FROM visits AS v INNER JOIN (${web(steps.conversion)}) AS c ON v.ip = c.ip
       WHERE c.at >= v.visited AND c.at <= v.visited + INTERVAL 7 DAY)`;
 }

@@ -217,12 +217,19 @@ describe('places from the IP database', () => {
       await warehouse.client().command({
         query: `INSERT INTO ${scratch}.podcast_events (account_id, ts, ip, ip4, city, country) SELECT 'a', now(), toIPv6('2001:630:212::1'), toIPv4(0), 'Atlantis', 'Nowhere'`,
       });
+      // A website visitor too: IPv4 (its ip the mapped address, as an import writes it), and IPv6 (ip4 0.0.0.0).
+      await warehouse.client().command({
+        query: `INSERT INTO ${scratch}.web_events (account_id, track_ts, ip, ip4, city, country) VALUES
+          ('a', now(), toIPv6('::ffff:129.132.10.20'), toIPv4('129.132.10.20'), 'Atlantis', 'Nowhere'),
+          ('a', now(), toIPv6('2001:630:212::1'), toIPv4(0), 'Atlantis', 'Nowhere')`,
+      });
       const done = await refreshPlaces(warehouse, undefined, scratch);
       expect(done.map((d) => [d.table, d.rows])).toEqual([
         ['downloads', 3],
         ['podcast_events', 2],
-        ['web_events', 0],
+        ['web_events', 2],
       ]);
+      expect(await rows(`SELECT country FROM ${scratch}.web_events ORDER BY ip4`)).toEqual([{ country: 'United Kingdom' }, { country: 'Switzerland' }]);
       expect(await rows(`SELECT country, continent, timezone FROM ${scratch}.downloads ORDER BY ip4`)).toEqual([
         { country: '', continent: '', timezone: '' },
         { country: 'United Kingdom', continent: 'Europe', timezone: 'Europe/London' },

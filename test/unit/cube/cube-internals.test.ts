@@ -122,6 +122,7 @@ const EXPECTED: Expectation[] = [
       'allowUngroupedWithoutPrimaryKey',
       'convertTzForRawTimeDimension',
       'sqlCache',
+      'dialectClass',
     ],
   },
   {

@@ -8,6 +8,7 @@ const SETTINGS: CompileSettings = {
   allowUngroupedWithoutPrimaryKey: true,
   convertTzForRawTimeDimension: false,
   sqlCache: true,
+  dialect: { visit: "(se_category = '')", conversion: "((se_category = 'conversion'))" },
 };
 const FILES = [
   { fileName: 'A.yml', content: 'cubes: []' },
@@ -27,4 +28,8 @@ it('differs when a file, its name, the folder or a setting differs', () => {
   for (const name of Object.keys(SETTINGS) as (keyof CompileSettings)[]) {
     expect(compiledModelsKey('/models', FILES, { ...SETTINGS, [name]: 'other' })).not.toBe(key);
   }
+  // A setting's value is taken whole, its own keys included.
+  expect(
+    compiledModelsKey('/models', FILES, { ...SETTINGS, dialect: { visit: "(se_category = 'player')", conversion: "((se_category = 'conversion'))" } }),
+  ).not.toBe(key);
 });

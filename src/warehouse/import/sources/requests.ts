@@ -1,27 +1,24 @@
-import { quoteIdentifier, sqlLiteral, withClause } from '../sql';
-import { REQUEST_PLACES } from '../derive/downloads';
-import { classifiedSql, cleanSql, uaNameSql, userAgentConstants } from '../derive/user-agents';
-import type { ImportOptions } from './import';
-import type { Lines } from './lines';
+import { REQUEST_PLACES } from '../../derive/downloads';
+import { rederive } from '../../derive/rederive';
+import { sqlLiteral, withClause } from '../../sql';
+import { classifiedSql, cleanSql, compileUserAgentPatterns, uaNameSql, userAgentConstants } from '../../derive/user-agents';
+import { addressSql, csvFormat, FIRST_TIME, isoTimePattern, LAST_EPOCH_SECOND, LAST_TIME, ndjsonFormat, outsideTimesSql, parquetFormat } from '../formats';
+import { openSource } from '../lines';
+import { ImportRefused, type Accessors, type Format, type ImportOptions, type Lines, type Source } from '../source';
 
 /**
- * What a line of an import must hold to become a request in podcast_events:
- * the canonical record's fields, how each format's line gives them
- * (accessors), and the SQL that parses and checks them (the first reason a
- * row cannot be imported), then writes the valid ones in podcast_events'
- * layout.
+ * Request logs of the tracking prefix into podcast_events, and the downloads
+ * derived from them: the canonical record's fields, how each format's line
+ * gives them (accessors), the SQL that parses and checks them (the first
+ * reason a row cannot be imported), then writes the valid ones in
+ * podcast_events' layout.
  */
-export const IMPORT_FORMATS = ['ndjson', 'csv', 'cloudfront'] as const;
-export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /**
  * The canonical record's fields, named like OP3's exports where a name exists. `requestId` is optional: the request's
  * own id, by which a second delivery of it is recognised (requestIdSql).
  */
 export const FIELDS = ['time', 'ip', 'method', 'status', 'url', 'userAgent', 'referer', 'range', 'account', 'requestId'];
-
-/** A file refused as a whole before any row is read (e.g. an unknown CSV column). */
-export class ImportRefused extends Error {}
 
 /**
  * CloudFront standard logs write each field's value with the bytes 0–32 and 127 and over and the characters
@@ -31,7 +28,7 @@ export class ImportRefused extends Error {}
  * `Pocket%20Casts` came out as `Pocket Casts`: another listener). A `-` is an empty field. The URL is the one
  * requested: `https://`, the Host header, the path (cs-uri-stem) and the query (cs-uri-query, logged without its `?`).
  */
-export function cloudFrontAccessors(fields: string[]): Accessors {
+function cloudFrontAccessors(fields: string[]): Accessors {
   const column = (name: string) => {
     const i = fields.indexOf(name);
     if (i < 0) return "''";
@@ -60,59 +57,40 @@ export function cloudFrontAccessors(fields: string[]): Accessors {
     text: (f) => text[f],
     raw: (f) => text[f],
     has: () => 'false',
+    json: false,
     unknown: 'CAST([] AS Array(String))',
     isRecord: `length(cloudfront_cells) = ${fields.length}`,
+    notARecord: 'not as many tab-separated fields as #Fields names',
     line: 'raw',
   };
 }
 
-/** How the validation reads a field of a line, and the line's text for the reject file. */
-export interface Accessors {
-  /** Columns (`expr AS name`) the others read, computed once per line. */
-  columns: string;
-  text(field: string): string;
-  /** The field's JSON token (a number stays unquoted), or its text for CSV. */
-  raw(field: string): string;
-  has(field: string): string;
-  unknown: string;
-  isRecord: string;
-  line: string;
-}
-
 /**
- * NDJSON: each line is parsed once, into its keys and their values as JSON
- * tokens (a string quoted, a number as written); a string field's text is
- * its token unquoted.
+ * CloudFront standard access logs: tab-separated, the columns named by the
+ * `#Fields:` header line. They log the byte range served (sc-range-start,
+ * sc-range-end) rather than the Range header, and URL-encode every field
+ * (cloudFrontAccessors).
  */
-export const JSON_ACCESSORS: Accessors = {
-  columns: `JSONExtractKeysAndValuesRaw(raw) AS json_fields, json_fields.1 AS json_keys, json_fields.2 AS json_values`,
-  text: (f) => `if(startsWith(${JSON_ACCESSORS.raw(f)}, '"'), JSONExtractString(${JSON_ACCESSORS.raw(f)}), ${JSON_ACCESSORS.raw(f)})`,
-  // The first occurrence of the key, as JSONExtractRaw takes it; '' when there is none.
-  raw: (f) => `json_values[indexOf(json_keys, ${sqlLiteral(f)})]`,
-  has: (f) => `has(json_keys, ${sqlLiteral(f)})`,
-  unknown: `arrayFilter(k -> NOT has(${sqlLiteral(FIELDS)}, k), json_keys)`,
-  // A line that is not a JSON object parses to no keys (isValidJSON would parse each line a second time).
-  isRecord: `notEmpty(json_keys) OR match(raw, '^\\s*[{]\\s*[}]\\s*$')`,
-  line: 'raw',
+const CLOUDFRONT: Format = {
+  reader: 'lines',
+  comment: '#',
+  header: cloudFrontFields,
+  accessors: cloudFrontAccessors,
 };
 
-export function csvAccessors(header: string[]): Accessors {
-  return {
-    columns: 'csv_extra',
-    text: (f) => quoteIdentifier(f),
-    raw: (f) => quoteIdentifier(f),
-    has: (f) => (header.includes(f) ? 'true' : 'false'),
-    unknown: 'CAST([] AS Array(String))',
-    isRecord: `csv_extra = ''`,
-    line: `toJSONString(map(${FIELDS.map((f) => `${sqlLiteral(f)}, ${quoteIdentifier(f)}`).join(', ')}))`,
-  };
+async function cloudFrontFields(source: string, name: string): Promise<string[]> {
+  let text = '';
+  for await (const chunk of openSource(source)) {
+    text += (chunk as Buffer).toString('utf8');
+    const fields = /^#Fields:(.*)$/m.exec(text);
+    if (fields && text.indexOf('\n', fields.index) >= 0) return fields[1].trim().split(/\s+/);
+    if (text.length > 65_536) break;
+  }
+  throw new ImportRefused(`${name}: no #Fields: header line, which CloudFront standard logs start with`);
 }
 
-/** The checked rows: their parsed columns, the first reason a row cannot be imported ('' when it can), and the line's text for rejected rows. */
-export const CHECKED_COLUMNS = [
-  'line UInt64',
-  'raw String',
-  'reason String',
+/** The checked rows' parsed columns. */
+const CHECKED = [
   "ts DateTime('UTC')",
   'ip IPv6',
   'ip4 IPv4',
@@ -128,78 +106,23 @@ export const CHECKED_COLUMNS = [
   'request_key String',
 ];
 
-/**
- * Blocks of at most 128k rows / 64 MB on their way into the staging table
- * (1M rows by default): a block is held, sorted and written with its
- * projection at once, and ClickHouse's default let the import's memory grow
- * by most of a gigabyte. Two threads write the views' blocks side by side.
- * A view writes each block as it comes (its blocks are the insert's, already
- * that size), rather than gathering them to that size: the user-agent view's
- * few rows per block would otherwise reach its table only at the end.
- * The file is read and checked in blocks of 8,192 lines (65,536 by
- * default): each of the check's thirty-odd columns is a block long, and at
- * 65,536 lines the check alone grew RSS by about 350 MB (about 170 MB at
- * 8,192; a million NDJSON requests, `FORMAT Null`).
- */
-const INSERT_SETTINGS =
-  'max_block_size = 8192, max_insert_threads = 2, min_insert_block_size_rows = 131072, min_insert_block_size_bytes = 67108864, min_insert_block_size_rows_for_materialized_views = 1, min_insert_block_size_bytes_for_materialized_views = 1';
-
-/**
- * The times `podcast_events.ts` (DateTime) holds: ClickHouse wraps a time
- * outside them silently (epoch milliseconds read as seconds landed in 2046,
- * 1960 in 2096), so the check refuses them by name.
- */
-const LAST_EPOCH_SECOND = 2 ** 32 - 1;
-const FIRST_TIME = '1970-01-01T00:00:00Z';
-const LAST_TIME = '2106-02-07T06:28:15Z';
-
-/**
- * ISO 8601 with a zone, extended (`2026-01-05T23:30:00.250+05:30`, a space
- * for the T as RFC 3339 allows) or basic (`20260105T233000Z`). Each field
- * is held to its range here: ClickHouse's best-effort parser, which reads the
- * matched text, rolls `T25:00` into the next day and takes an offset of +25:00.
- */
-const ISO_TIME = (() => {
-  const [month, day, hour, sixty] = ['(0[1-9]|1[0-2])', '(0[1-9]|[12][0-9]|3[01])', '([01][0-9]|2[0-3])', '[0-5][0-9]'];
-  const fraction = '([.][0-9]+)?';
-  const zone = `(Z|[+-]${hour}(:?${sixty})?)`;
-  const extended = `[0-9]{4}-${month}-${day}[T ]${hour}:${sixty}(:${sixty}${fraction})?`;
-  const basic = `[0-9]{4}${month}${day}T${hour}${sixty}${sixty}${fraction}`;
-  return `^(${extended}|${basic})${zone}$`;
-})();
-
-export function validateSql(lines: Lines, a: Accessors, options: ImportOptions): string {
-  return `
-    SELECT line, if(reason = '', '', line_text) AS raw, reason,
-      ts, ip, ip4, method, status, url, token, media, raw_ua, referer, byte_range, account_id, request_key
-    FROM (${parseSql(lines, a, options)})
-    SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`;
-}
-
-/**
- * Each line's fields, checked. An IPv4 client logged IPv4-mapped
- * (`::ffff:a.b.c.d`, as dual-stack servers write it) gets that IPv4 address
- * as its `ip4`, as one logged `a.b.c.d` does: the places, the funnel and the
- * PodcastEvents → WebEvents join read ip4.
- */
-function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
+/** Each line's fields, checked (the address: addressSql). */
+function checkSql(lines: Lines, a: Accessors, options: ImportOptions): string {
   const prefix = sqlLiteral(options.trackingPrefix);
   // A row's own account stands when it names one; with --account too it must be that one: a row routed to
   // another account than the one the operator named would be a silent move of a network's data.
   const fileAccount = sqlLiteral(options.account ?? '');
   const otherAccount = options.account ? `row_account NOT IN ('', ${fileAccount})` : 'false';
   return `
-    SELECT line, ${a.line} AS line_text, ${a.columns},
+    SELECT line, ${a.line} AS line_text, ${a.columns ? `${a.columns},` : ''}
       ${a.text('time')} AS time_text,
       match(time_text, '^[0-9]+([.][0-9]+)?$') AS time_epoch,
       multiIf(
         time_epoch, if(toFloat64(time_text) <= ${LAST_EPOCH_SECOND}, fromUnixTimestamp64Milli(toInt64(toFloat64(time_text) * 1000), 'UTC'), NULL),
-        match(time_text, ${sqlLiteral(ISO_TIME)}), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
+        match(time_text, ${sqlLiteral(isoTimePattern('required'))}), parseDateTime64BestEffortOrNull(time_text, 3, 'UTC'),
         NULL) AS time64,
       toDateTime(ifNull(time64, toDateTime64(0, 3, 'UTC')), 'UTC') AS ts,
-      ${a.text('ip')} AS ip_text,
-      multiIf(isIPv4String(ip_text), toIPv6(toIPv4(ip_text)), isIPv6String(ip_text), toIPv6(ip_text), toIPv6('::')) AS ip,
-      multiIf(isIPv4String(ip_text), toIPv4(ip_text), isIPAddressInRange(IPv6NumToString(ip), '::ffff:0:0/96'), toIPv4(substring(IPv6NumToString(ip), 8)), toIPv4(0)) AS ip4,
+      ${addressSql(a.text('ip'))},
       ${a.text('method')} AS method,
       ${a.raw('status')} AS status_raw,
       if(status_raw = '', 200, toUInt16OrZero(status_raw)) AS status,
@@ -212,22 +135,22 @@ function parseSql(lines: Lines, a: Accessors, options: ImportOptions): string {
       if(${a.has('account')}, ${a.text('account')}, '') AS row_account,
       if(row_account != '', row_account, ${fileAccount}) AS account_id,
       ${a.raw('requestId')} AS request_key_raw,
-      ${options.format === 'ndjson' ? `if(request_key_raw = 'null', '', ${a.text('requestId')})` : a.text('requestId')} AS request_key,
+      ${a.json ? `if(request_key_raw = 'null', '', ${a.text('requestId')})` : a.text('requestId')} AS request_key,
       ${options.ignoreUnknown ? 'CAST([] AS Array(String))' : a.unknown} AS unknown,
       multiIf(
-        NOT (${a.isRecord}), ${sqlLiteral(options.format === 'cloudfront' ? 'not as many tab-separated fields as #Fields names' : options.format === 'csv' ? 'not a CSV record: more fields than the header names' : 'not a JSON object')},
+        NOT (${a.isRecord}), ${sqlLiteral(a.notARecord)},
         length(unknown) > 0, concat('unknown field ', unknown[1], ' (--ignore-unknown skips unknown fields)'),
         time64 IS NULL AND time_epoch, 'time is epoch seconds past ${LAST_TIME} (epoch milliseconds are not read)',
         time64 IS NULL, 'time is not an ISO 8601 time with a zone or epoch seconds',
-        time64 < toDateTime64(0, 3, 'UTC') OR time64 > toDateTime64(${LAST_EPOCH_SECOND}, 3, 'UTC'), 'time is outside ${FIRST_TIME} … ${LAST_TIME}, the times the warehouse holds',
+        ${outsideTimesSql('time64')}, 'time is outside ${FIRST_TIME} … ${LAST_TIME}, the times the warehouse holds',
         NOT isIPv4String(ip_text) AND NOT isIPv6String(ip_text), concat('ip is not an IPv4 or IPv6 address: ', ip_text),
         method = '', 'method is missing',
         status_raw != '' AND NOT match(status_raw, '^[0-9]{1,3}$'), 'status is not an HTTP status code',
         token = '', concat('url is not under the tracking prefix ', ${prefix}, ' followed by a token and the media path'),
         account_id = '', 'no account: give the row an account field or the file --account',
         ${otherAccount}, concat('account ', row_account, ' differs from --account ', ${fileAccount}),
-        ${options.format === 'ndjson' ? `request_key_raw NOT IN ('', 'null') AND NOT match(request_key_raw, '^("|-?[0-9])')` : 'false'}, 'requestId is not a string or a number',
-        '') AS reason
+        ${a.json ? `request_key_raw NOT IN ('', 'null') AND NOT match(request_key_raw, '^("|-?[0-9])')` : 'false'}, 'requestId is not a string or a number',
+        '') AS reason, '' AS skip
     FROM ${lines.from}`;
 }
 
@@ -255,7 +178,7 @@ function prefixPattern(prefix: string): string {
  * row cost about 2 CPU s per million rows; a million rows of the benchmark
  * hold 48 distinct agents.
  */
-export function eventsSql(checked: string, agents: string, id: string, options: ImportOptions): string {
+function eventsSql(checked: string, agents: string, id: string, options: ImportOptions): string {
   const places = options.derivation.places ?? REQUEST_PLACES;
   return `
 ${withClause({ ...userAgentConstants(options.derivation.userAgents), ...places.constants })}
@@ -275,7 +198,7 @@ FROM (
  * The request_id of a request that carries its own id (`key`: CloudFront's x-edge-request-id, the requestId field):
  * the name-based UUID, version 5 (RFC 9562 5.5: SHA-1), in the namespace REQUEST_ID_NAMESPACE, of the name
  * `<length of the account>:<account><epoch seconds>:<key>`. The same request delivered again, by the same file or
- * another, has the same request_id, by which the import finds it already stored (import.ts, withoutDuplicates). The
+ * another, has the same request_id, by which the import finds it already stored (duplicates.ts). The
  * time is part of the name, so the copies of a request lie at one time, which is all the import searches; the same
  * id at another time is another request.
  */
@@ -295,8 +218,46 @@ export function carriesIdSql(requestId: string): string {
 export const REQUEST_ID_NAMESPACE = '0f6ef21c-45f8-4345-ba53-361229a5a02a';
 
 /** Each block's distinct valid user agents with their app name, for eventsSql's lookup. */
-export function agentsSql(checked: string, options: ImportOptions): string {
+function agentsSql(checked: string, options: ImportOptions): string {
   return `
 ${withClause(userAgentConstants(options.derivation.userAgents))}
 SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${checked} WHERE reason = ''`, 'raw_ua', options.derivation.userAgents)})`;
 }
+
+export const REQUESTS: Source = {
+  name: 'requests',
+  row: { one: 'request', many: 'requests' },
+  formats: { ndjson: ndjsonFormat(FIELDS), csv: csvFormat(FIELDS), cloudfront: CLOUDFRONT, parquet: parquetFormat(FIELDS) },
+  fields: FIELDS,
+  rowAccounts: true,
+  target: 'podcast_events',
+  time: 'ts',
+  checked: CHECKED,
+  check: checkSql,
+  async stage({ client, options, id, checked, table, joinName }) {
+    // The validation's views classify user agents, and making a view already compiles the pattern sets it scans: they are compiled
+    // first, each in a statement of its own.
+    await compileUserAgentPatterns(client, options.derivation.userAgents);
+    return {
+      tables: { agents: '(raw_ua String, parsed_ua String) ENGINE = Join(ANY, LEFT, raw_ua) SETTINGS persistent = 0' },
+      rows: eventsSql(checked, joinName('agents'), id, options),
+      // Made after the rows' view: chDB ran each block through the view made last first, so a block's agents are known when its
+      // rows are written (made before, the first block's rows were classified in their rows); the answer is the same either way.
+      views: [{ kind: 'to_agents', to: table('agents'), select: agentsSql(checked, options) }],
+    };
+  },
+  duplicates: {
+    id: 'request_id',
+    identified: carriesIdSql('request_id'),
+    within: 'id',
+    fields: 'cityHash64(ts, ip, method, status, url, raw_ua, referer, byte_range)',
+  },
+  counts: ['downloads'],
+  async derive({ client, options, from, to, accounts, progress }) {
+    progress('deriving downloads');
+    return { downloads: await rederive(client, options.database, options.derivation, from, to, accounts, options.statementRows) };
+  },
+  async undo({ client, options, from, to, accounts }) {
+    await rederive(client, options.database, options.derivation, from, to, accounts, options.statementRows);
+  },
+};
