@@ -1,9 +1,9 @@
 import request from 'supertest';
-import { looksLikeKey } from '../../src/keys/key';
-import { createKey, readKeyFile, revokeKey } from '../../src/keys/store';
-import { API_KEY } from './support/constants';
-import { defaultService } from './support/default-service';
-import { startService, type TestService } from './support/service';
+import { looksLikeKey } from '../../../src/keys/key';
+import { createKey, readKeyFile, revokeKey } from '../../../src/keys/store';
+import { API_KEY } from '../support/constants';
+import { defaultService } from '../support/default-service';
+import { startService, type TestService } from '../support/service';
 
 let service: TestService;
 beforeAll(async () => {

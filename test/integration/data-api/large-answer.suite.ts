@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { withDefaultService } from './support/default-service';
+import { API_KEY } from '../support/constants';
+import { withDefaultService } from '../support/default-service';
 
 /**
  * An answer of thousands of rows, which Cube's transform and the JSON

@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { startService, type TestService } from './support/service';
+import { API_KEY } from '../support/constants';
+import { startService, type TestService } from '../support/service';
 
 let service: TestService;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { startService, type TestService } from './support/service';
+import { API_KEY } from '../support/constants';
+import { startService, type TestService } from '../support/service';
 
-const SLOW_SCHEMA = path.join(__dirname, 'fixtures', 'slow-schema');
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 
 describe('a query that outlives one "Continue wait" round', () => {
   let service: TestService;

@@ -1,8 +1,8 @@
 import request from 'supertest';
-import { EXPECTED_SCHEMAS } from './contract/spec-meta';
-import { funnelStepsSql, UTM_SOURCE_MEDIUM_SQL } from './support/catalog';
-import { API_KEY } from './support/constants';
-import { withOwnService } from './support/default-service';
+import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
+import { funnelStepsSql, UTM_SOURCE_MEDIUM_SQL } from '../support/catalog';
+import { API_KEY } from '../support/constants';
+import { withOwnService } from '../support/default-service';
 
 const suite = withOwnService();
 

@@ -1,8 +1,8 @@
 import request from 'supertest';
-import { EXPECTED_SCHEMAS } from './contract/spec-meta';
-import { API_KEY } from './support/constants';
-import { defaultService } from './support/default-service';
-import type { TestService } from './support/service';
+import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
+import { API_KEY } from '../support/constants';
+import { defaultService } from '../support/default-service';
+import type { TestService } from '../support/service';
 
 let service: TestService;
 beforeAll(async () => {

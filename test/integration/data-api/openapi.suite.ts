@@ -6,13 +6,13 @@ import { promisify } from 'node:util';
 import express from 'express';
 import OpenAPIBackend from 'openapi-backend';
 import request from 'supertest';
-import { STATUS_BY_CODE } from '../../src/http/errors';
-import { openApiDocument } from '../../src/http/openapi';
-import { takeContractViolations, withContractChecks } from './support/contract';
-import { startService, type TestService } from './support/service';
+import { STATUS_BY_CODE } from '../../../src/http/errors';
+import { openApiDocument } from '../../../src/http/openapi';
+import { takeContractViolations, withContractChecks } from '../support/contract';
+import { startService, type TestService } from '../support/service';
 
-const ROOT = path.join(__dirname, '..', '..');
-const SLOW_SCHEMA = path.join(__dirname, 'fixtures', 'slow-schema');
+const ROOT = path.join(__dirname, '..', '..', '..');
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 const OPERATIONS = [
   ['/v1/data/meta/', 'get'],
   ['/v1/data/load/', 'get'],

@@ -9,10 +9,10 @@
  * (JSONCompact, one JSON.parse), byte for byte.
  */
 import request from 'supertest';
-import { createDriverFactory } from '../../src/cube/engine/driver';
-import { API_KEY } from './support/constants';
-import { openOracle, startService, type Oracle, type TestService } from './support/service';
-import { modelDir, removeModelDirs } from './models/support';
+import { createDriverFactory } from '../../../src/cube/engine/driver';
+import { API_KEY } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { modelDir, removeModelDirs } from '../models/support';
 
 const DB = 'typed_answers';
 /** More rows than a slice of the driver's reading (1,000 lines), so an answer spans several. */

@@ -12,7 +12,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { models, modelDir, problemLines } from './support';
+import { models, modelDir, problemLines, removeModelDirs } from './support';
 
 // ../shared/conformance beside the repository (one level further up from a git worktree under wt/).
 const REPO = path.resolve(__dirname, '..', '..', '..');
@@ -75,6 +75,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await oracle.command(`DROP DATABASE IF EXISTS ${DB}`);
   await oracle.close();
+  // After the describes' own hooks, which close the services over the directories.
+  removeModelDirs();
 });
 
 describe('validate', () => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { modelDir } from './support';
+import { modelDir, removeModelDirs } from './support';
 
 // Two small cubes rather than schema/: every reload compiles the directory, and a broken one twice.
 const PLAYS = `# access: account
@@ -63,6 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service.close();
   await oracle.close();
+  removeModelDirs();
 });
 
 type LogLine = { msg: string; level?: string; dir?: string; problems?: string[] };

@@ -7,7 +7,7 @@
 import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { models, modelDir, problemLines } from './support';
+import { models, modelDir, problemLines, removeModelDirs } from './support';
 
 const DB = 'other_team';
 const PLAYS = `cubes:
@@ -48,6 +48,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await oracle.rows(`DROP DATABASE IF EXISTS ${DB}`);
   await oracle.close();
+  // After the describes' own hooks, which close the services over the directory.
+  removeModelDirs();
 });
 
 it('validates without an access declaration or an account filter', async () => {

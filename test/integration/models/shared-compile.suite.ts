@@ -8,7 +8,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { modelDir } from './support';
+import { modelDir, removeModelDirs } from './support';
 
 const charts = (title: string) => `# access: public
 cubes:
@@ -66,6 +66,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const started of [first, second, other]) await started?.service.close();
   await oracle.close();
+  removeModelDirs();
 });
 
 it('a second service on the same model files takes the models the first compiled, and answers as SQL does', async () => {

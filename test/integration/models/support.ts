@@ -11,7 +11,7 @@ const made: string[] = [];
 
 /**
  * A fresh model directory holding the given files (name → content), or a copy of schema/; removed by
- * removeModelDirs (lifecycle-models-rollups.test.ts, after every suite's services, which may watch one, have closed).
+ * removeModelDirs, which the suite calls once its services, which may watch one, have closed.
  */
 export function modelDir(files: Record<string, string> | 'schema'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-models-'));

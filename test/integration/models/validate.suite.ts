@@ -5,7 +5,9 @@
  * account_id column, channel_ranks does not).
  */
 import { startService } from '../support/service';
-import { models, modelDir, problemLines, SCHEMA_DIR } from './support';
+import { models, modelDir, problemLines, removeModelDirs, SCHEMA_DIR } from './support';
+
+afterAll(removeModelDirs);
 
 /** A cube selecting `from`, with a count and a country, after the file's `head` lines. */
 const owned = (name: string, head: string, from: string) =>

@@ -1,0 +1,51 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleProblems, suitesOf } from '../../integration/support/bundles';
+
+/**
+ * The test files themselves: every integration suite runs, once. A suite runs only inside a bundle, the jest file of
+ * its folder (test/integration/support/bundles.js), so one in no bundle's folders would never run, and one in two
+ * would run twice. The bundles check the same when they load, so the integration tier fails too.
+ */
+describe('the integration bundles', () => {
+  it('run every suite of test/integration exactly once', () => {
+    expect(bundleProblems()).toEqual([]);
+  });
+
+  describe('over a planted tree', () => {
+    let root: string;
+    const plant = (file: string) => {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), '');
+    };
+    beforeEach(() => {
+      root = mkdtempSync(path.join(os.tmpdir(), 'bundles-'));
+      for (const file of ['one.test.ts', 'two.test.ts', 'a/x.suite.ts', 'a/deeper/y.suite.ts', 'b/z.suite.ts', 'b/helper.ts']) plant(file);
+    });
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+    const bundles = { 'one.test.ts': ['a'], 'two.test.ts': ['b'] };
+
+    it('finds a folder’s suites at any depth, and nothing else', () => {
+      expect(bundleProblems(root, bundles)).toEqual([]);
+      expect(suitesOf('one.test.ts', root, bundles)).toEqual(['a/deeper/y', 'a/x']);
+      expect(suitesOf('two.test.ts', root, bundles)).toEqual(['b/z']);
+    });
+
+    it('names a suite in no bundle’s folders, one in two bundles’, a folder without suites and a missing bundle', () => {
+      plant('c/new.suite.ts');
+      plant('top.suite.ts');
+      plant('d/helper.ts');
+      const problems = bundleProblems(root, { ...bundles, 'two.test.ts': ['a', 'b', 'd'], 'three.test.ts': ['b'] });
+      expect(problems).toEqual([
+        'a/deeper/y.suite.ts is in the folders of one.test.ts and two.test.ts, so it runs 2 times',
+        'a/x.suite.ts is in the folders of one.test.ts and two.test.ts, so it runs 2 times',
+        'b/z.suite.ts is in the folders of two.test.ts and three.test.ts, so it runs 2 times',
+        "c/new.suite.ts is in no bundle's folders, so no jest file runs it",
+        "top.suite.ts is in no bundle's folders, so no jest file runs it",
+        "two.test.ts's folder d holds no suite",
+        'three.test.ts is missing',
+      ]);
+    });
+  });
+});
