@@ -227,7 +227,6 @@ describe('a query that outlives one "Continue wait" round', () => {
   afterAll(() => slow.close());
 
   it('is waited for by the service: the client gets the result, never "Continue wait"', async () => {
-    // Another query than test/integration/data-api/load-timeout.suite.ts's, so no cached answer is served.
     const query = { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] };
     const res = await load(slow, query, { api: 'cubejs', get: true, key: null }).set('authorization', API_KEY).expect(200);
     expect(res.body.data).toEqual([{ 'Slow.count': '8' }]);

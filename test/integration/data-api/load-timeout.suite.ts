@@ -26,7 +26,6 @@ describe('a query that outlives the query timeout', () => {
   afterAll(() => service.close());
 
   it('answers 504 query_timeout with a JSON error', async () => {
-    // Another query than above: Cube's in-memory result cache is shared by the process.
     const query = { measures: ['Slow.count'], dimensions: ['Slow.number'] };
     const res = await load(service, query).expect(504);
     expect(res.body).toMatchObject({ code: 'query_timeout', error: expect.stringMatching(/2 s/) });

@@ -165,8 +165,11 @@ describe('duplicates, which Cube would resolve by keeping one definition silentl
 });
 
 describe('sql', () => {
-  const dir = modelDir({
-    'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
+  let dir: string;
+  beforeAll(() => {
+    dir = modelDir({
+      'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
+    });
   });
 
   it("prints the SQL Cube generates, with the key's account as a parameter", async () => {

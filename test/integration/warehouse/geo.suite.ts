@@ -25,8 +25,6 @@ import { dataOf, load } from '../support/api';
  * The first load builds no dictionary; the one service of the suite builds
  * them during its start (the first test below), and every later lookup uses
  * what it built: geo_city's trie of 2.5M prefixes is built once per run.
- * First in api.test.ts, as when it was a file of its own: no service of the
- * jest file is open beside its load.
  */
 let warehouse: Warehouse;
 let firstLoad: GeoLoad;
