@@ -1,16 +1,42 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleProblems, suitesOf } from '../../integration/support/bundles';
+import { BUNDLES, bundleProblems, suitesOf } from '../../integration/support/bundles';
 
 const TEST_DIR = path.resolve(__dirname, '..', '..');
 
-/** The TypeScript files under test/<tier>, as paths from test/, but the models and data tests read (fixtures/). */
-const filesOf = (tier: string) =>
+const TIERS = ['unit', 'integration', 'system'];
+
+/** The files under test/<tier>, as paths from test/, but the models and data tests read (fixtures/). */
+const allFilesOf = (tier: string) =>
   readdirSync(path.join(TEST_DIR, tier), { recursive: true, encoding: 'utf8', withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .filter((entry) => entry.isFile())
     .map((entry) => path.relative(TEST_DIR, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
     .filter((file) => !file.split('/').includes('fixtures'));
+const filesOf = (tier: string) => allFilesOf(tier).filter((file) => file.endsWith('.ts'));
+
+/** docs/testing.md, "Test files and their names": `<topic>[.security].<test|suite>.ts`, the topic lower-case words joined by `-`. */
+const TEST_NAME = /^[a-z0-9]+(-[a-z0-9]+)*(\.security)?\.(test|suite)\.ts$/;
+/** What jest would take for a test file of its own (its default testMatch), in any naming. */
+const JEST_MATCH = /(^|\/)__tests__\/|\.(test|spec)\.[cm]?[jt]sx?$/;
+/** A call that registers a test or a group at a file's top level. */
+const REGISTERS = /^(describe|it|test)(\.\w+)*\(/m;
+
+/** Why a file under test/ breaks the naming scheme, or undefined. */
+function misnamed(file: string): string | undefined {
+  const [tier, ...rest] = file.split('/');
+  const name = rest.at(-1)!;
+  const test = name.endsWith('.test.ts') || name.endsWith('.suite.ts');
+  if (!test) {
+    if (JEST_MATCH.test(file)) return 'jest would run it as a test file: name it <topic>.test.ts or <topic>.suite.ts';
+    if (file.endsWith('.ts') && REGISTERS.test(readFileSync(path.join(TEST_DIR, file), 'utf8'))) return 'registers tests, but no jest file runs it';
+    return undefined;
+  }
+  if (!TEST_NAME.test(name)) return 'not <topic>[.security].test.ts or <topic>[.security].suite.ts';
+  if (name.endsWith('.suite.ts') && (tier !== 'integration' || rest.length < 2)) return 'a suite outside an area folder of test/integration';
+  if (tier === 'integration' && rest.length === 1 && !(name in BUNDLES)) return 'a jest file at the top of test/integration that is not a bundle';
+  return undefined;
+}
 
 /**
  * The test files themselves: every integration suite runs, once. A suite runs only inside a bundle, the jest file of
@@ -56,6 +82,31 @@ describe('the integration bundles', () => {
         'three.test.ts is missing',
       ]);
     });
+  });
+});
+
+describe('test file names', () => {
+  it('follow one scheme, and every file that registers tests is run', () => {
+    const wrong = TIERS.flatMap(allFilesOf).flatMap((file) => {
+      const why = misnamed(file);
+      return why === undefined ? [] : [`${file}: ${why}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it.each([
+    ['unit/query/paging.test.ts', undefined],
+    ['integration/isolation/cubes.security.suite.ts', undefined],
+    ['integration/api.test.ts', undefined],
+    ['integration/data-api/load.happy.suite.ts', 'not <topic>[.security].test.ts or <topic>[.security].suite.ts'],
+    ['system/lifecycle/sigterm.process.test.ts', 'not <topic>[.security].test.ts or <topic>[.security].suite.ts'],
+    ['unit/query/Paging.test.ts', 'not <topic>[.security].test.ts or <topic>[.security].suite.ts'],
+    ['integration/limits/redis.spec.ts', 'jest would run it as a test file: name it <topic>.test.ts or <topic>.suite.ts'],
+    ['integration/load.suite.ts', 'a suite outside an area folder of test/integration'],
+    ['unit/query/paging.suite.ts', 'a suite outside an area folder of test/integration'],
+    ['integration/everything.test.ts', 'a jest file at the top of test/integration that is not a bundle'],
+  ])('%s: %s', (file, why) => {
+    expect(misnamed(file)).toBe(why);
   });
 });
 
