@@ -358,9 +358,10 @@ describeBrowser('the explorer page in Chromium', () => {
     expect(page.url()).toBe(link);
     await page.getByLabel('API key').fill(API_KEY);
     await page.getByRole('button', { name: 'Use key' }).click();
+    // "<n> cubes." once the key's meta is in; the status before it ("… list the cubes.") must not match.
     await page
       .locator('#status')
-      .getByText(/cubes\./)
+      .getByText(/^\d+ cubes\.$/)
       .waitFor();
     return { page, sent };
   }
