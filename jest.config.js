@@ -33,7 +33,9 @@ const sandboxInjectedGlobals = [
   'Function',
   'Proxy',
 ];
-const base = { preset: 'ts-jest', testEnvironment: 'node', transform, sandboxInjectedGlobals };
+// Every file fails when a file before it in the same process left work running (test/support/exit-code-hooks.ts).
+const exitCodeHooks = '<rootDir>/test/support/exit-code-hooks.ts';
+const base = { preset: 'ts-jest', testEnvironment: 'node', transform, sandboxInjectedGlobals, setupFilesAfterEnv: [exitCodeHooks] };
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -58,7 +60,11 @@ module.exports = {
       // openapi-backend requires @apidevtools/json-schema-ref-parser, an ES module jest cannot load.
       moduleNameMapper: { '^@apidevtools/json-schema-ref-parser$': '<rootDir>/test/integration/support/esm/json-schema-ref-parser.cjs' },
       setupFiles: ['<rootDir>/test/integration/support/worker-data.ts', '<rootDir>/test/integration/support/clock.ts'],
-      setupFilesAfterEnv: ['<rootDir>/test/integration/support/contract-hooks.ts', '<rootDir>/test/integration/support/default-service-hooks.ts'],
+      setupFilesAfterEnv: [
+        exitCodeHooks,
+        '<rootDir>/test/integration/support/contract-hooks.ts',
+        '<rootDir>/test/integration/support/default-service-hooks.ts',
+      ],
     },
     {
       ...base,

@@ -1,14 +1,16 @@
-const { existsSync, readFileSync, statSync } = require('node:fs');
+const { statSync } = require('node:fs');
 const path = require('node:path');
+const { BUNDLES, INTEGRATION_DIR, SUITE, suitesOf } = require('./integration/support/bundles');
 // jest's own default sequencer (a dependency of jest 29.7.0 itself).
 const Sequencer = require('@jest/test-sequencer').default;
 
 /**
  * Jest starts the longest files first, so both workers stay busy to the end;
  * without times from an earlier run (a clean clone) it takes a file's size
- * for its length. A folder's file of suites (test/integration/support/suites.ts) is a few
- * lines naming them and would start last, leaving one worker alone with the
- * tier's longest files; here it weighs what its suites weigh.
+ * for its length. A bundle (test/integration/support/bundles.js), the file
+ * that runs its folders' suites, is a few lines and would start last,
+ * leaving one worker alone with the tier's longest files; here it weighs
+ * what its suites weigh.
  */
 class SuitesBySize extends Sequencer {
   sort(tests) {
@@ -24,16 +26,11 @@ class SuitesBySize extends Sequencer {
   }
 }
 
-/** A file's size, or for a file of suites the size of the suites it names (`'<folder>/<name>'` or `'<name>'` beside it). */
+/** A file's size, or for a bundle the size of its suites. */
 function sizeOf(file) {
-  const text = readFileSync(file, 'utf8');
-  const call = text.indexOf('runSuites(');
-  if (call < 0) return statSync(file).size;
-  const dir = path.dirname(file);
-  return [...text.slice(call).matchAll(/'([^']+)'/g)]
-    .map((match) => path.join(dir, `${match[1]}.suite.ts`))
-    .filter((suite) => existsSync(suite))
-    .reduce((sum, suite) => sum + statSync(suite).size, 0);
+  const bundle = path.basename(file);
+  if (path.dirname(file) !== INTEGRATION_DIR || !(bundle in BUNDLES)) return statSync(file).size;
+  return suitesOf(bundle).reduce((sum, suite) => sum + statSync(path.join(INTEGRATION_DIR, `${suite}${SUITE}`)).size, 0);
 }
 
 module.exports = SuitesBySize;

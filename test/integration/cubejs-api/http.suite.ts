@@ -1,9 +1,9 @@
 import path from 'node:path';
-import request from 'supertest';
 import { createKey } from '../../../src/keys/store';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
+import { load, meta, send, type Test } from '../support/api';
 
 /**
  * Cube's REST API at /cubejs-api/v1 over raw HTTP: where the key may come
@@ -35,14 +35,10 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
+// Without a key: each test sends its own, in the header it is about.
 const get = (route: string, query?: Record<string, unknown>, params: Record<string, string> = {}) =>
-  request(service.app)
-    .get(`${BASE}${route}`)
-    .query(query === undefined ? params : { query: JSON.stringify(query), ...params });
-const post = (route: string, body: unknown) =>
-  request(service.app)
-    .post(`${BASE}${route}`)
-    .send(body as object);
+  send(service, 'get', `${BASE}${route}`, { key: null }).query(query === undefined ? params : { query: JSON.stringify(query), ...params });
+const post = (route: string, body: unknown) => send(service, 'post', `${BASE}${route}`, { key: null }).send(body as object);
 
 /** A key with only the given scope, once the key ring has read it. */
 async function keyWithScope(scope: 'data:meta' | 'data:load'): Promise<string> {
@@ -155,11 +151,11 @@ describe("Cube's shapes", () => {
 });
 
 describe('errors, in the envelope', () => {
-  const as = <T extends request.Test>(req: T) => req.set('authorization', key);
+  const as = (req: Test) => req.set('authorization', key);
 
   it.each(['/load', '/sql', '/dry-run'])('%s: a missing or unreadable query answers 400', async (route) => {
     expectEnvelope(await as(get(route)), 'invalid_request', /query/);
-    expectEnvelope(await as(request(service.app).get(`${BASE}${route}?query=%7Bnot-json`)), 'invalid_json');
+    expectEnvelope(await as(send(service, 'get', `${BASE}${route}?query=%7Bnot-json`, { key: null })), 'invalid_json');
     expectEnvelope(await as(post(route, '{"query": ').type('json')), 'invalid_json');
     expectEnvelope(await as(post(route, { query: 'measures' })), 'invalid_request');
     expectEnvelope(await as(post(route, { query: [] })), 'invalid_request');
@@ -185,10 +181,10 @@ describe('errors, in the envelope', () => {
   });
 
   it('other methods answer 405 with Allow, unknown paths 404', async () => {
-    const put = await as(request(service.app).put(`${BASE}/load`));
+    const put = await as(send(service, 'put', `${BASE}/load`, { key: null }));
     expectEnvelope(put, 'method_not_allowed');
     expect(put.headers.allow).toBe('GET, POST');
-    expect((await as(request(service.app).post(`${BASE}/meta`))).headers.allow).toBe('GET');
+    expect((await as(send(service, 'post', `${BASE}/meta`, { key: null }))).headers.allow).toBe('GET');
     expectEnvelope(await as(get('/subscribe', QUERY)), 'not_found');
   });
 });
@@ -202,15 +198,14 @@ describe('limits shared with /v1, and CORS', () => {
 
   it("counts a key's requests to both APIs against one limit", async () => {
     // Refused before Cube runs, yet counted: the limit sits in front of the routes.
-    await request(limited.app).get('/v1/data/load').set('x-api-key', API_KEY).expect(400);
-    await request(limited.app).get(`${BASE}/load`).set('authorization', API_KEY).expect(400);
-    expectEnvelope(await request(limited.app).get(`${BASE}/meta`).set('authorization', API_KEY), 'rate_limited');
-    expectEnvelope(await request(limited.app).get('/v1/data/meta').set('x-api-key', API_KEY), 'rate_limited');
+    await send(limited, 'get', '/v1/data/load').expect(400);
+    await send(limited, 'get', `${BASE}/load`, { key: null }).set('authorization', API_KEY).expect(400);
+    expectEnvelope(await meta(limited, { api: 'cubejs', key: null }).set('authorization', API_KEY), 'rate_limited');
+    expectEnvelope(await meta(limited), 'rate_limited');
   });
 
   it("lets a browser send Cube's client headers: authorization and x-request-id", async () => {
-    const res = await request(limited.app)
-      .options(`${BASE}/load`)
+    const res = await send(limited, 'options', `${BASE}/load`, { key: null })
       .set('origin', 'https://app.example.com')
       .set('access-control-request-method', 'GET')
       .set('access-control-request-headers', 'authorization,x-request-id')
@@ -232,13 +227,8 @@ describe('a query that outlives one "Continue wait" round', () => {
   afterAll(() => slow.close());
 
   it('is waited for by the service: the client gets the result, never "Continue wait"', async () => {
-    // Another query than test/integration/load.timeout.suite.ts's, so no cached answer is served.
     const query = { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] };
-    const res = await request(slow.app)
-      .get(`${BASE}/load`)
-      .query({ query: JSON.stringify(query) })
-      .set('authorization', API_KEY)
-      .expect(200);
+    const res = await load(slow, query, { api: 'cubejs', get: true, key: null }).set('authorization', API_KEY).expect(200);
     expect(res.body.data).toEqual([{ 'Slow.count': '8' }]);
   });
 });

@@ -1,7 +1,6 @@
-import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY } from '../support/constants';
 import { withOwnService } from '../support/default-service';
+import { load, send } from '../support/api';
 
 /**
  * Mistakes a client can fix from the answer alone (issue 40 §4), on the
@@ -14,8 +13,7 @@ import { withOwnService } from '../support/default-service';
 
 const suite = withOwnService();
 
-const post = (path: string, body: string) => request(suite.service.app).post(path).set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
-const load = (query: Record<string, unknown>) => post('/v1/data/load/', JSON.stringify({ query }));
+const post = (path: string, body: string) => send(suite.service, 'post', path).type('json').send(body);
 
 describe('a filter value a number member cannot take', () => {
   it.each([
@@ -25,7 +23,7 @@ describe('a filter value a number member cannot take', () => {
     ['WebEvents.se_value', 'equals', '20 EUR'],
   ])('%s %s "%s": 400 naming the filter and the value', async (member, operator, value) => {
     const measure = member.startsWith('WebEvents') ? 'WebEvents.count' : 'Downloads.count';
-    const res = await load({ measures: [measure], filters: [{ member, operator, values: [value] }] });
+    const res = await load(suite.service, { measures: [measure], filters: [{ member, operator, values: [value] }] });
     expectEnvelope(
       res,
       'invalid_query',
@@ -35,7 +33,7 @@ describe('a filter value a number member cannot take', () => {
   });
 
   it('a number written as a string still filters', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['Downloads.count'],
       dimensions: ['Downloads.country'],
       filters: [{ member: 'Downloads.count', operator: 'gt', values: ['1'] }],
@@ -58,7 +56,7 @@ describe('a member in the wrong list', () => {
       'segments[0]: "Downloads.country" is a dimension, not a segment: list it in "dimensions".',
     ],
   ])('%j', async (query, message) => {
-    const res = await load(query);
+    const res = await load(suite.service, query);
     expectEnvelope(res, 'invalid_query');
     expect(res.body.error).toContain(message);
     expect(res.body.error).not.toMatch(/not found for path/);
@@ -66,13 +64,13 @@ describe('a member in the wrong list', () => {
 });
 
 it('an unknown member: the closest names of the models', async () => {
-  const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.contry'] });
+  const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.contry'] });
   expectEnvelope(
     res,
     'invalid_query',
     /^dimensions\[0\]: "Downloads\.contry" is not a member of the model; did you mean "Downloads\.country" \(a dimension\)\?/,
   );
-  const bare = await load({ measures: ['Downloads.count'], dimensions: ['continent'] });
+  const bare = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['continent'] });
   expectEnvelope(bare, 'invalid_query', /did you mean "Downloads\.continent" \(a dimension\)/);
 });
 
@@ -92,13 +90,13 @@ describe('granularities', () => {
       `dimensions[0]: the <Cube>.<time dimension>.<granularity> shorthand takes second, minute, hour, day, week, month, year; for quarters write {"dimension": "Downloads.ts", "granularity": "quarter"} in "timeDimensions".`,
     ],
   ])('%j', async (query, message) => {
-    const res = await load(query);
+    const res = await load(suite.service, query);
     expectEnvelope(res, 'invalid_query');
     expect(res.body.error).toBe(message);
   });
 
   it('quarter, as the refusal says it, answers', async () => {
-    await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'quarter' }] }).expect(200);
+    await load(suite.service, { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'quarter' }] }).expect(200);
   });
 });
 
@@ -111,7 +109,7 @@ describe('malformed JSON: where, on every JSON route', () => {
   });
 
   it.each(['/v1/data/load', '/v1/data/export', '/cubejs-api/v1/load'])('GET %s?query=', async (path) => {
-    const res = await request(suite.service.app).get(path).query({ query: '{"measures": [Downloads.count]}' }).set('x-api-key', API_KEY);
+    const res = await send(suite.service, 'get', path).query({ query: '{"measures": [Downloads.count]}' });
     expectEnvelope(res, 'invalid_json', /^The "query" URL parameter is not valid JSON: invalid symbol on line 1, column 15 \(offset 14\)\.$/);
   });
 

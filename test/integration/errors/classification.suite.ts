@@ -1,8 +1,7 @@
 import path from 'node:path';
-import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 /**
  * A database error is the client's only when the query's own values caused
@@ -39,13 +38,11 @@ afterAll(async () => {
   await demo.close();
 });
 
-const load = (query: object, on = service) => request(on.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-
 it.each([
   ['a table that no longer exists', { measures: ['Broken.count'] }, /vanishing_table/],
   ['a column that no longer exists', { measures: ['Numbers.count'], dimensions: ['Numbers.missing'] }, /vanishing_column/],
 ])('%s in the model: 500 internal, the detail in the log only', async (_label, query, detail) => {
-  const res = await load(query);
+  const res = await load(service, query);
   expectEnvelope(res, 'internal');
   expect(res.body.error).not.toMatch(detail);
   const logged = lines.filter((line) => line.level === 'error' && line.requestId === res.body.requestId);
@@ -54,7 +51,7 @@ it.each([
 });
 
 it('the same model answers a sound query', async () => {
-  const res = await load({ measures: ['Numbers.count'] }).expect(200);
+  const res = await load(service, { measures: ['Numbers.count'] }).expect(200);
   expect(res.body.data).toEqual([{ 'Numbers.count': '10' }]);
 });
 
@@ -69,14 +66,15 @@ describe('query mistakes that only the database would find: 400', () => {
     ],
     ['notEndsWith on a time dimension', 'Downloads.ts', 'notEndsWith', /Downloads\.ts is of type time/],
   ])('%s', async (_label, member, operator, message) => {
-    expectEnvelope(await load({ measures: ['Downloads.count'], filters: [{ member, operator, values: ['1'] }] }, demo), 'invalid_query', message);
+    expectEnvelope(await load(demo, { measures: ['Downloads.count'], filters: [{ member, operator, values: ['1'] }] }), 'invalid_query', message);
   });
 
   it.each(['contains', 'notStartsWith'])('%s with a null value (Cube would write SQL that does not parse)', async (operator) => {
-    const res = await load(
-      { measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters: [{ member: 'Downloads.country', operator, values: [null] }] },
-      demo,
-    );
+    const res = await load(demo, {
+      measures: ['Downloads.count'],
+      dimensions: ['Downloads.country'],
+      filters: [{ member: 'Downloads.country', operator, values: [null] }],
+    });
     expectEnvelope(res, 'invalid_query', new RegExp(`filters\\[0\\]: the ${operator} filter needs text values, not null`));
   });
 
@@ -87,14 +85,14 @@ describe('query mistakes that only the database would find: 400', () => {
       timezone: 'utc',
       total: true,
     };
-    expectEnvelope(await load(query, demo), 'invalid_query', /"utc".*case-sensitive.*"UTC"/);
+    expectEnvelope(await load(demo, query), 'invalid_query', /"utc".*case-sensitive.*"UTC"/);
   });
 
   it('a boolean filter value that is not a boolean', async () => {
-    const res = await load(
-      { measures: ['LinksDashboard.count'], filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }] },
-      demo,
-    );
+    const res = await load(demo, {
+      measures: ['LinksDashboard.count'],
+      filters: [{ member: 'LinksDashboard.isUniqueLinkView', operator: 'equals', values: ['9999-12-31'] }],
+    });
     expectEnvelope(res, 'invalid_query', /could not use a value of the query: Cannot parse boolean value/);
     expect(res.body.error).not.toMatch(/In scope|query id/);
   });
@@ -103,7 +101,7 @@ describe('query mistakes that only the database would find: 400', () => {
   it('filter values that make the SQL longer than ClickHouse accepts (max_query_size): 400 query_too_large', async () => {
     const values = Array.from({ length: 4000 }, (_, i) => String(i));
     expectEnvelope(
-      await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values }] }, demo),
+      await load(demo, { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'contains', values }] }),
       'query_too_large',
     );
   });

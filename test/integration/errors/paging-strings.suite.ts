@@ -1,7 +1,6 @@
-import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 /**
  * Cube's validator accepts `limit` and `offset` written as strings, but Cube
@@ -21,7 +20,6 @@ afterAll(async () => {
   await service.close();
 });
 
-const load = (query: object) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 const BY_CITY = { dimensions: ['Downloads.city'], order: { 'Downloads.city': 'asc' } };
 const cities = async (limit: number, offset = 0) =>
   (await oracle.rows<{ city: string }>(`SELECT city FROM analytics.downloads GROUP BY city ORDER BY city LIMIT ${limit} OFFSET ${offset}`)).map(
@@ -33,25 +31,25 @@ it('the data has more cities than the limits below ask for', async () => {
 });
 
 it('"limit": "2" answers 2 rows, the first two by SQL, and echoes the number', async () => {
-  const res = await load({ ...BY_CITY, limit: '2' }).expect(200);
+  const res = await load(service, { ...BY_CITY, limit: '2' }).expect(200);
   expect(res.body.data.map((row: Record<string, string>) => row['Downloads.city'])).toEqual(await cities(2));
   expect(res.body.query.limit).toBe(2);
 });
 
 it('"offset": "3" skips 3 rows, as SQL does', async () => {
-  const res = await load({ ...BY_CITY, limit: '2', offset: '3' }).expect(200);
+  const res = await load(service, { ...BY_CITY, limit: '2', offset: '3' }).expect(200);
   expect(res.body.data.map((row: Record<string, string>) => row['Downloads.city'])).toEqual(await cities(2, 3));
   expect(res.body.query.offset).toBe(3);
 });
 
 it('a limit string above QUERY_MAX_LIMIT is refused like the number', async () => {
-  expectEnvelope(await load({ ...BY_CITY, limit: '1001' }), 'invalid_query', /limit/);
+  expectEnvelope(await load(service, { ...BY_CITY, limit: '1001' }), 'invalid_query', /limit/);
 });
 
 it.each(['2.0', '1e3', ' 2', '+2', '-1', '0x10', '', 'ten'])('"limit": %j answers 400 naming limit', async (limit) => {
-  expectEnvelope(await load({ ...BY_CITY, limit }), 'invalid_query', /limit/);
+  expectEnvelope(await load(service, { ...BY_CITY, limit }), 'invalid_query', /limit/);
 });
 
 it.each(['1.5', '-1', 'three'])('"offset": %j answers 400 naming offset', async (offset) => {
-  expectEnvelope(await load({ ...BY_CITY, offset }), 'invalid_query', /offset/);
+  expectEnvelope(await load(service, { ...BY_CITY, offset }), 'invalid_query', /offset/);
 });

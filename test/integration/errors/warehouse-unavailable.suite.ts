@@ -1,8 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
+import { load, meta, probe } from '../support/api';
 
 /**
  * A ClickHouse server that cannot be reached is the service's failure, not
@@ -50,12 +49,6 @@ async function open(url: string) {
   return { service, lines };
 }
 
-const load = (service: TestService, query: object, queryType?: 'multi') =>
-  request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send({ query, ...(queryType ? { queryType } : {}) });
-
 describe('a ClickHouse server that refuses connections', () => {
   let service: TestService;
   let lines: Record<string, unknown>[];
@@ -76,14 +69,14 @@ describe('a ClickHouse server that refuses connections', () => {
 
   it('answers the same for a multi query', async () => {
     const query = { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last 7 days', 'last 14 days'] }] };
-    expect((await load(service, query, 'multi').expect(503)).body.code).toBe('warehouse_unavailable');
+    expect((await load(service, query, { multi: true }).expect(503)).body.code).toBe('warehouse_unavailable');
   });
 
   it('answers /meta 503 too, and is not ready: models serve only once the warehouse has checked them', async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY);
+    const res = await meta(service);
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('warehouse_unavailable');
-    const ready = await request(service.app).get('/readyz');
+    const ready = await probe(service, 'readyz');
     expect(ready.status).toBe(503);
     expect(ready.body.error).toMatch(/models are still compiling/);
   });

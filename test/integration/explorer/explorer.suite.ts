@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import request from 'supertest';
 import { createHttpServer } from '../../../src/http/server';
 import { expectEnvelope } from '../limits/envelope';
 import { API_KEY, DATABASE, TEST_END_DATE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { meta, send } from '../support/api';
 
 const CHROMIUM = '/usr/bin/chromium';
 // The README's pictures are rewritten only when asked (UPDATE_SCREENSHOTS=1): they hold a port and dates.
@@ -98,7 +98,7 @@ describeBrowser('the explorer page in Chromium', () => {
     await page.goto(`${url}/explore`);
     await page.getByLabel('API key').fill('not-a-key-0123456789');
     await page.getByRole('button', { name: 'Use key' }).click();
-    const expected = (await request(service.app).get('/v1/data/meta').set('x-api-key', 'not-a-key-0123456789')).body.error;
+    const expected = (await meta(service, { key: 'not-a-key-0123456789' })).body.error;
     expect(expected).toMatch(/key/i);
     await page.locator('#error').getByText(expected).waitFor();
     await page.context().close();
@@ -358,7 +358,7 @@ describeBrowser('the explorer page in Chromium', () => {
     expect(page.url()).toBe(link);
     await page.getByLabel('API key').fill(API_KEY);
     await page.getByRole('button', { name: 'Use key' }).click();
-    // "12 cubes.", not the "… to list the cubes." shown before the key: that one is there at once.
+    // "<n> cubes." once the key's meta is in; the status before it ("… list the cubes.") must not match.
     await page
       .locator('#status')
       .getByText(/^\d+ cubes\.$/)
@@ -502,12 +502,11 @@ describeBrowser('the explorer page in Chromium', () => {
   });
 
   it('serves the page without a key, under a CSP without unsafe-inline for scripts', async () => {
-    const res = await request(service.app).get('/explore').expect(200);
+    const res = await send(service, 'get', '/explore', { key: null }).expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
     expect(res.headers['content-security-policy']).not.toMatch(/script-src[^;]*unsafe-inline/);
-    await request(service.app)
-      .get('/explore/explorer.js')
+    await send(service, 'get', '/explore/explorer.js', { key: null })
       .expect(200)
       .expect('content-type', /javascript/);
   });
@@ -521,7 +520,7 @@ describe('EXPLORER=false', () => {
   afterAll(() => service.close());
 
   it('answers 404 on /explore and its files', async () => {
-    expectEnvelope(await request(service.app).get('/explore'), 'not_found');
-    expectEnvelope(await request(service.app).get('/explore/explorer.js'), 'not_found');
+    expectEnvelope(await send(service, 'get', '/explore', { key: null }), 'not_found');
+    expectEnvelope(await send(service, 'get', '/explore/explorer.js', { key: null }), 'not_found');
   });
 });

@@ -11,7 +11,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { ServiceError } from '../../../src/errors';
 import { createExporter, type Exporter } from '../../../src/export/exporter';
 import { formatNamed } from '../../../src/export/formats';
@@ -19,6 +18,7 @@ import type { StreamStatement } from '../../../src/warehouse/connection';
 import { API_KEY, DATABASE } from '../support/constants';
 import { parseCsv } from '../support/csv';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { exportFile, load, meta } from '../support/api';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
@@ -62,12 +62,7 @@ async function exportOf(
   format: string | undefined,
   options: { key?: string; app?: TestService; accept?: string; get?: boolean } = {},
 ): Promise<Exported> {
-  const app = (options.app ?? service).app;
-  const url = `/v1/data/export${format ? `?format=${format}` : ''}`;
-  let req = options.get
-    ? request(app).get(`${url}${format ? '&' : '?'}query=${encodeURIComponent(JSON.stringify(query))}`)
-    : request(app).post(url).send({ query });
-  req = req.set('x-api-key', options.key ?? API_KEY);
+  let req = exportFile(options.app ?? service, query, { format, get: options.get, key: options.key });
   if (options.accept) req = req.set('accept', options.accept);
   const res = await req.buffer(true).parse((stream, done) => {
     const chunks: Buffer[] = [];
@@ -78,7 +73,7 @@ async function exportOf(
 }
 
 async function loaded(query: Query, key = API_KEY): Promise<{ rows: Row[]; truncated: string }> {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
+  const res = await load(service, query, { key });
   expect(res.status).toBe(200);
   return { rows: res.body.data, truncated: res.headers['result-truncated'] };
 }
@@ -121,7 +116,7 @@ interface Meta {
 
 /** A query for each cube: its measures and dimensions, a day granularity when it has a time, every grouping column ordered. */
 async function cubeQueries(): Promise<[string, Query][]> {
-  const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY);
+  const res = await meta(service);
   return (res.body.schemas as Meta[]).map((cube) => {
     const time = cube.dimensions.find((d) => d.type === 'time');
     const dimensions = cube.dimensions
@@ -402,10 +397,7 @@ describe('the request', () => {
     ['an array of queries', [query, query], 400],
     ['a limit of 0', { ...query, limit: 0 }, 400],
   ])('%s: the error envelope', async (_name, sent, status) => {
-    const req = request(service.app)
-      .post('/v1/data/export?format=csv')
-      .send({ query: sent ?? query });
-    const res = sent === undefined ? await req : await req.set('x-api-key', API_KEY);
+    const res = await exportFile(service, sent ?? query, { format: 'csv', key: sent === undefined ? null : API_KEY });
     expect(res.status).toBe(status);
     expect(res.body.code).toEqual(expect.any(String));
   });
@@ -423,7 +415,7 @@ describe('the request', () => {
         },
       ],
     };
-    const res = await request(service.app).post('/v1/data/export?format=csv').set('x-api-key', API_KEY).send({ query: compared });
+    const res = await exportFile(service, compared, { format: 'csv' });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_query', error: expect.stringMatching(/timeDimensions\[0\]\.compareDateRange.*"dateRange"/) });
   });

@@ -13,12 +13,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { EXPORT_BLOCK_ROWS, PARQUET_ROW_GROUP_ROWS } from '../../../src/export/formats';
 import { SPOOL_MEMORY_BYTES } from '../../../src/http/routes/export';
 import { API_KEY } from '../support/constants';
 import { parseCsv } from '../support/csv';
 import { startService, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 const EXPORT_SCHEMA = path.join(__dirname, '..', 'fixtures', 'export-schema');
 let service: TestService;
@@ -104,11 +104,8 @@ function linesOf(res: http.IncomingMessage, received = ''): Promise<{ lines: num
  */
 async function slotFree(): Promise<void> {
   for (let tries = 0; ; tries++) {
-    const load = await request(service.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Numbers.count'] } });
-    if (load.status === 200) return;
+    const counted = await load(service, { measures: ['Numbers.count'] });
+    if (counted.status === 200) return;
     expect(tries).toBeLessThan(20);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -298,18 +295,12 @@ it('a client that leaves while the engine writes frees the engine within a secon
 it("an open export counts against the key's concurrency limit like a load", async () => {
   await slotFree();
   const { req } = await pausedExport();
-  const load = await request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send({ query: { measures: ['Numbers.count'] } });
-  expect(load.status).toBe(429);
+  const refused = await load(service, { measures: ['Numbers.count'] });
+  expect(refused.status).toBe(429);
   req.destroy();
   // The slot is free again once the export has stopped.
   for (let tries = 0; ; tries++) {
-    const again = await request(service.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Numbers.count'] } });
+    const again = await load(service, { measures: ['Numbers.count'] });
     if (again.status === 200) break;
     expect(tries).toBeLessThan(20);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -14,7 +14,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
-import request from 'supertest';
 import { loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 import { importFile } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
@@ -22,6 +21,7 @@ import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 import { daysAgo } from '../support/days';
+import { dataOf, load } from '../support/api';
 
 const db = DATABASE;
 /** Yesterday (UTC): inside the funnel's "last 7 days". */
@@ -79,13 +79,8 @@ const steps = (rows: Rows) =>
 /** The account's downloads by country on DAY and its funnel, through both APIs. */
 async function answers(service: TestService, account: string) {
   const key = service.accountKeys[account];
-  const load = async (route: string, header: string, query: Record<string, unknown>): Promise<Rows> => {
-    const res = await request(service.app).post(route).set(header, key).send({ query });
-    if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.data as Rows;
-  };
-  const v1 = (query: Record<string, unknown>) => load('/v1/data/load/', 'x-api-key', query);
-  const cubeApi = (query: Record<string, unknown>) => load('/cubejs-api/v1/load', 'authorization', query);
+  const v1 = (query: Record<string, unknown>) => dataOf<Rows[number]>(load(service, query, { key }));
+  const cubeApi = (query: Record<string, unknown>) => dataOf<Rows[number]>(load(service, query, { key, api: 'cubejs' }));
   return {
     v1: { countries: countries(await v1(byCountry)), steps: steps(await v1(funnel)) },
     cubeApi: { countries: countries(await cubeApi(byCountry)), steps: steps(await cubeApi(funnel)) },

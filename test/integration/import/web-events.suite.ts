@@ -22,7 +22,6 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
-import request from 'supertest';
 import { loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 import { openWarehouse } from '../../../src/warehouse/connection';
 import { ddlStatements } from '../../../src/warehouse/ddl';
@@ -33,6 +32,7 @@ import { handOff } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { vectors } from '../derive/support';
 import { funnelStepsSql } from '../support/catalog';
+import { load, type Api } from '../support/api';
 import { ROLLUP_DATABASE } from '../support/constants';
 import { startService, testDataDir, type TestService } from '../support/service';
 import { writeTinyGeo } from '../../support/tiny-geo';
@@ -447,15 +447,12 @@ describe('imported listeners and imported website events, through both APIs', ()
     return service;
   };
   type Rows = Record<string, string | null>[];
-  const load = async (service: TestService, route: string, header: string, query: Record<string, unknown>): Promise<Rows> => {
-    const res = await request(service.app).post(route).set(header, service.accountKeys.acme).send({ query });
+  const rowsOf = async (service: TestService, api: Api, query: Record<string, unknown>): Promise<Rows> => {
+    const res = await load(service, query, { api, key: service.accountKeys.acme });
     expect(res.status).toBe(200);
     return res.body.data as Rows;
   };
-  const both = async (service: TestService, query: Record<string, unknown>) => [
-    await load(service, '/v1/data/load/', 'x-api-key', query),
-    await load(service, '/cubejs-api/v1/load', 'authorization', query),
-  ];
+  const both = async (service: TestService, query: Record<string, unknown>) => [await rowsOf(service, 'data', query), await rowsOf(service, 'cubejs', query)];
   const byCountry = { measures: ['WebEvents.count'], dimensions: ['WebEvents.country'] };
   const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['WebEvents.country'], Number(r['WebEvents.count'])]));
   // By hand: A's two events have no place, B's four Germany (geo_*), C France and D Japan (the tiny IP database).
@@ -521,7 +518,7 @@ describe('imported listeners and imported website events, through both APIs', ()
 
   it('WebEvents joins the funnel by the listener: B’s events from 2001:db8:1:2::abcd are its steps', async () => {
     const service = await start(imported);
-    const answer = await load(service, '/v1/data/load/', 'x-api-key', {
+    const answer = await rowsOf(service, 'data', {
       measures: ['WebEvents.count'],
       dimensions: ['WebEvents.ip4', 'WebEventsFromPodcastFunnel.step'],
     });

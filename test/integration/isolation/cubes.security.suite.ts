@@ -5,10 +5,10 @@
  * /meta is the same for every key; and a cached answer for one account is
  * never served to another.
  */
-import request from 'supertest';
 import { CUBES, declaredAccess, funnelStepsSql, PUBLIC_CUBES, type CubeSpec } from '../support/catalog';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load, meta } from '../support/api';
 
 const db = DATABASE;
 /**
@@ -40,10 +40,8 @@ afterAll(async () => {
   await oracle.close();
 });
 
-const load = (key: string, query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
-
 async function data(key: string, query: Record<string, unknown>): Promise<Record<string, string>[]> {
-  const res = await load(key, query);
+  const res = await load(service, query, { key });
   if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(query)}`);
   return res.body.data;
 }
@@ -74,7 +72,7 @@ describe('the dataset', () => {
 
 describe('every cube is either public or isolated by account', () => {
   it("leaves no cube of /meta without its file's declaration, or untested", async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await meta(service).expect(200);
     const names: string[] = res.body.schemas.map((s: { name: string }) => s.name).sort();
     expect(names.map((name) => [name, declaredAccess(name)])).toEqual(names.map((name) => [name, expect.stringMatching(/^(public|account)$/)]));
     const isolated = CUBES.filter((c) => c.accountOwned).map((c) => c.cube);
@@ -207,9 +205,9 @@ describe('public chart cubes', () => {
 
 describe('/meta', () => {
   it('is the same for every key', async () => {
-    const meta = async (key: string) => (await request(service.app).get('/v1/data/meta/').set('x-api-key', key).expect(200)).body;
-    const operator = await meta(API_KEY);
-    for (const account of accounts) expect(await meta(service.accountKeys[account])).toEqual(operator);
+    const metaOf = async (key: string) => (await meta(service, { key }).expect(200)).body;
+    const operator = await metaOf(API_KEY);
+    for (const account of accounts) expect(await metaOf(service.accountKeys[account])).toEqual(operator);
   });
 });
 

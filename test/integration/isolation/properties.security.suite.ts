@@ -11,10 +11,10 @@
  * shrunk query.
  */
 import fc from 'fast-check';
-import request from 'supertest';
 import { CUBES, type CubeSpec, type Dim } from '../support/catalog';
 import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 const RUNS = 20;
 const db = DATABASE;
@@ -163,7 +163,7 @@ const canonical = (rows: Row[]) => rows.map((r) => JSON.stringify(Object.entries
 
 async function check(shape: Shape): Promise<void> {
   const query = toQuery(shape);
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[shape.account]).send({ query });
+  const res = await load(service, query, { key: service.accountKeys[shape.account] });
   if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(query)}`);
   const got: Row[] = res.body.data;
   const want = await oracle.rows<Row>(toSql(shape));

@@ -1,10 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from '../limits/envelope';
+import { load, meta, probe } from '../support/api';
 
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 
@@ -19,7 +18,7 @@ describe('/healthz and /readyz', () => {
 
   it('GET /healthz answers 200 without a key, however often', async () => {
     for (let i = 0; i < 5; i++) {
-      const res = await request(service.app).get('/healthz').expect(200);
+      const res = await probe(service, 'healthz').expect(200);
       expect(res.body).toEqual({ status: 'ok' });
       expect(res.headers.ratelimit).toBeUndefined();
     }
@@ -27,35 +26,31 @@ describe('/healthz and /readyz', () => {
 
   it('GET /readyz answers 200 without a key once the models are compiled and the warehouse answers, however often', async () => {
     for (let i = 0; i < 5; i++) {
-      const res = await request(service.app).get('/readyz').expect(200);
+      const res = await probe(service, 'readyz').expect(200);
       expect(res.body).toEqual({ status: 'ready' });
     }
   });
 
   it('a key-less API request is still limited: the probes live outside /v1', async () => {
-    for (let i = 0; i < 2; i++) await request(service.app).get('/v1/data/meta').expect(401);
-    expectEnvelope(await request(service.app).get('/v1/data/meta'), 'rate_limited');
-    await request(service.app).get('/readyz').expect(200);
+    for (let i = 0; i < 2; i++) await meta(service, { key: null }).expect(401);
+    expectEnvelope(await meta(service, { key: null }), 'rate_limited');
+    await probe(service, 'readyz').expect(200);
   });
 
   it('answers 503 not_ready within its 1 s deadline while a long statement holds the engine, and 200 again after it', async () => {
-    const slow = request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'lt', values: ['100'] }] } })
-      .then((res) => res);
+    const slow = load(service, { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'lt', values: ['100'] }] }).then((res) => res);
     // The 4 s statement holds the engine (other statements take milliseconds).
     while (!(await isRunning(service))) await new Promise((r) => setTimeout(r, 20));
-    const busy = await request(service.app).get('/readyz');
+    const busy = await probe(service, 'readyz');
     expectEnvelope(busy, 'not_ready', /warehouse did not answer a probe within 1 s/);
     expect(await slow.then((res) => res.status)).toBe(200);
-    await request(service.app).get('/readyz').expect(200);
+    await probe(service, 'readyz').expect(200);
   });
 
   it('answers 503 not_ready saying so once shutdown has begun', async () => {
     service.readiness.markShuttingDown();
-    expectEnvelope(await request(service.app).get('/readyz'), 'not_ready', /shutting down/);
-    await request(service.app).get('/healthz').expect(200);
+    expectEnvelope(await probe(service, 'readyz'), 'not_ready', /shutting down/);
+    await probe(service, 'healthz').expect(200);
   });
 });
 
@@ -73,10 +68,10 @@ describe('/readyz with models that do not compile', () => {
   afterAll(() => service.close());
 
   it("answers 503 not_ready naming the models, not the compiler's words", async () => {
-    const res = await request(service.app).get('/readyz');
+    const res = await probe(service, 'readyz');
     expectEnvelope(res, 'not_ready', /models failed to compile/);
     expect(res.body.error).not.toMatch(/no_such_type|Broken\.yml/);
-    await request(service.app).get('/healthz').expect(200);
+    await probe(service, 'healthz').expect(200);
   });
 });
 

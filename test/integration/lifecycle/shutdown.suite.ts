@@ -4,12 +4,12 @@ import { connect } from 'node:net';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
-import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from '../limits/envelope';
 import { createHttpServer } from '../../../src/http/server';
 import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF, shutDown } from '../../../src/shutdown';
+import { load, meta, probe } from '../support/api';
 
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 
@@ -42,9 +42,7 @@ const sigterm = (service: TestService, server: Server) =>
     'SIGTERM',
   );
 
-const slowQuery = (n: number) => ({
-  query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] },
-});
+const slowQuery = (n: number) => ({ measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'notEquals', values: [String(2000 + n)] }] });
 
 describe('SIGTERM with a query running and 31 queued', () => {
   let ctx: Awaited<ReturnType<typeof listening>>;
@@ -55,22 +53,17 @@ describe('SIGTERM with a query running and 31 queued', () => {
 
   it('drains, answers the running query, refuses the queued ones with 503 shutting_down, and exits 0', async () => {
     const { service, server, url, lines } = ctx;
-    const load = (n: number) =>
-      request(url)
-        .post('/v1/data/load')
-        .set('x-api-key', API_KEY)
-        .send(slowQuery(n))
-        .then((res) => res);
-    const running = load(0);
+    const slow = (n: number) => load(url, slowQuery(n)).then((res) => res);
+    const running = slow(0);
     await until(() => service.warehouse.queueDepth() === 0 && service.gate.inFlight().length === 1);
     // As in the report that found it: 32 queries, one running and 31 queued.
-    const queued = Array.from({ length: 31 }, (_, i) => load(i + 1));
+    const queued = Array.from({ length: 31 }, (_, i) => slow(i + 1));
     await until(() => service.warehouse.queueDepth() === 31);
 
     const exit = sigterm(service, server);
     // Readiness turns at once; a request arriving during the drain is answered.
-    expectEnvelope(await request(url).get('/readyz'), 'not_ready', /shutting down/);
-    const duringDrain = await request(url).get('/v1/data/meta').set('x-api-key', API_KEY);
+    expectEnvelope(await probe(url, 'readyz'), 'not_ready', /shutting down/);
+    const duringDrain = await meta(url);
     expect(duringDrain.status).toBe(200);
 
     const refused = await Promise.all(queued);
@@ -93,7 +86,7 @@ describe('SIGTERM with a query running and 31 queued', () => {
     expect(refusals.map((l) => l.level)).toEqual(refused.map(() => 'info'));
     expect(refusals.map((l) => l.requestId).sort()).toEqual(refused.map((res) => res.body.requestId).sort());
     // And now nothing listens.
-    await expect(request(url).get('/healthz')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(probe(url, 'healthz')).rejects.toThrow(/ECONNREFUSED/);
   });
 });
 
@@ -145,11 +138,10 @@ describe('close', () => {
       keyDir = path.dirname(service.config.keys.file);
       keyFileBeforeClose = existsSync(path.join(keyDir, 'api-keys.json'));
       for (const value of ['a', 'b', 'c']) {
-        await request(service.app)
-          .post('/v1/data/load/')
-          .set('x-api-key', API_KEY)
-          .send({ query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.city', operator: 'notEquals', values: [`close-${value}`] }] } })
-          .expect(200);
+        await load(service, {
+          measures: ['Downloads.count'],
+          filters: [{ member: 'Downloads.city', operator: 'notEquals', values: [`close-${value}`] }],
+        }).expect(200);
       }
       await service.close();
     } finally {

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 import { expectEnvelope } from './envelope';
+import { load } from '../support/api';
 
 /**
  * Limits ClickHouse enforces on each statement (max_result_rows,
@@ -24,8 +23,6 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
     await service.close();
   });
 
-  const load = (query: object, key = API_KEY) => request(service.app).post('/v1/data/load').set('x-api-key', key).send({ query });
-
   /**
    * A query of another client after a refused one: it must get its own
    * answer, untouched by what the refused statement left behind.
@@ -33,8 +30,9 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
   async function expectNextQueryAnswers(country: string) {
     const expected = await oracle.value(`SELECT count() FROM analytics.downloads WHERE account_id = '${ACCOUNT}' AND country = '${country}'`);
     const res = await load(
+      service,
       { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: [country] }] },
-      service.accountKeys[ACCOUNT],
+      { key: service.accountKeys[ACCOUNT] },
     );
     expect(res.body).toEqual(expect.objectContaining({ data: [{ 'Downloads.count': String(expected) }] }));
     expect(res.status).toBe(200);
@@ -43,7 +41,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
   describe('max_result_rows', () => {
     it('answers a query of exactly 5 rows', async () => {
       const countries = (await oracle.rows<{ country: string }>('SELECT DISTINCT country FROM analytics.downloads')).map((row) => row.country);
-      const res = await load({ dimensions: ['Downloads.country'], limit: MAX_RESULT_ROWS });
+      const res = await load(service, { dimensions: ['Downloads.country'], limit: MAX_RESULT_ROWS });
       expect(res.status).toBe(200);
       const answered = res.body.data.map((row: Record<string, string>) => row['Downloads.country']);
       expect(answered).toHaveLength(MAX_RESULT_ROWS);
@@ -54,7 +52,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
     it('answers 400 result_too_large when the answer would have more than 5 rows', async () => {
       const countries = await oracle.value('SELECT uniqExact(country) FROM analytics.downloads');
       expect(countries).toBeGreaterThan(MAX_RESULT_ROWS);
-      expectEnvelope(await load({ dimensions: ['Downloads.country'], limit: 100 }), 'result_too_large');
+      expectEnvelope(await load(service, { dimensions: ['Downloads.country'], limit: 100 }), 'result_too_large');
     });
 
     it("answers the next query (another account's) correctly after the refused one", async () => {
@@ -65,7 +63,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
   describe('max_memory_usage', () => {
     it('answers a light query within 1 MB', async () => {
       const expected = await oracle.value('SELECT count() FROM analytics.podcast_events');
-      const res = await load({ measures: ['PodcastEvents.count'] });
+      const res = await load(service, { measures: ['PodcastEvents.count'] });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual([{ 'PodcastEvents.count': String(expected) }]);
     });
@@ -74,7 +72,7 @@ describe(`QUERY_MAX_RESULT_ROWS=${MAX_RESULT_ROWS}, QUERY_MAX_MEMORY_MB=1`, () =
       const groups = await oracle.value('SELECT uniqExact(raw_ua, ts) FROM analytics.podcast_events');
       expect(groups).toBeGreaterThan(10_000); // a hash table of these is well over 1 MB
       const query = { measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.rawUa', 'PodcastEvents.ts.second'], limit: 3 };
-      expectEnvelope(await load(query), 'query_too_expensive');
+      expectEnvelope(await load(service, query), 'query_too_expensive');
     });
 
     it("answers the next query (another account's) correctly after the refused one", async () => {
@@ -95,11 +93,7 @@ describe('QUERY_TIMEOUT_SECONDS=1 with a query that takes about 4 s', () => {
 
   it('answers 504 query_timeout after about 1 s, not after the 4 s the query needs', async () => {
     const started = Date.now();
-    // A query no other test runs: Cube's in-memory result cache is shared by the process.
-    const res = await request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] } });
+    const res = await load(service, { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'gte', values: ['0'] }] });
     const elapsed = Date.now() - started;
     expectEnvelope(res, 'query_timeout');
     expect(elapsed).toBeGreaterThanOrEqual(900);

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from './envelope';
+import { loadBody, meta, send } from '../support/api';
 
 const ORIGIN = 'https://app.example.com';
 /** One tiny cube: compiles in a blink, and headers do not depend on the model. */
@@ -27,7 +26,7 @@ describe('request body limit (HTTP_BODY_LIMIT_KB=1)', () => {
     expect(Buffer.byteLength(body)).toBe(bytes);
     return body;
   };
-  const post = (body: string) => request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
+  const post = (body: string) => loadBody(service, body);
 
   it('answers 413 payload_too_large to a body one byte over 1 KB', async () => {
     expectEnvelope(await post(sized(LIMIT_BYTES + 1)), 'payload_too_large');
@@ -53,12 +52,12 @@ describe('security headers and CORS off by default', () => {
   afterAll(() => service.close());
 
   it.each([
-    ['200', () => request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY), 200],
-    ['401', () => request(service.app).get('/v1/data/meta'), 401],
-    ['404', () => request(service.app).get('/nowhere').set('x-api-key', API_KEY), 404],
-    ['405', () => request(service.app).delete('/v1/data/load').set('x-api-key', API_KEY), 405],
-  ] as const)('a %s answer carries no-store, helmet headers and no x-powered-by', async (_label, send, status) => {
-    const res = await send();
+    ['200', () => meta(service), 200],
+    ['401', () => meta(service, { key: null }), 401],
+    ['404', () => send(service, 'get', '/nowhere'), 404],
+    ['405', () => send(service, 'delete', '/v1/data/load'), 405],
+  ] as const)('a %s answer carries no-store, helmet headers and no x-powered-by', async (_label, ask, status) => {
+    const res = await ask();
     expect(res.status).toBe(status);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-powered-by']).toBeUndefined();
@@ -69,14 +68,13 @@ describe('security headers and CORS off by default', () => {
   });
 
   it('gives a cross-origin request no access-control-allow-origin', async () => {
-    const res = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('origin', ORIGIN).expect(200);
+    const res = await meta(service).set('origin', ORIGIN).expect(200);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
   it('does not answer a preflight with CORS headers', async () => {
-    const res = await request(service.app)
-      .options('/v1/data/load')
+    const res = await send(service, 'options', '/v1/data/load', { key: null })
       .set('origin', ORIGIN)
       .set('access-control-request-method', 'POST')
       .set('access-control-request-headers', 'x-api-key,content-type');
@@ -95,7 +93,7 @@ describe(`CORS_ORIGINS=${ORIGIN}`, () => {
   afterAll(() => service.close());
 
   it('allows that origin on a request, and still sends the security headers', async () => {
-    const res = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('origin', ORIGIN).expect(200);
+    const res = await meta(service).set('origin', ORIGIN).expect(200);
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
     expect(res.headers.vary).toMatch(/origin/i);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -103,8 +101,7 @@ describe(`CORS_ORIGINS=${ORIGIN}`, () => {
   });
 
   it('answers its preflight 204, allowing POST and the x-api-key and content-type headers', async () => {
-    const res = await request(service.app)
-      .options('/v1/data/load')
+    const res = await send(service, 'options', '/v1/data/load', { key: null })
       .set('origin', ORIGIN)
       .set('access-control-request-method', 'POST')
       .set('access-control-request-headers', 'x-api-key,content-type')
@@ -120,10 +117,9 @@ describe(`CORS_ORIGINS=${ORIGIN}`, () => {
 
   it('gives another origin no access-control-allow-origin, on a request or a preflight', async () => {
     const other = 'https://evil.example.net';
-    const res = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('origin', other);
+    const res = await meta(service).set('origin', other);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
-    const preflight = await request(service.app)
-      .options('/v1/data/load')
+    const preflight = await send(service, 'options', '/v1/data/load', { key: null })
       .set('origin', other)
       .set('access-control-request-method', 'POST')
       .set('access-control-request-headers', 'x-api-key,content-type');
@@ -132,7 +128,7 @@ describe(`CORS_ORIGINS=${ORIGIN}`, () => {
 
   it('does not treat a look-alike of the origin as the origin', async () => {
     for (const lookalike of [`${ORIGIN}.evil.net`, 'http://app.example.com', 'https://app.example.com:8443']) {
-      const res = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('origin', lookalike);
+      const res = await meta(service).set('origin', lookalike);
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
     }
   });

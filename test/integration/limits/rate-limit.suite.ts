@@ -1,8 +1,8 @@
 import path from 'node:path';
-import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from './envelope';
+import { load, meta } from '../support/api';
 
 /** One tiny cube (compiles in a blink); each of its queries takes about 4 s. */
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
@@ -26,11 +26,9 @@ describe('RATE_LIMIT_REQUESTS=3 per RATE_LIMIT_WINDOW_SECONDS=60', () => {
   });
   afterAll(() => service.close());
 
-  const meta = (key: string) => request(service.app).get('/v1/data/meta').set('x-api-key', key);
-
   async function spendBudget(key: string) {
     for (let i = 1; i <= LIMIT; i++) {
-      const res = await meta(key);
+      const res = await meta(service, { key });
       expect(res.status).toBe(200);
       // IETF draft 8: RateLimit: "<policy>"; r=<remaining>; t=<seconds to reset>[; pk=<partition key>]
       const limit = /^"([^"]+)"; r=(\d+); t=(\d+)(; pk=:[A-Za-z0-9+/=]+:)?$/.exec(res.headers.ratelimit ?? '');
@@ -47,27 +45,24 @@ describe('RATE_LIMIT_REQUESTS=3 per RATE_LIMIT_WINDOW_SECONDS=60', () => {
 
   it('lets 3 requests through with RateLimit headers counting down, and answers the 4th 429 with Retry-After', async () => {
     await spendBudget(API_KEY);
-    const res = await meta(API_KEY);
+    const res = await meta(service);
     expectEnvelope(res, 'rate_limited', /3/);
     expectRetryAfter(res.headers['retry-after'], WINDOW_SECONDS);
   });
 
   it('counts per key, not per route: the spent key is refused on /data/load too, before any query runs', async () => {
-    const res = await request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'] } });
+    const res = await load(service, { measures: ['Slow.count'] });
     expectEnvelope(res, 'rate_limited');
     expectRetryAfter(res.headers['retry-after'], WINDOW_SECONDS);
   });
 
   it('gives another key (an account key) a budget of its own', async () => {
     await spendBudget(service.accountKeys[ACCOUNT]);
-    expectEnvelope(await meta(service.accountKeys[ACCOUNT]), 'rate_limited');
+    expectEnvelope(await meta(service, { key: service.accountKeys[ACCOUNT] }), 'rate_limited');
   });
 
   it('answers a request without a valid key 401, not 429: the limit is per key, after authentication', async () => {
-    const res = await request(service.app).get('/v1/data/meta').set('x-api-key', 'not-a-key');
+    const res = await meta(service, { key: 'not-a-key' });
     expectEnvelope(res, 'unauthorized');
   });
 });
@@ -79,27 +74,17 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
   });
   afterAll(() => service.close());
 
-  const meta = (key: string) => request(service.app).get('/v1/data/meta').set('x-api-key', key);
-
   it("refuses a second request of the same key while its first runs, not another key's, and frees the slot after", async () => {
     let slowDone = false;
-    // A query no other test runs: Cube's in-memory result cache is shared by the process.
-    const slow = request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'lt', values: ['100'] }] } })
-      .then((res) => {
-        slowDone = true;
-        return res;
-      });
+    const slow = load(service, { measures: ['Slow.count'], filters: [{ member: 'Slow.number', operator: 'lt', values: ['100'] }] }).then((res) => {
+      slowDone = true;
+      return res;
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
 
-    const second = await meta(API_KEY);
-    const secondLoad = await request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'] } });
-    const otherKey = await meta(service.accountKeys[ACCOUNT]);
+    const second = await meta(service);
+    const secondLoad = await load(service, { measures: ['Slow.count'] });
+    const otherKey = await meta(service, { key: service.accountKeys[ACCOUNT] });
     expect(slowDone).toBe(false); // the answers above came while the first request still ran
 
     expectEnvelope(second, 'rate_limited', /concurrent/);
@@ -110,16 +95,13 @@ describe('RATE_LIMIT_CONCURRENT=1', () => {
     const first = await slow;
     expect(first.status).toBe(200);
     expect(first.body.data).toEqual([{ 'Slow.count': '8' }]);
-    expect((await meta(API_KEY)).status).toBe(200);
+    expect((await meta(service)).status).toBe(200);
   });
 
   it('frees the slot when the request fails, too', async () => {
-    const failed = await request(service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.nope'] } });
+    const failed = await load(service, { measures: ['Slow.nope'] });
     expectEnvelope(failed, 'invalid_query');
-    expect((await meta(API_KEY)).status).toBe(200);
+    expect((await meta(service)).status).toBe(200);
   });
 });
 
@@ -133,32 +115,31 @@ describe('RATE_LIMIT_UNAUTHENTICATED=3: requests without a valid key, per client
   }
   afterAll(() => Promise.all(services.map((service) => service.close())));
 
-  const meta = (service: TestService, key?: string, forwardedFor?: string) => {
-    const req = request(service.app).get('/v1/data/meta');
-    if (key !== undefined) req.set('x-api-key', key);
-    if (forwardedFor !== undefined) req.set('x-forwarded-for', forwardedFor);
-    return req;
+  /** The meta route with the key (none if not given), from the address forwardedFor names. */
+  const metaFrom = (service: TestService, key?: string, forwardedFor?: string) => {
+    const req = meta(service, { key: key ?? null });
+    return forwardedFor === undefined ? req : req.set('x-forwarded-for', forwardedFor);
   };
 
   it('answers 401 three times, then 429 with Retry-After, counting missing and wrong keys alike', async () => {
     const service = await start();
-    const answers = [await meta(service), await meta(service, 'wrong-key'), await meta(service, `${API_KEY}x`)];
+    const answers = [await metaFrom(service), await metaFrom(service, 'wrong-key'), await metaFrom(service, `${API_KEY}x`)];
     for (const [i, res] of answers.entries()) {
       expectEnvelope(res, 'unauthorized');
       expect(res.headers.ratelimit).toBe(`"unauthenticated"; r=${LIMIT - 1 - i}; t=60`);
     }
-    const refused = await meta(service, 'wrong-key');
+    const refused = await metaFrom(service, 'wrong-key');
     expectEnvelope(refused, 'rate_limited', /without a valid API key/);
     expectRetryAfter(refused.headers['retry-after'], 60);
-    expect((await request(service.app).post('/v1/data/load').send({ query: {} })).status).toBe(429);
+    expect((await load(service, {}, { key: null })).status).toBe(429);
   });
 
   it('never counts or refuses a valid key from the same address', async () => {
     const service = await start();
-    for (let i = 0; i < LIMIT; i++) expect((await meta(service, API_KEY)).status).toBe(200);
-    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key')).status).toBe(401);
-    expect((await meta(service, 'wrong-key')).status).toBe(429);
-    const valid = await meta(service, API_KEY);
+    for (let i = 0; i < LIMIT; i++) expect((await metaFrom(service, API_KEY)).status).toBe(200);
+    for (let i = 0; i < LIMIT; i++) expect((await metaFrom(service, 'wrong-key')).status).toBe(401);
+    expect((await metaFrom(service, 'wrong-key')).status).toBe(429);
+    const valid = await metaFrom(service, API_KEY);
     expect(valid.status).toBe(200);
     // Only the key's own budget shows: the limit on bad keys never applied to this request.
     expect(valid.headers['ratelimit-policy']).not.toContain('unauthenticated');
@@ -166,16 +147,16 @@ describe('RATE_LIMIT_UNAUTHENTICATED=3: requests without a valid key, per client
 
   it('ignores X-Forwarded-For unless TRUST_PROXY_HOPS trusts a proxy', async () => {
     const service = await start();
-    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key', `198.51.100.${i}`)).status).toBe(401);
-    expect((await meta(service, 'wrong-key', '198.51.100.99')).status).toBe(429);
+    for (let i = 0; i < LIMIT; i++) expect((await metaFrom(service, 'wrong-key', `198.51.100.${i}`)).status).toBe(401);
+    expect((await metaFrom(service, 'wrong-key', '198.51.100.99')).status).toBe(429);
   });
 
   it('with TRUST_PROXY_HOPS=1, counts each client address the proxy names on its own', async () => {
     const service = await start({ TRUST_PROXY_HOPS: '1' });
-    for (let i = 0; i < LIMIT; i++) expect((await meta(service, 'wrong-key', '198.51.100.7')).status).toBe(401);
-    expect((await meta(service, 'wrong-key', '198.51.100.7')).status).toBe(429);
-    expect((await meta(service, 'wrong-key', '203.0.113.8')).status).toBe(401);
+    for (let i = 0; i < LIMIT; i++) expect((await metaFrom(service, 'wrong-key', '198.51.100.7')).status).toBe(401);
+    expect((await metaFrom(service, 'wrong-key', '198.51.100.7')).status).toBe(429);
+    expect((await metaFrom(service, 'wrong-key', '203.0.113.8')).status).toBe(401);
     // A client cannot pick its address: the proxy appends the one it saw, and only that hop is trusted.
-    expect((await meta(service, 'wrong-key', '203.0.113.8, 198.51.100.7')).status).toBe(429);
+    expect((await metaFrom(service, 'wrong-key', '203.0.113.8, 198.51.100.7')).status).toBe(429);
   });
 });

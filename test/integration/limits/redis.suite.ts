@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { createClient } from 'redis';
-import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { freePort, parseScrape } from '../support/prometheus';
 import { redisServerInstalled, startRedis, type RedisServer } from '../support/redis';
 import { startService, type TestService } from '../support/service';
 import { expectEnvelope } from './envelope';
+import { load, meta } from '../support/api';
 
 /** One tiny cube (compiles in a blink); each of its queries takes about 4 s. */
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
@@ -45,8 +45,6 @@ async function waitFor(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
-const meta = (instance: Instance, key: string) => request(instance.service.app).get('/v1/data/meta').set('x-api-key', key);
-
 describeWithRedis('REDIS_URL: two instances share one Redis', () => {
   const LIMIT = 10;
   let redis: RedisServer;
@@ -70,45 +68,41 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
 
   it('spends one budget per key across both: 6 on A and 4 on B, then the 11th is refused on either', async () => {
     for (let i = 1; i <= 6; i++) {
-      const res = await meta(a, API_KEY);
+      const res = await meta(a.service);
       expect(res.status).toBe(200);
       expect(res.headers.ratelimit).toMatch(new RegExp(`; r=${LIMIT - i}; `));
     }
     for (let i = 7; i <= LIMIT; i++) {
-      const res = await meta(b, API_KEY);
+      const res = await meta(b.service);
       expect(res.status).toBe(200);
       expect(res.headers.ratelimit).toMatch(new RegExp(`; r=${LIMIT - i}; `));
     }
-    expectEnvelope(await meta(b, API_KEY), 'rate_limited');
-    expectEnvelope(await meta(a, API_KEY), 'rate_limited');
+    expectEnvelope(await meta(b.service), 'rate_limited');
+    expectEnvelope(await meta(a.service), 'rate_limited');
     // Counted where the limiter says: Redis holds the key's count of requests, refused ones included.
     expect(await oracle.get('analytics:rate:key:operator-1')).toBe(String(LIMIT + 2));
     // Another key still has its own budget.
-    expect((await meta(b, SECOND_KEY)).status).toBe(200);
+    expect((await meta(b.service, { key: SECOND_KEY })).status).toBe(200);
   });
 
   it('shares the limit on requests without a valid key from one address', async () => {
-    expectEnvelope(await meta(a, 'wrong-key'), 'unauthorized');
-    expectEnvelope(await meta(b, 'wrong-key'), 'unauthorized');
-    expectEnvelope(await request(a.service.app).get('/v1/data/meta'), 'unauthorized');
-    expectEnvelope(await meta(b, 'other-wrong-key'), 'rate_limited');
+    expectEnvelope(await meta(a.service, { key: 'wrong-key' }), 'unauthorized');
+    expectEnvelope(await meta(b.service, { key: 'wrong-key' }), 'unauthorized');
+    expectEnvelope(await meta(a.service, { key: null }), 'unauthorized');
+    expectEnvelope(await meta(b.service, { key: 'other-wrong-key' }), 'rate_limited');
   });
 
   it("shares the concurrency limit: while A runs a key's query, B refuses that key, then frees it", async () => {
     const slots = 'analytics:concurrent:key:operator-2';
     // supertest sends on then().
-    const settled = request(a.service.app)
-      .post('/v1/data/load')
-      .set('x-api-key', SECOND_KEY)
-      .send({ query: { measures: ['Slow.count'] } })
-      .then((res) => res);
+    const settled = load(a.service, { measures: ['Slow.count'] }, { key: SECOND_KEY }).then((res) => res);
     await waitFor(async () => (await oracle.zCard(slots)) === 1);
-    const refused = await meta(b, SECOND_KEY);
+    const refused = await meta(b.service, { key: SECOND_KEY });
     expectEnvelope(refused, 'rate_limited', /concurrent/);
     expect(refused.headers['retry-after']).toBe('1');
     expect((await settled).status).toBe(200);
     expect(await oracle.zCard(slots)).toBe(0);
-    expect((await meta(b, SECOND_KEY)).status).toBe(200);
+    expect((await meta(b.service, { key: SECOND_KEY })).status).toBe(200);
   });
 
   it('answers from memory, never 5xx, when Redis is slower than a rate-limit check may wait', async () => {
@@ -118,7 +112,7 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
       // Connected, but holding every write (the counters' scripts) for 3 s.
       await pauser.sendCommand(['CLIENT', 'PAUSE', '3000', 'WRITE']);
       const started = Date.now();
-      const answers = await Promise.all([meta(a, SECOND_KEY), meta(b, SECOND_KEY)]);
+      const answers = await Promise.all([meta(a.service, { key: SECOND_KEY }), meta(b.service, { key: SECOND_KEY })]);
       const statuses = answers.map((res) => res.status);
       expect(statuses).toEqual([200, 200]);
       expect(Date.now() - started).toBeLessThan(3000);
@@ -134,7 +128,7 @@ describeWithRedis('REDIS_URL: two instances share one Redis', () => {
     const slots = 'analytics:concurrent:key:operator-2';
     // Score 0: taken in 1970 by an instance long gone.
     await oracle.zAdd(slots, { score: 0, value: 'slot-of-a-dead-instance' });
-    expect((await meta(a, SECOND_KEY)).status).toBe(200);
+    expect((await meta(a.service, { key: SECOND_KEY })).status).toBe(200);
     expect(await oracle.zCard(slots)).toBe(0);
   });
 });
@@ -165,7 +159,7 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
     await pauser.connect();
     await pauser.sendCommand(['CLIENT', 'PAUSE', '10000', 'ALL']);
     // supertest sends on then(), so each request is on its way before the kill.
-    const inFlight = Array.from({ length: 16 }, (_, i) => meta(i % 2 === 0 ? a : b, API_KEY).then((res) => res));
+    const inFlight = Array.from({ length: 16 }, (_, i) => meta((i % 2 === 0 ? a : b).service).then((res) => res));
     await new Promise((resolve) => setTimeout(resolve, 100));
     await redis.kill();
     pauser.destroy();
@@ -176,11 +170,11 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
     // A fresh key: its whole budget on each instance, counted in memory there, then 429, and never 5xx.
     for (const instance of [a, b]) {
       for (let i = 1; i <= LIMIT; i++) {
-        const res = await meta(instance, SECOND_KEY);
+        const res = await meta(instance.service, { key: SECOND_KEY });
         expect(res.status).toBe(200);
         expect(res.headers.ratelimit).toMatch(new RegExp(`; r=${LIMIT - i}; `));
       }
-      expectEnvelope(await meta(instance, SECOND_KEY), 'rate_limited');
+      expectEnvelope(await meta(instance.service, { key: SECOND_KEY }), 'rate_limited');
       expect(await redisUp(instance.service)).toBe(0);
     }
     // One error line per instance for the whole outage, not one per request.
@@ -195,8 +189,8 @@ describeWithRedis('REDIS_URL: Redis goes down mid-run', () => {
     await oracle.connect();
     try {
       await waitFor(async () => (await redisUp(a.service)) === 1 && (await redisUp(b.service)) === 1);
-      expect((await meta(a, SECOND_KEY)).status).toBe(200);
-      expect((await meta(b, SECOND_KEY)).status).toBe(200);
+      expect((await meta(a.service, { key: SECOND_KEY })).status).toBe(200);
+      expect((await meta(b.service, { key: SECOND_KEY })).status).toBe(200);
       // The new server started empty: both requests were counted there, by both instances.
       expect(await oracle.get('analytics:rate:key:operator-2')).toBe('2');
       for (const instance of [a, b]) {
@@ -216,13 +210,13 @@ describeWithRedis('REDIS_URL: Redis is down when the instance starts', () => {
     let redis: RedisServer | undefined;
     const oracle = createClient({ url: `redis://127.0.0.1:${port}` }).on('error', () => undefined);
     try {
-      for (let i = 1; i <= 3; i++) expect((await meta(instance, API_KEY)).headers.ratelimit).toMatch(new RegExp(`; r=${10 - i}; `));
+      for (let i = 1; i <= 3; i++) expect((await meta(instance.service)).headers.ratelimit).toMatch(new RegExp(`; r=${10 - i}; `));
       expect(instance.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: expect.stringMatching(/^redis unavailable/) }));
       redis = await startRedis(port);
       await oracle.connect();
       await waitFor(async () => (await redisUp(instance.service)) === 1);
       // Redis starts from zero: its first count for the key, loaded with the scripts the instance could not load at start.
-      expect((await meta(instance, API_KEY)).headers.ratelimit).toMatch(/; r=9; /);
+      expect((await meta(instance.service)).headers.ratelimit).toMatch(/; r=9; /);
       expect(await oracle.get('analytics:rate:key:operator-1')).toBe('1');
     } finally {
       oracle.destroy();

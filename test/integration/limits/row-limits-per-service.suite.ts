@@ -6,9 +6,8 @@
  * The wide service starts first, so the narrow one's values would be the
  * ones left behind.
  */
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { dryRun, load } from '../support/api';
 
 let wide: TestService;
 let narrow: TestService;
@@ -28,9 +27,8 @@ afterAll(async () => {
 });
 
 const BY_CITY = { measures: ['Downloads.count'], dimensions: ['Downloads.city'], order: { 'Downloads.city': 'asc' } };
-const load = (service: TestService, query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 const dryRunLimit = async (service: TestService, query: Record<string, unknown>) => {
-  const res = await request(service.app).post('/cubejs-api/v1/dry-run').set('authorization', API_KEY).send({ query }).expect(200);
+  const res = await dryRun(service, query).expect(200);
   return res.body.normalizedQueries[0].limit as number;
 };
 

@@ -9,10 +9,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { models, modelDir, problemLines } from './support';
+import { models, modelDir, problemLines, removeModelDirs } from './support';
+import { load, meta } from '../support/api';
 
 // ../shared/conformance beside the repository (one level further up from a git worktree under wt/).
 const REPO = path.resolve(__dirname, '..', '..', '..');
@@ -75,6 +74,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await oracle.command(`DROP DATABASE IF EXISTS ${DB}`);
   await oracle.close();
+  // After the describes' own hooks, which close the services over the directories.
+  removeModelDirs();
 });
 
 describe('validate', () => {
@@ -116,7 +117,6 @@ describe('served', () => {
   });
   afterAll(() => service.close());
 
-  const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
   /** Numbers compared as numbers: sums of floats may differ in the last binary digit between two plans. */
   const numeric = (rows: Record<string, unknown>[]) =>
     rows.map((row) =>
@@ -144,7 +144,7 @@ describe('served', () => {
   });
 
   it('answers Products like SQL over products', async () => {
-    const res = await load({
+    const res = await load(service, {
       dimensions: ['Products.category', 'Products.subCategory'],
       order: [
         ['Products.category', 'asc'],
@@ -158,12 +158,12 @@ describe('served', () => {
   });
 
   it('answers Customers like SQL over customers, its approximate count left out', async () => {
-    const res = await load({ measures: ['Customers.count'] }).expect(200);
+    const res = await load(service, { measures: ['Customers.count'] }).expect(200);
     expectRows(res.body.data, await oracle.rows(`SELECT toString(count(customer_id)) AS \`Customers.count\` FROM ${DB}.customers`));
   });
 
   it('answers ECommerce like SQL over ecommerce', async () => {
-    const res = await load({
+    const res = await load(service, {
       measures: ['ECommerce.totalSales', 'ECommerce.totalQuantity'],
       dimensions: ['ECommerce.city'],
       order: { 'ECommerce.city': 'asc' },
@@ -177,7 +177,7 @@ describe('served', () => {
   });
 
   it('answers BigECommerce like SQL over bigecommerce', async () => {
-    const res = await load({
+    const res = await load(service, {
       measures: ['BigECommerce.count', 'BigECommerce.totalProfit'],
       dimensions: ['BigECommerce.category'],
       order: { 'BigECommerce.category': 'asc' },
@@ -203,13 +203,13 @@ describe('served', () => {
       [undefined, 'count() DESC, city ASC'],
     ];
     for (const [order, orderBy] of cases) {
-      const res = await load({ ...query, ...(order ? { order } : {}) }).expect(200);
+      const res = await load(service, { ...query, ...(order ? { order } : {}) }).expect(200);
       expectRows(res.body.data, await bySql(orderBy));
     }
   });
 
   it('answers RetailCalendar like SQL over retailcalendar', async () => {
-    const res = await load({
+    const res = await load(service, {
       timeDimensions: [{ dimension: 'RetailCalendar.date_val', granularity: 'year' }],
       order: { 'RetailCalendar.date_val': 'asc' },
     }).expect(200);
@@ -220,7 +220,7 @@ describe('served', () => {
   });
 
   it('refuses a query naming an approximate count with a 400 that names it and says why', async () => {
-    const res = await load({ measures: ['Customers.count', 'Customers.countApproxByCustomer'] }).expect(400);
+    const res = await load(service, { measures: ['Customers.count', 'Customers.countApproxByCustomer'] }).expect(400);
     expect(res.body).toMatchObject({ code: 'invalid_query' });
     expect(res.body.error).toBe(
       'measures[1]: "Customers.countApproxByCustomer" cannot be queried: Cube cannot generate SQL for the member: Approximate distinct count is not supported by this DB (npm run models -- validate lists such members).',
@@ -228,22 +228,18 @@ describe('served', () => {
   });
 
   it('does not offer the members it refuses in /meta, and offers the rest of their cubes', async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await meta(service).expect(200);
     const offered = (res.body.schemas as { measures: { name: string }[] }[]).flatMap((s) => s.measures.map((m) => m.name));
     for (const name of approximate) expect(offered).not.toContain(name);
     expect(offered).toEqual(expect.arrayContaining(['Customers.count', 'ECommerce.totalSales', 'BigECommerce.totalProfit']));
   });
 
   it("does not offer them in Cube's own /cubejs-api/v1/meta either, and refuses them there too", async () => {
-    const res = await request(service.app).get('/cubejs-api/v1/meta').set('authorization', API_KEY).expect(200);
+    const res = await meta(service, { api: 'cubejs' }).expect(200);
     const offered = (res.body.cubes as { measures: { name: string }[] }[]).flatMap((c) => c.measures.map((m) => m.name));
     for (const name of approximate) expect(offered).not.toContain(name);
     expect(offered).toEqual(expect.arrayContaining(['Customers.count', 'ECommerce.totalSales']));
-    const refused = await request(service.app)
-      .post('/cubejs-api/v1/load')
-      .set('authorization', API_KEY)
-      .send({ query: { measures: ['ECommerce.countApproxByCustomer'] } })
-      .expect(400);
+    const refused = await load(service, { measures: ['ECommerce.countApproxByCustomer'] }, { api: 'cubejs' }).expect(400);
     expect(JSON.stringify(refused.body)).toContain('\\"ECommerce.countApproxByCustomer\\" cannot be queried');
   });
 });
@@ -284,22 +280,16 @@ describe('a member ClickHouse cannot run, whatever the reason', () => {
   });
 
   it('leaves the rest of the cube serving', async () => {
-    const res = await request(service.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Typo.count'], dimensions: ['Typo.category'], order: { 'Typo.category': 'asc' } } })
-      .expect(200);
+    const res = await load(service, { measures: ['Typo.count'], dimensions: ['Typo.category'], order: { 'Typo.category': 'asc' } }).expect(200);
     expect(res.body.data).toEqual(
       await oracle.rows(`SELECT category AS \`Typo.category\`, toString(count()) AS \`Typo.count\` FROM ${DB}.products GROUP BY category ORDER BY category`),
     );
   });
 
   it('refuses a filter on the member with a 400 naming it', async () => {
-    const res = await request(service.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Typo.count'], filters: [{ member: 'Typo.subCategory', operator: 'equals', values: ['Tables'] }] } })
-      .expect(400);
+    const res = await load(service, { measures: ['Typo.count'], filters: [{ member: 'Typo.subCategory', operator: 'equals', values: ['Tables'] }] }).expect(
+      400,
+    );
     expect(res.body.error).toMatch(/^filters\[0\]\.member: "Typo\.subCategory" cannot be queried: ClickHouse rejects the member's SQL: .*sub_categry/);
   });
 });

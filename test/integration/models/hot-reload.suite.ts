@@ -6,10 +6,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { modelDir } from './support';
+import { modelDir, removeModelDirs } from './support';
+import { load, meta } from '../support/api';
 
 // Two small cubes rather than schema/: every reload compiles the directory, and a broken one twice.
 const PLAYS = `# access: account
@@ -63,6 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service.close();
   await oracle.close();
+  removeModelDirs();
 });
 
 type LogLine = { msg: string; level?: string; dir?: string; problems?: string[] };
@@ -86,16 +87,12 @@ async function edit(content: string, expect: 'models reloaded' | 'models not rel
 }
 
 const playsTitle = async () => {
-  const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+  const res = await meta(service).expect(200);
   return res.body.schemas.find((s: { name: string }) => s.name === 'Plays').title;
 };
 
 const accountCount = async () => {
-  const res = await request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', service.accountKeys[ACCOUNT])
-    .send({ query: { measures: ['Plays.count'] } })
-    .expect(200);
+  const res = await load(service, { measures: ['Plays.count'] }, { key: service.accountKeys[ACCOUNT] }).expect(200);
   return res.body.data[0]['Plays.count'];
 };
 const expectedCount = () => oracle.value(`SELECT count() FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}'`).then(String);
@@ -144,19 +141,17 @@ it('serves the next good edit, new members included', async () => {
   await edit(withContinent, 'models reloaded');
   expect(await playsTitle()).toBe('Plays Again');
   expect(await accountCount()).toBe(await expectedCount());
-  const res = await request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', service.accountKeys[ACCOUNT])
-    // A date filter on the new time dimension: the service checks such filters against the members it knows.
-    .send({
-      query: {
-        measures: ['Plays.count'],
-        dimensions: ['Plays.continent'],
-        filters: [{ member: 'Plays.at', operator: 'afterDate', values: ['2000-01-01'] }],
-        order: { 'Plays.continent': 'asc' },
-      },
-    })
-    .expect(200);
+  const res = await load(
+    service,
+    {
+      measures: ['Plays.count'],
+      dimensions: ['Plays.continent'],
+      // A date filter on the new time dimension: the service checks such filters against the members it knows.
+      filters: [{ member: 'Plays.at', operator: 'afterDate', values: ['2000-01-01'] }],
+      order: { 'Plays.continent': 'asc' },
+    },
+    { key: service.accountKeys[ACCOUNT] },
+  ).expect(200);
   const want = await oracle.rows(
     `SELECT continent AS \`Plays.continent\`, toString(count()) AS \`Plays.count\` FROM ${DATABASE}.downloads WHERE account_id = '${ACCOUNT}' GROUP BY continent ORDER BY continent`,
   );
@@ -168,7 +163,7 @@ describe('whichever way a file is saved', () => {
   async function served(want: (schemas: { name: string; title: string }[]) => boolean): Promise<void> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+      const res = await meta(service).expect(200);
       if (want(res.body.schemas)) return;
       if (Date.now() > deadline)
         throw new Error(`/meta still serves ${JSON.stringify(res.body.schemas.map((s: { name: string; title: string }) => [s.name, s.title]))}`);

@@ -4,10 +4,10 @@
  * CUBE_MODELS_DIR at them. The account rule does not apply; the models must
  * still validate, and the service answers from their tables.
  */
-import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { models, modelDir, problemLines } from './support';
+import { models, modelDir, problemLines, removeModelDirs } from './support';
+import { load } from '../support/api';
 
 const DB = 'other_team';
 const PLAYS = `cubes:
@@ -48,6 +48,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await oracle.rows(`DROP DATABASE IF EXISTS ${DB}`);
   await oracle.close();
+  // After the describes' own hooks, which close the services over the directory.
+  removeModelDirs();
 });
 
 it('validates without an access declaration or an account filter', async () => {
@@ -69,7 +71,7 @@ describe('served', () => {
     );
     const query = { measures: ['Plays.count', 'Plays.seconds'], dimensions: ['Plays.country'], order: { 'Plays.country': 'asc' } };
     for (const key of [API_KEY, service.accountKeys['northwind-audio']]) {
-      const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query }).expect(200);
+      const res = await load(service, query, { key }).expect(200);
       expect(res.body.data).toEqual(want);
     }
   });

@@ -5,10 +5,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
-import { modelDir } from './support';
+import { modelDir, removeModelDirs } from './support';
+import { load, meta } from '../support/api';
 
 const charts = (title: string) => `# access: public
 cubes:
@@ -36,16 +36,12 @@ async function start(dir: string): Promise<Started> {
 const said = ({ lines }: Started, msg: string) => lines.some((line) => (JSON.parse(line) as { msg: string }).msg === msg);
 
 const chartsTitle = async ({ service }: Started) => {
-  const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+  const res = await meta(service).expect(200);
   return res.body.schemas.find((s: { name: string }) => s.name === 'Charts').title;
 };
 
 const chartsCount = async ({ service }: Started) => {
-  const res = await request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send({ query: { measures: ['Charts.count'] } })
-    .expect(200);
+  const res = await load(service, { measures: ['Charts.count'] }).expect(200);
   return res.body.data[0]['Charts.count'];
 };
 
@@ -66,6 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const started of [first, second, other]) await started?.service.close();
   await oracle.close();
+  removeModelDirs();
 });
 
 it('a second service on the same model files takes the models the first compiled, and answers as SQL does', async () => {

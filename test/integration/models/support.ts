@@ -11,7 +11,9 @@ const made: string[] = [];
 
 /**
  * A fresh model directory holding the given files (name → content), or a copy of schema/; removed by
- * removeModelDirs (lifecycle-models-rollups.test.ts, after every suite's services, which may watch one, have closed).
+ * removeModelDirs, which the suite calls once its services, which may watch one, have closed. Made in a hook or a
+ * test, never while jest collects the suite: a bundle collects every suite before it runs the first, and an earlier
+ * suite's removeModelDirs would remove it.
  */
 export function modelDir(files: Record<string, string> | 'schema'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'analytics-models-'));

@@ -5,7 +5,9 @@
  * account_id column, channel_ranks does not).
  */
 import { startService } from '../support/service';
-import { models, modelDir, problemLines, SCHEMA_DIR } from './support';
+import { models, modelDir, problemLines, removeModelDirs, SCHEMA_DIR } from './support';
+
+afterAll(removeModelDirs);
 
 /** A cube selecting `from`, with a count and a country, after the file's `head` lines. */
 const owned = (name: string, head: string, from: string) =>
@@ -163,8 +165,11 @@ describe('duplicates, which Cube would resolve by keeping one definition silentl
 });
 
 describe('sql', () => {
-  const dir = modelDir({
-    'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
+  let dir: string;
+  beforeAll(() => {
+    dir = modelDir({
+      'Plays.yml': owned('Plays', '# access: account\n', "SELECT * FROM downloads WHERE {SECURITY_CONTEXT.accountId.filter('account_id')}"),
+    });
   });
 
   it("prints the SQL Cube generates, with the key's account as a parameter", async () => {

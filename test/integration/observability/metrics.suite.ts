@@ -1,14 +1,13 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import { parseConfig } from '../../../src/config';
 import { serveMetrics } from '../../../src/metrics/server';
 import { createLogger } from '../../../src/log';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY } from '../support/constants';
 import { freePort, httpGet, parseScrape, type Scrape } from '../support/prometheus';
 import { startService, type TestService } from '../support/service';
+import { load, loadBody, meta, send } from '../support/api';
 
 const ACCOUNT = 'northwind-audio';
 const RATE_LIMIT = 20;
@@ -56,7 +55,6 @@ describe('GET /metrics after known traffic', () => {
     measures: ['Downloads.count'],
     filters: [{ member: 'Downloads.country', operator: 'notEquals', values: ['metrics-test-no-such-country'] }],
   };
-  const load = (key: string, query: unknown = QUERY) => request(service.app).post('/v1/data/load').set('x-api-key', key).send({ query });
   const DURATION = 'analytics_http_request_duration_seconds';
   const QUERIES = 'analytics_query_duration_seconds';
   const LOAD = { route: '/v1/data/load', method: 'POST' };
@@ -65,26 +63,26 @@ describe('GET /metrics after known traffic', () => {
     const before = await scrape();
     const key = service.accountKeys[ACCOUNT];
 
-    const first = await load(key);
-    const second = await load(key);
-    const third = await load(key);
+    const first = await load(service, QUERY, { key: key });
+    const second = await load(service, QUERY, { key: key });
+    const third = await load(service, QUERY, { key: key });
     for (const res of [first, second, third]) expect(res.status).toBe(200);
     // Cube's result cache is empty for this SQL at first, then answers it within its 10 s refresh window.
     expect(first.headers['server-timing']).toMatch(/cache;desc="miss"$/);
     expect(second.headers['server-timing']).toMatch(/cache;desc="hit"$/);
 
     // An unknown member: a client error under no cube of the model.
-    expectEnvelope(await load(key, { measures: ['NoSuchCube.count'] }), 'invalid_query');
+    expectEnvelope(await load(service, { measures: ['NoSuchCube.count'] }, { key: key }), 'invalid_query');
     // The route pattern, not the raw path: a trailing slash counts under the same route.
-    expect((await request(service.app).get('/v1/data/meta/').set('x-api-key', key)).status).toBe(200);
+    expect((await send(service, 'get', '/v1/data/meta/', { key })).status).toBe(200);
     // A wrong key (401), then one more request without a key from the same address (429, RATE_LIMIT_UNAUTHENTICATED=1).
-    expectEnvelope(await load('not-a-key'), 'unauthorized');
-    expectEnvelope(await request(service.app).get('/v1/data/meta'), 'rate_limited');
+    expectEnvelope(await load(service, QUERY, { key: 'not-a-key' }), 'unauthorized');
+    expectEnvelope(await meta(service, { key: null }), 'rate_limited');
     // The key has spent 5 of its RATE_LIMIT requests; the rest on meta, then one more is refused.
-    for (let i = 0; i < RATE_LIMIT - 5; i++) expect((await request(service.app).get('/v1/data/meta').set('x-api-key', key)).status).toBe(200);
-    expectEnvelope(await load(key), 'rate_limited');
+    for (let i = 0; i < RATE_LIMIT - 5; i++) expect((await meta(service, { key })).status).toBe(200);
+    expectEnvelope(await load(service, QUERY, { key: key }), 'rate_limited');
     // No route at all.
-    expectEnvelope(await request(service.app).get('/v1/nothing/here/42').set('x-api-key', API_KEY), 'not_found');
+    expectEnvelope(await send(service, 'get', '/v1/nothing/here/42'), 'not_found');
 
     const after = await scrape();
     const delta = (name: string, labels?: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
@@ -148,8 +146,8 @@ describe('GET /metrics after known traffic', () => {
   });
 
   it('is not served on the API port', async () => {
-    expectEnvelope(await request(service.app).get('/metrics'), 'not_found');
-    expectEnvelope(await request(service.app).get('/metrics').set('x-api-key', API_KEY), 'not_found');
+    expectEnvelope(await send(service, 'get', '/metrics', { key: null }), 'not_found');
+    expectEnvelope(await send(service, 'get', '/metrics'), 'not_found');
   });
 
   it('answers only GET /metrics on its own port', async () => {
@@ -178,12 +176,10 @@ describe('GET /metrics after known traffic', () => {
     };
 
     it('says on a load where the time went: warehouse within Cube within the total', async () => {
-      const res = await request(service.app)
-        .post('/v1/data/load')
-        .set('x-api-key', API_KEY)
-        .send({
-          query: { measures: ['Downloads.count'], filters: [{ member: 'Downloads.country', operator: 'equals', values: ['server-timing-test'] }] },
-        });
+      const res = await load(service, {
+        measures: ['Downloads.count'],
+        filters: [{ member: 'Downloads.country', operator: 'equals', values: ['server-timing-test'] }],
+      });
       expect(res.status).toBe(200);
       expect(res.headers['server-timing']).toMatch(/^warehouse;dur=[\d.]+, cube;dur=[\d.]+, total;dur=[\d.]+, cache;desc="miss"$/);
       const timing = timingOf(res.headers['server-timing']);
@@ -194,29 +190,22 @@ describe('GET /metrics after known traffic', () => {
     });
 
     it('is on meta and on errors of both routes, and CORS lets browsers read it', async () => {
-      const meta = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).set('Origin', 'https://app.example');
-      expect(meta.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=[\d.]+, total;dur=[\d.]+$/);
-      expect(meta.headers['access-control-expose-headers']).toMatch(/\bServer-Timing\b/);
-      const invalid = await request(service.app)
-        .post('/v1/data/load')
-        .set('x-api-key', API_KEY)
-        .send({ query: { measures: ['Nope.count'] } });
+      const described = await meta(service).set('Origin', 'https://app.example');
+      expect(described.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=[\d.]+, total;dur=[\d.]+$/);
+      expect(described.headers['access-control-expose-headers']).toMatch(/\bServer-Timing\b/);
+      const invalid = await load(service, { measures: ['Nope.count'] });
       expectEnvelope(invalid, 'invalid_query');
       expect(invalid.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=[\d.]+, total;dur=[\d.]+$/);
-      const notJson = await request(service.app).post('/v1/data/load').set('x-api-key', API_KEY).send('{');
+      const notJson = await loadBody(service, '{');
       expectEnvelope(notJson, 'invalid_json');
       expect(notJson.headers['server-timing']).toMatch(/^warehouse;dur=0, cube;dur=0, total;dur=[\d.]+$/);
       // Not on other routes.
-      expect((await request(service.app).get('/v1/nothing').set('x-api-key', API_KEY)).headers['server-timing']).toBeUndefined();
+      expect((await send(service, 'get', '/v1/nothing')).headers['server-timing']).toBeUndefined();
     });
 
     it('takes a sane incoming x-request-id as the request id, in the answer and the log', async () => {
       const id = '5d7b9a30-2f4e-4c1a-9b1e-0c3f6a7d8e21-span-1';
-      const res = await request(service.app)
-        .post('/v1/data/load')
-        .set('x-api-key', API_KEY)
-        .set('x-request-id', id)
-        .send({ query: { measures: ['Nope.count'] } });
+      const res = await load(service, { measures: ['Nope.count'] }).set('x-request-id', id);
       expectEnvelope(res, 'invalid_query');
       expect(res.headers['x-request-id']).toBe(id);
       expect(res.body.requestId).toBe(id);
@@ -228,7 +217,7 @@ describe('GET /metrics after known traffic', () => {
       ['with a quote and a newline escape', 'abc"}\\n{"level":"error'],
       ['over 128 characters', 'a'.repeat(129)],
     ])('generates its own id for one %s', async (_case, id) => {
-      const res = await request(service.app).get('/v1/data/meta').set('x-request-id', id).set('x-api-key', API_KEY);
+      const res = await meta(service).set('x-request-id', id);
       expect(res.status).toBe(200);
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     });

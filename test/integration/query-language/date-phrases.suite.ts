@@ -6,18 +6,12 @@
  * is a 400 naming it. The grammar's rules, at clocks set by hand, are
  * test/unit/query/date-phrases.test.ts.
  */
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { withDefaultService } from '../support/default-service';
 import { meaning } from '../../support/date-phrase-meaning';
+import { load } from '../support/api';
 
 const suite = withDefaultService();
-
-const load = (query: Record<string, unknown>, queryType?: 'multi') =>
-  request(suite.service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send(queryType === undefined ? { query } : { query, queryType });
 
 const countIn = (timezone: string, dateRange: unknown) => ({
   measures: ['Downloads.count'],
@@ -92,8 +86,8 @@ describe('accepted phrases answer as the same range written as two dates', () =>
     // Should the range move on (a second, a minute, a day turning) during the requests, ask again.
     for (let attempt = 0; ; attempt++) {
       const range = meaning(phrase, Date.now(), timezone);
-      const asPhrase = await load(countIn(timezone, phrase)).expect(200);
-      const asDates = await load(countIn(timezone, range)).expect(200);
+      const asPhrase = await load(suite.service, countIn(timezone, phrase)).expect(200);
+      const asDates = await load(suite.service, countIn(timezone, range)).expect(200);
       if (JSON.stringify(meaning(phrase, Date.now(), timezone)) !== JSON.stringify(range) && attempt < 3) continue;
       expect(asPhrase.body.query.timeDimensions).toEqual([{ dimension: 'Downloads.ts', dateRange: range }]);
       expect(asPhrase.body.query.timeDimensions).toEqual(asDates.body.query.timeDimensions);
@@ -113,9 +107,11 @@ describe('accepted phrases answer as the same range written as two dates', () =>
     const phrases = ['last 7 days', 'from 14 days ago to 8 days ago'];
     for (let attempt = 0; ; attempt++) {
       const ranges = phrases.map((phrase) => meaning(phrase, Date.now(), 'UTC'));
-      const res = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: phrases }] }, 'multi').expect(
-        200,
-      );
+      const res = await load(
+        suite.service,
+        { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: phrases }] },
+        { multi: true },
+      ).expect(200);
       if (JSON.stringify(phrases.map((phrase) => meaning(phrase, Date.now(), 'UTC'))) !== JSON.stringify(ranges) && attempt < 3) continue;
       const results = res.body.results as { query: { timeDimensions: { dateRange: string[] }[] }; data: Record<string, unknown>[] }[];
       expect(results.map((result) => result.query.timeDimensions[0].dateRange)).toEqual(ranges);
@@ -140,7 +136,7 @@ const REFUSED: [string, string][] = [
 
 describe('every other phrase is a 400 naming it', () => {
   it.each(REFUSED)('"%s"', async (phrase, offered) => {
-    const res = await load(countIn('UTC', phrase)).expect(400);
+    const res = await load(suite.service, countIn('UTC', phrase)).expect(400);
     expect(res.body.code).toBe('invalid_query');
     expect(res.body.error).toContain(`timeDimensions[0].dateRange: ${JSON.stringify(phrase)} is not a date range for Downloads.ts.`);
     expect(res.body.error).toContain(offered);
@@ -149,8 +145,9 @@ describe('every other phrase is a 400 naming it', () => {
 
   it('in a compareDateRange too, naming the range', async () => {
     const res = await load(
+      suite.service,
       { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['last 7 days', 'past week'] }] },
-      'multi',
+      { multi: true },
     ).expect(400);
     expect(res.body.error).toContain('timeDimensions[0].compareDateRange[1]: "past week" is not a date range');
   });

@@ -22,10 +22,9 @@
  *   `filters` to the rows (WHERE).
  */
 import { readFileSync } from 'node:fs';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { CUBES, type CubeSpec } from '../support/catalog';
 import { withDefaultService } from '../support/default-service';
+import { load } from '../support/api';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
@@ -63,8 +62,6 @@ beforeAll(async () => {
   );
   ctx = { d10: days.d10, d3: days.d3, eventTs: event.ts, eventSecond: event.second, eventTsNewYork: event.newYork, eventTsKolkata: event.kolkata, referer };
 });
-
-const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 /** One cell as comparable: numbers (service strings or oracle numbers) as rounded numbers, booleans as 'true'/'false'. */
 function cell(value: unknown): unknown {
@@ -107,7 +104,7 @@ interface Case {
 
 async function runCase({ query, sql }: Case): Promise<void> {
   const q = query(ctx);
-  const [res, expected] = await Promise.all([load(q), suite.oracle.rows<Row>(sql(ctx))]);
+  const [res, expected] = await Promise.all([load(suite.service, q), suite.oracle.rows<Row>(sql(ctx))]);
   expect(res.status).toBe(200);
   // The oracle must find something, else the comparison proves little.
   expect(expected.length).toBeGreaterThan(0);
@@ -719,7 +716,7 @@ describe('filters: set and notSet on every text member', () => {
   it.each(members)('$label', async ({ spec, dim }) => {
     const measure = `${spec.cube}.${spec.counts[0]}`;
     const count = async (operator: string) => {
-      const res = await load({ measures: [measure], filters: [{ member: `${spec.cube}.${dim.name}`, operator }] });
+      const res = await load(suite.service, { measures: [measure], filters: [{ member: `${spec.cube}.${dim.name}`, operator }] });
       expect(res.status).toBe(200);
       return Number(res.body.data[0][measure]);
     };
@@ -761,7 +758,7 @@ describe('operator coverage and rejected filters', () => {
   });
 
   it.each(['between', 'like', 'isNull', 'equal', 'notOnTheDate', 'startswith'])('operator %s, unknown to Cube 0.33, is a 400', async (operator) => {
-    const res = await load({ measures: ['Downloads.count'], filters: [f('Downloads.country', operator, ['x'])] });
+    const res = await load(suite.service, { measures: ['Downloads.count'], filters: [f('Downloads.country', operator, ['x'])] });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
   });
@@ -776,7 +773,7 @@ describe('operator coverage and rejected filters', () => {
     ['equals on a time member with a value that is not a time', [f('Downloads.ts', 'equals', ['yesterday'])]],
     ['an empty or (Cube 0.33 answered every row)', [{ or: [] }]],
   ])('%s is a 400', async (_name, filters) => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters });
+    const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.country'], filters });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
     expect(typeof res.body.error).toBe('string');
@@ -867,7 +864,7 @@ describe('filters: the same query with other values', () => {
     it(shape.name, async () => {
       const answers: string[][] = [];
       for (const values of typeof shape.values === 'function' ? shape.values(ctx) : shape.values) {
-        const [res, expected] = await Promise.all([load(shape.query(values)), suite.oracle.rows<Row>(shape.sql(values))]);
+        const [res, expected] = await Promise.all([load(suite.service, shape.query(values)), suite.oracle.rows<Row>(shape.sql(values))]);
         expect(res.status).toBe(200);
         expect(canonical(res.body.data)).toEqual(canonical(expected));
         answers.push(canonical(expected));

@@ -6,9 +6,9 @@
  * sum measure, a ratio of measures and a float dimension; integer measures
  * are left exact.
  */
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { dataOf, load, type Api } from '../support/api';
 
 let service: TestService;
 let oracle: Oracle;
@@ -31,10 +31,6 @@ afterAll(async () => {
 });
 
 type Row = Record<string, string | number | null>;
-const v1 = async (query: Record<string, unknown>) =>
-  (await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200)).body.data as Row[];
-const cubejs = async (query: Record<string, unknown>) =>
-  (await request(service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send({ query }).expect(200)).body.data as Row[];
 
 /** The exact decimal as a Float64 shows it: its 15 significant digits, no more. */
 const fifteenDigits = (exact: string) => String(Number(Number(exact).toPrecision(15)));
@@ -44,10 +40,9 @@ const significantDigits = (text: string) =>
     .replace(/\./, '')
     .replace(/0+$/, '').length;
 
-describe.each([
-  ['/v1/data/load/', v1],
-  ['/cubejs-api/v1/load', cubejs],
-])('%s', (_name, load) => {
+describe.each<Api>(['data', 'cubejs'])('the %s API', (api) => {
+  const answer = (query: Record<string, unknown>) => dataOf<Row>(load(service, query, { api }));
+
   it('WebEvents.se_value_sum, in total and by app: the exact decimal sum', async () => {
     const exact = await oracle.rows<{ app: string; s: string }>(
       `SELECT app_id AS app, toString(sum(toDecimal128(se_value, 12))) AS s FROM ${DATABASE}.web_events WHERE se_value IS NOT NULL GROUP BY app_id`,
@@ -59,10 +54,10 @@ describe.each([
     );
     expect(Math.max(...noisy.map((r) => significantDigits(r.s)))).toBeGreaterThan(15);
 
-    const [all] = await load({ measures: ['WebEvents.se_value_sum'] });
+    const [all] = await answer({ measures: ['WebEvents.se_value_sum'] });
     expect(String(all['WebEvents.se_value_sum'])).toBe(fifteenDigits(total));
 
-    const byApp = await load({ measures: ['WebEvents.se_value_sum'], dimensions: ['WebEvents.appId'] });
+    const byApp = await answer({ measures: ['WebEvents.se_value_sum'], dimensions: ['WebEvents.appId'] });
     const want = Object.fromEntries(exact.map((r) => [r.app, fifteenDigits(r.s)]));
     const got = Object.fromEntries(
       byApp.filter((r) => r['WebEvents.se_value_sum'] !== null).map((r) => [r['WebEvents.appId'], String(r['WebEvents.se_value_sum'])]),
@@ -71,7 +66,7 @@ describe.each([
   });
 
   it('a ratio of measures (ChannelRanks.avgRank) shows at most 15 digits', async () => {
-    const ranks = await load({ measures: ['ChannelRanks.avgRank'], dimensions: ['ChannelRanks.platform'] });
+    const ranks = await answer({ measures: ['ChannelRanks.avgRank'], dimensions: ['ChannelRanks.platform'] });
     expect(ranks.length).toBeGreaterThan(0);
     for (const row of ranks) expect(significantDigits(String(row['ChannelRanks.avgRank']))).toBeLessThanOrEqual(15);
     const exact = await oracle.rows<{ p: string; s: string }>(
@@ -85,7 +80,7 @@ describe.each([
 
   it('integer sums and counts stay exact', async () => {
     const [{ n }] = await oracle.rows<{ n: string }>(`SELECT toString(count()) AS n FROM ${DATABASE}.downloads`);
-    const [row] = await load({ measures: ['Downloads.count'] });
+    const [row] = await answer({ measures: ['Downloads.count'] });
     expect(String(row['Downloads.count'])).toBe(n);
   });
 });

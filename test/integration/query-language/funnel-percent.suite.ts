@@ -10,10 +10,10 @@
  * 3.80 % where 3.98 % was due.
  */
 import fc from 'fast-check';
-import request from 'supertest';
 import { funnelStepsSql } from '../support/catalog';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { dataOf, load } from '../support/api';
 
 const F = 'WebEventsFromPodcastFunnel';
 const ACCOUNTS = ['northwind-audio', 'harbor-lane-media'] as const;
@@ -36,12 +36,6 @@ const D = (n: number) => new Date(Date.parse(`${END}T00:00:00Z`) - n * 86_400_00
 const start = (day: string) => `toDateTime64('${day} 00:00:00', 3, 'UTC')`;
 
 type Row = Record<string, string | null>;
-
-async function load(key: string, query: Record<string, unknown>): Promise<Row[]> {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
-  expect(res.status).toBe(200);
-  return res.body.data as Row[];
-}
 
 /** Every row's percent against the first step's conversions in the same group (the answer's other members). */
 function expectPercentsAgree(rows: Row[], groupOf: (row: Row) => string): void {
@@ -77,7 +71,7 @@ it('each step’s percent is its conversions ÷ the first step’s × 100, and t
           : {}),
         ...(as === 'inDateRange' ? { filters: [{ member: time, operator: 'inDateRange', values: range }] } : {}),
       };
-      const rows = await load(key === null ? API_KEY : service.accountKeys[key], query);
+      const rows = await dataOf<Row>(load(service, query, { key: key === null ? undefined : service.accountKeys[key] }));
       const bucket = granularity ? `${time}.${granularity}` : undefined;
       expectPercentsAgree(rows, (row) => (bucket ? String(row[bucket]) : ''));
       if (granularity) return;
@@ -96,11 +90,13 @@ it('each step’s percent is its conversions ÷ the first step’s × 100, and t
 }, 300_000);
 
 it('the example of the report: a week’s range, by step, for the operator', async () => {
-  const rows = await load(API_KEY, {
-    measures: [`${F}.conversions`, `${F}.conversionsPercent`],
-    dimensions: [`${F}.step`],
-    timeDimensions: [{ dimension: `${F}.time`, dateRange: [D(23), D(17)] }],
-  });
+  const rows = await dataOf<Row>(
+    load(service, {
+      measures: [`${F}.conversions`, `${F}.conversionsPercent`],
+      dimensions: [`${F}.step`],
+      timeDimensions: [{ dimension: `${F}.time`, dateRange: [D(23), D(17)] }],
+    }),
+  );
   expect(rows.filter((row) => Number(row[`${F}.conversions`]) > 0).length).toBeGreaterThanOrEqual(2);
   expectPercentsAgree(rows, () => '');
 });

@@ -13,11 +13,11 @@
  * addresses in one /64, visits and conversions just inside and just outside
  * their 7 days.
  */
-import request from 'supertest';
 import { funnelSeriesSql } from '../support/catalog';
 import { API_KEY, DATABASE } from '../support/constants';
 import { ddlStatements } from '../../../src/warehouse/ddl';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { dataOf, load } from '../support/api';
 
 const db = DATABASE;
 const F = 'WebEventsFromPodcastFunnel';
@@ -52,11 +52,8 @@ const after = (day: string) => `(${start(day)} + INTERVAL 1 DAY)`;
 /** Listeners by step and bucket ('' without a granularity). */
 type Series = Record<string, Record<string, number>>;
 
-async function load(key: string, query: Record<string, unknown>, app = service.app): Promise<Record<string, string | null>[]> {
-  const res = await request(app).post('/v1/data/load/').set('x-api-key', key).send({ query });
-  expect(res.status).toBe(200);
-  return res.body.data as Record<string, string | null>[];
-}
+/** The rows of a query under the key, from the suite's service or another. */
+const rowsOf = (key: string, query: Record<string, unknown>, on: TestService = service) => dataOf<Record<string, string | null>>(load(on, query, { key }));
 
 /** Steps nobody reached are left out: the funnel answers a row of 0 for them, the hand-written one none. */
 function series(rows: { step: string; bucket: string; n: number }[]): Series {
@@ -65,8 +62,8 @@ function series(rows: { step: string; bucket: string; n: number }[]): Series {
   return out;
 }
 
-async function answer(key: string, query: Record<string, unknown>, granularity?: string, app = service.app): Promise<Series> {
-  const rows = await load(key, query, app);
+async function answer(key: string, query: Record<string, unknown>, granularity?: string, on: TestService = service): Promise<Series> {
+  const rows = await rowsOf(key, query, on);
   return series(
     rows.map((row) => ({
       step: String(row[`${F}.step`]),
@@ -209,22 +206,17 @@ describe.each([
 });
 
 it('a filter on the time inside an "or" with another member is refused: it gives the funnel no range', async () => {
-  const res = await request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send({
-      query: {
-        ...base,
-        filters: [
-          {
-            or: [
-              { member: TIME, operator: 'inDateRange', values: [D(5), D(1)] },
-              { member: `${F}.step`, operator: 'equals', values: ['Conversion'] },
-            ],
-          },
+  const res = await load(service, {
+    ...base,
+    filters: [
+      {
+        or: [
+          { member: TIME, operator: 'inDateRange', values: [D(5), D(1)] },
+          { member: `${F}.step`, operator: 'equals', values: ['Conversion'] },
         ],
       },
-    });
+    ],
+  });
   expect(res.status).toBe(400);
   expect(res.body.code).toBe('invalid_query');
   expect(res.body.error).toContain(TIME);
@@ -310,22 +302,22 @@ describe('listeners counted by hand', () => {
   const rangeSql = `t >= ${start(RANGE[0])} AND t < ${after(RANGE[1])}`;
 
   it('over the range: each enters at their first download in it', async () => {
-    expect(await answer(acme(), ranged, undefined, own.app)).toEqual({ '': steps(7, 3, 2) });
+    expect(await answer(acme(), ranged, undefined, own)).toEqual({ '': steps(7, 3, 2) });
     expect(await byHand("account_id = 'acme'", rangeSql, undefined, OWN_DB)).toEqual({ '': steps(7, 3, 2) });
   });
 
   it('over the range, for the operator: the other account’s listener enters, and no website of acme’s is its', async () => {
-    expect(await answer(API_KEY, ranged, undefined, own.app)).toEqual({ '': steps(8, 3, 2) });
+    expect(await answer(API_KEY, ranged, undefined, own)).toEqual({ '': steps(8, 3, 2) });
   });
 
   it('over all time: L1 enters at its first download ever, L7 too', async () => {
-    expect(await answer(acme(), base, undefined, own.app)).toEqual({ '': steps(8, 3, 1) });
+    expect(await answer(acme(), base, undefined, own)).toEqual({ '': steps(8, 3, 1) });
     expect(await byHand("account_id = 'acme'", '1 = 1', undefined, OWN_DB)).toEqual({ '': steps(8, 3, 1) });
   });
 
   it('by day over the range: each listener in the bucket of their entry', async () => {
     const query = { ...base, timeDimensions: [{ dimension: TIME, granularity: 'day', dateRange: RANGE }] };
-    expect(await answer(acme(), query, 'day', own.app)).toEqual({
+    expect(await answer(acme(), query, 'day', own)).toEqual({
       '2026-01-11': steps(3, 1, 1),
       '2026-01-12': steps(2, 2, 1),
       '2026-01-13': steps(1, 0, 0),
@@ -334,7 +326,7 @@ describe('listeners counted by hand', () => {
   });
 
   it.each(['UTC', 'America/New_York'])('conversionsPercent divides by the first step (%s)', async (timezone) => {
-    const rows = await load(acme(), { ...ranged, measures: [`${F}.conversions`, `${F}.conversionsPercent`], timezone }, own.app);
+    const rows = await rowsOf(acme(), { ...ranged, measures: [`${F}.conversions`, `${F}.conversionsPercent`], timezone }, own);
     const percent = Object.fromEntries(rows.map((row) => [row[`${F}.step`], Number(row[`${F}.conversionsPercent`])]));
     // The range is UTC days in UTC, and New York's days in New York: the same listeners enter in both.
     expect(percent[STEPS[0]]).toBe(100);
@@ -345,14 +337,14 @@ describe('listeners counted by hand', () => {
   it('an IPv6 listener has no ip4: the member is empty, and notSet finds them', async () => {
     const byIp4 = async (cube: string) =>
       Object.fromEntries(
-        (await load(API_KEY, { measures: [`${cube}.count`], dimensions: [`${cube}.ip4`] }, own.app)).map((row) => [
+        (await rowsOf(API_KEY, { measures: [`${cube}.count`], dimensions: [`${cube}.ip4`] }, own)).map((row) => [
           row[`${cube}.ip4`],
           Number(row[`${cube}.count`]),
         ]),
       );
     expect((await byIp4('DownloadEvents'))['']).toBe(3);
     expect(await byIp4('PodcastEvents')).toEqual({ '': 1, '192.0.2.1': 1 });
-    const [unset] = await load(API_KEY, { measures: ['DownloadEvents.count'], filters: [{ member: 'DownloadEvents.ip4', operator: 'notSet' }] }, own.app);
+    const [unset] = await rowsOf(API_KEY, { measures: ['DownloadEvents.count'], filters: [{ member: 'DownloadEvents.ip4', operator: 'notSet' }] }, own);
     expect(Number(unset['DownloadEvents.count'])).toBe(3);
   });
 });

@@ -9,20 +9,16 @@
  * PodcastEvents.country summed to about four times the events there are):
  * see multipliedJoinRowResult in src/cube/engine/dialect.ts.
  */
-import request from 'supertest';
 import { funnelAddressesSql } from '../support/catalog';
-import { API_KEY, DATABASE as db } from '../support/constants';
+import { DATABASE as db } from '../support/constants';
 import { withDefaultService } from '../support/default-service';
+import { dataOf, load } from '../support/api';
 
 type Row = Record<string, unknown>;
 
 const suite = withDefaultService();
 
-async function load(query: Record<string, unknown>): Promise<Row[]> {
-  const res = await request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-  expect(res.status).toBe(200);
-  return res.body.data as Row[];
-}
+const rowsOf = (query: Record<string, unknown>) => dataOf<Row>(load(suite.service, query));
 
 /** Rows as a sorted list of comparable strings: numbers to 12 significant digits, null as null. */
 function asSet(rows: Row[]): string[] {
@@ -61,7 +57,7 @@ describe('measures across the joins, against SQL', () => {
         `SELECT count() > uniqExact(account_id, ip4) * 2 FROM ${db}.podcast_events WHERE (account_id, ip4) IN (SELECT account_id, ip4 FROM ${db}.web_events)`,
       ),
     ).toBe(1);
-    expect(asSet(await load({ measures: ['WebEvents.count'], dimensions: ['PodcastEvents.country'] }))).toEqual(asSet(want));
+    expect(asSet(await rowsOf({ measures: ['WebEvents.count'], dimensions: ['PodcastEvents.country'] }))).toEqual(asSet(want));
   });
 
   it('measures of both cubes in one query, a count and a sum', async () => {
@@ -69,7 +65,7 @@ describe('measures across the joins, against SQL', () => {
       SELECT c.country AS \`PodcastEvents.country\`, c.requests AS \`PodcastEvents.count\`, j.events AS \`WebEvents.count\`, j.value_sum AS \`WebEvents.se_value_sum\`
       FROM (SELECT country, count() AS requests FROM ${db}.podcast_events GROUP BY country) AS c
       INNER JOIN (${WEB_EVENTS_BY_REQUEST_COUNTRY}) AS j ON c.country = j.country`);
-    const got = await load({ measures: ['PodcastEvents.count', 'WebEvents.count', 'WebEvents.se_value_sum'], dimensions: ['PodcastEvents.country'] });
+    const got = await rowsOf({ measures: ['PodcastEvents.count', 'WebEvents.count', 'WebEvents.se_value_sum'], dimensions: ['PodcastEvents.country'] });
     expect(asSet(got)).toEqual(asSet(want));
   });
 
@@ -79,7 +75,7 @@ describe('measures across the joins, against SQL', () => {
       FROM ${db}.podcast_events AS p
       LEFT JOIN (SELECT DISTINCT account_id, ip4, se_category FROM ${db}.web_events) AS w ON p.account_id = w.account_id AND p.ip4 = w.ip4
       GROUP BY w.se_category`);
-    expect(asSet(await load({ measures: ['PodcastEvents.count'], dimensions: ['WebEvents.se_category'] }))).toEqual(asSet(want));
+    expect(asSet(await rowsOf({ measures: ['PodcastEvents.count'], dimensions: ['WebEvents.se_category'] }))).toEqual(asSet(want));
   });
 
   it('WebEvents.count filtered by a PodcastEvents dimension: the events of addresses with a request from there', async () => {
@@ -90,7 +86,7 @@ describe('measures across the joins, against SQL', () => {
       `SELECT count() FROM ${db}.web_events WHERE (account_id, ip4) IN (SELECT account_id, ip4 FROM ${db}.podcast_events WHERE country = '${country}')`,
     );
     expect(want).toBeGreaterThan(0);
-    const [row] = await load({ measures: ['WebEvents.count'], filters: [{ member: 'PodcastEvents.country', operator: 'equals', values: [country] }] });
+    const [row] = await rowsOf({ measures: ['WebEvents.count'], filters: [{ member: 'PodcastEvents.country', operator: 'equals', values: [country] }] });
     expect(Number(row['WebEvents.count'])).toBe(want);
   });
 
@@ -101,7 +97,7 @@ describe('measures across the joins, against SQL', () => {
       INNER JOIN (SELECT DISTINCT (account_id, IPv4NumToString(ip4)) AS ip, app_id FROM ${db}.web_events) AS w ON a.ip = w.ip
       GROUP BY a.step, w.app_id`);
     expect(want.length).toBeGreaterThan(3);
-    const got = await load({ measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step', 'WebEvents.appId'] });
+    const got = await rowsOf({ measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step', 'WebEvents.appId'] });
     // Apps whose events' addresses reached no step come as a row without a step and 0 conversions (the join is from WebEvents).
     expect(asSet(got.filter((row) => Number(row['WebEventsFromPodcastFunnel.conversions']) > 0))).toEqual(asSet(want));
   });
@@ -114,14 +110,14 @@ describe('measures across the joins, against SQL', () => {
       { measures: [percent], dimensions: ['WebEventsFromPodcastFunnel.step'], filters: [{ member: 'PodcastEvents.country', operator: 'set' }] },
     ];
     for (const query of queries) {
-      for (const route of ['/v1/data/load/', '/cubejs-api/v1/load']) {
-        const res = await request(suite.service.app).post(route).set('x-api-key', API_KEY).send({ query });
+      for (const api of ['data', 'cubejs'] as const) {
+        const res = await load(suite.service, query, { api });
         expect(res.status).toBe(400);
         expect(res.body.code).toBe('invalid_query');
         expect(String(res.body.error)).toContain(`${percent} cannot be asked with members of other cubes`);
       }
     }
-    const alone = await load({ measures: [percent], dimensions: ['WebEventsFromPodcastFunnel.step'] });
+    const alone = await rowsOf({ measures: [percent], dimensions: ['WebEventsFromPodcastFunnel.step'] });
     expect(alone.find((row) => row['WebEventsFromPodcastFunnel.step'] === 'Podcast Download')?.[percent]).toBe('100');
   });
 
@@ -133,7 +129,7 @@ describe('measures across the joins, against SQL', () => {
       WHERE (p.account_id, p.ip4) IN (SELECT account_id, ip4 FROM ${db}.web_events)
       GROUP BY a.step`);
     expect(want).toHaveLength(3);
-    const got = await load({ measures: ['PodcastEvents.count'], dimensions: ['WebEventsFromPodcastFunnel.step'] });
+    const got = await rowsOf({ measures: ['PodcastEvents.count'], dimensions: ['WebEventsFromPodcastFunnel.step'] });
     expect(asSet(got.filter((row) => row['WebEventsFromPodcastFunnel.step'] !== null))).toEqual(asSet(want));
   });
 
@@ -142,7 +138,7 @@ describe('measures across the joins, against SQL', () => {
       SELECT toString(w.event_id) AS id, w.se_value AS value, count() AS requests
       FROM ${db}.web_events AS w INNER JOIN ${db}.podcast_events AS p ON p.account_id = w.account_id AND p.ip4 = w.ip4
       WHERE w.se_value IS NOT NULL GROUP BY id, value HAVING uniqExact(p.country) = 1 AND requests > 1 ORDER BY requests DESC, id LIMIT 1`);
-    const got = await load({
+    const got = await rowsOf({
       measures: ['WebEvents.se_value_sum'],
       dimensions: ['PodcastEvents.country', 'WebEvents.eventId'],
       filters: [{ member: 'WebEvents.eventId', operator: 'equals', values: [event.id] }],

@@ -4,10 +4,10 @@
  * missing side "(none)", empty when both are missing), and the same rows counted by hand-written SQL over link_views
  * agree; set/notSet see the empty one as not set, like every other text member.
  */
-import request from 'supertest';
 import { UTM_SOURCE_MEDIUM_SQL } from '../support/catalog';
 import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { dataOf, load } from '../support/api';
 
 const ACCOUNT = 'utm-source-medium-probe';
 /** [utm_source, utm_medium, views] */
@@ -38,11 +38,8 @@ afterAll(async () => {
   await oracle.close();
 });
 
-const load = async (query: Record<string, unknown>) =>
-  (await request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[ACCOUNT]).send({ query }).expect(200)).body.data as Record<
-    string,
-    string
-  >[];
+/** The account's rows of a load. */
+const accountRows = (query: Record<string, unknown>) => dataOf<Record<string, string>>(load(service, query, { key: service.accountKeys[ACCOUNT] }));
 
 describe.each(['LinksAdvancedAnalytics', 'LinksDashboard'])('%s.utmSourceMedium', (cube) => {
   const member = `${cube}.utmSourceMedium`;
@@ -53,11 +50,11 @@ describe.each(['LinksAdvancedAnalytics', 'LinksDashboard'])('%s.utmSourceMedium'
       `SELECT ${UTM_SOURCE_MEDIUM_SQL} AS k, count() AS v FROM ${DATABASE}.link_views WHERE account_id = '${ACCOUNT}' GROUP BY k`,
     );
     expect(Object.fromEntries(bySql.map((r) => [r.k, Number(r.v)]))).toEqual(EXPECTED);
-    expect(counts(await load({ measures: [`${cube}.count`], dimensions: [member] }))).toEqual(EXPECTED);
+    expect(counts(await accountRows({ measures: [`${cube}.count`], dimensions: [member] }))).toEqual(EXPECTED);
   });
 
   it('a view with neither is not set; the others are', async () => {
-    const filtered = (operator: string) => load({ measures: [`${cube}.count`], dimensions: [member], filters: [{ member, operator }] });
+    const filtered = (operator: string) => accountRows({ measures: [`${cube}.count`], dimensions: [member], filters: [{ member, operator }] });
     expect(counts(await filtered('notSet'))).toEqual({ '': 5 });
     expect(counts(await filtered('set'))).toEqual({ 'google / cpc': 3, 'newsletter / (none)': 2, '(none) / email': 4 });
   });

@@ -10,20 +10,17 @@
  * none): the default order is applied to the SQL only.
  */
 import { randomUUID } from 'node:crypto';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { expectEnvelope } from '../limits/envelope';
 import { withDefaultService } from '../support/default-service';
+import { cubeSql, load, meta } from '../support/api';
 
 type Row = Record<string, unknown>;
 type Query = Record<string, unknown>;
 
 const suite = withDefaultService();
 
-const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-
 async function loadOk(query: Query) {
-  const res = await load(query);
+  const res = await load(suite.service, query);
   expect(res.status).toBe(200);
   return res.body as { data: Row[]; query: Query; total: number | null };
 }
@@ -253,7 +250,7 @@ describe('limit, offset and total', () => {
     ['total as a string', { total: 'yes' }],
     ['an order direction other than asc/desc', { order: { 'Downloads.count': 'up' } }],
   ])('%s is a 400', async (_name, extra) => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], ...extra });
+    const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.country'], ...extra });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
   });
@@ -272,12 +269,9 @@ describe('an order by a member the query does not return', () => {
   ];
   it.each(cases)('%s: 400 invalid_query naming it, on both routes and in a multi query', async (_, query, message) => {
     for (const res of [
-      await load(query),
-      await request(suite.service.app).post('/cubejs-api/v1/load').set('x-api-key', API_KEY).send({ query }),
-      await request(suite.service.app)
-        .post('/v1/data/load/')
-        .set('x-api-key', API_KEY)
-        .send({ query: [{ measures: ['Downloads.count'] }, query], queryType: 'multi' }),
+      await load(suite.service, query),
+      await load(suite.service, query, { api: 'cubejs' }),
+      await load(suite.service, [{ measures: ['Downloads.count'] }, query], { multi: true }),
     ]) {
       expectEnvelope(res, 'invalid_query', message);
     }
@@ -366,8 +360,7 @@ describe('rows that tie on the order', () => {
 
   it('an export keeps the order asked, ties as the engine gives them; a load breaks ties, of records and of groups', async () => {
     const orderBy = (sql: string) => /ORDER BY (.*?)(?: LIMIT|$)/s.exec(sql)![1].replace(/\s+/g, ' ');
-    const loadSql = async (query: Query) =>
-      (await request(suite.service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
+    const loadSql = async (query: Query) => (await cubeSql(suite.service, query).expect(200)).body.sql.sql[0] as string;
     const exportSql = async (query: Query) => (await suite.service.cube.exportSql(query, 100, { requestId: randomUUID(), accountId: null })).sql;
     const records = { dimensions: ['PodcastEvents.country', 'PodcastEvents.city'], order: { 'PodcastEvents.country': 'desc' }, ungrouped: true };
     expect(orderBy(await exportSql(records))).toMatch(/^`?podcast_events__country`? DESC$/);
@@ -435,7 +428,7 @@ describe('ungrouped', () => {
     [{ measures: ['EpisodeRanks.count'], dimensions: ['EpisodeRanks.platform'] }, 'EpisodeRanks'],
     [{ dimensions: ['WebEvents.appId'], filters: [{ member: 'LinksDashboard.link', operator: 'set' }] }, 'LinksDashboard'],
   ])('is a 400 naming the cube without a key and what to do: %j', async (query, cube) => {
-    const res = await load({ ...query, ungrouped: true });
+    const res = await load(suite.service, { ...query, ungrouped: true });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
     expect(res.body.error).toContain(`${cube} has none`);
@@ -446,13 +439,13 @@ describe('ungrouped', () => {
 
 describe('segments', () => {
   it('no cube has a segment', async () => {
-    const res = await request(suite.service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await meta(suite.service).expect(200);
     expect(res.body.schemas.length).toBe(10);
     for (const schema of res.body.schemas) expect(schema.segments).toEqual([]);
   });
 
   it('so a segment in a query is a 400', async () => {
-    const res = await load({ measures: ['Downloads.count'], segments: ['Downloads.x'] });
+    const res = await load(suite.service, { measures: ['Downloads.count'], segments: ['Downloads.x'] });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
     expect(res.body.error).toContain('Downloads.x');

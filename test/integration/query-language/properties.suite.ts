@@ -8,10 +8,10 @@
  * failure fast-check prints the seed and the shrunk counterexample.
  */
 import fc from 'fast-check';
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { CUBES, LINK_COUNTS, type CubeSpec, type Dim } from '../support/catalog';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 const RUNS = 25;
 const db = DATABASE;
@@ -24,11 +24,9 @@ let END: string;
 type Query = Record<string, unknown>;
 type Row = Record<string, unknown>;
 
-const load = (query: Query) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-
 /** The rows of a query that must succeed; the query is in the message otherwise. */
 async function rows(query: Query): Promise<Row[]> {
-  const res = await load(query);
+  const res = await load(service, query);
   if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(query)}`);
   return res.body.data;
 }
@@ -210,7 +208,7 @@ describe('properties of random queries', () => {
           // Some groupings (EpisodeRanks by episodeId: 11,217 groups) pass the default limit of 10,000.
           limit: 50_000,
         };
-        const res = await load(grouped);
+        const res = await load(service, grouped);
         expect(res.status).toBe(200);
         expect(res.body.total).toBe(res.body.data.length); // nothing cut off by the limit
         const total = await single({ measures: [m], timeDimensions: rangeTd }, m);
@@ -341,7 +339,7 @@ describe('properties of random queries', () => {
         const size = Math.max(1, Math.ceil(full.length / pages)) + jitter;
         const concatenated: Row[] = [];
         for (let offset = 0; ; offset += size) {
-          const res = await load({ ...base, limit: size, offset, total: true }).expect(200);
+          const res = await load(service, { ...base, limit: size, offset, total: true }).expect(200);
           expect(res.body.total).toBe(full.length);
           expect(res.body.data.length).toBeLessThanOrEqual(size);
           concatenated.push(...res.body.data);
@@ -371,7 +369,7 @@ describe('properties of random queries', () => {
             (query.filters as Query[]).push({ member: `${cube}.linkViewCount`, operator: 'gt', values: [String(measureFilter)] });
           }
           // The filters were drawn for LinksAdvancedAnalytics; the twin gets the same members.
-          return load(JSON.parse(JSON.stringify(query).replaceAll('LinksAdvancedAnalytics.', `${cube}.`)));
+          return load(service, JSON.parse(JSON.stringify(query).replaceAll('LinksAdvancedAnalytics.', `${cube}.`)));
         };
         const [advanced, dashboard] = await Promise.all([ask('LinksAdvancedAnalytics'), ask('LinksDashboard')]);
         expect(dashboard.status).toBe(advanced.status);

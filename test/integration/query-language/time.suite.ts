@@ -15,10 +15,10 @@
  * ascending; a date-only range covers whole days of the query's time zone and
  * is echoed as "…T00:00:00.000" / "…T23:59:59.999".
  */
-import request from 'supertest';
 import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { withDefaultService } from '../support/default-service';
+import { cubeSql, load } from '../support/api';
 
 const db = DATABASE;
 const suite = withDefaultService();
@@ -31,9 +31,6 @@ beforeAll(async () => {
 
 type Query = Record<string, unknown>;
 type Row = Record<string, unknown>;
-
-const load = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
-const loadMulti = (query: Query) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query, queryType: 'multi' });
 
 // ---------------------------------------------------------------------------
 // Dates, computed here without Cube or moment.
@@ -221,7 +218,7 @@ describe('granularities (UTC)', () => {
 
   it.each(GRANULARITIES)('$name', async ({ granularity, measure, dimension, dateRange, sql, check }) => {
     const td = { dimension, granularity, ...(dateRange ? { dateRange: dateRange() } : {}) };
-    const res = await load({ measures: [measure], timeDimensions: [td] }).expect(200);
+    const res = await load(suite.service, { measures: [measure], timeDimensions: [td] }).expect(200);
     const expected = await buckets(sql());
     expect(expected.length).toBeGreaterThan(0);
     expect(res.body.data).toEqual(asTimeRows(dimension, granularity, measure, expected));
@@ -230,7 +227,9 @@ describe('granularities (UTC)', () => {
   });
 
   it('a granularity outside Cube 0.33 (fortnight) is a 400', async () => {
-    const res = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] }).expect(400);
+    const res = await load(suite.service, { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'fortnight' }] }).expect(
+      400,
+    );
     expect(res.body.code).toBe('invalid_query');
   });
 });
@@ -238,7 +237,8 @@ describe('granularities (UTC)', () => {
 // ---------------------------------------------------------------------------
 
 describe('absolute date ranges (UTC)', () => {
-  const downloads = (range: unknown) => load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] });
+  const downloads = (range: unknown) =>
+    load(suite.service, { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] });
 
   it('one date covers that whole day, echoed as its first and last millisecond', async () => {
     const res = await downloads([D(2)]).expect(200);
@@ -294,18 +294,20 @@ describe('absolute date ranges (UTC)', () => {
   });
 
   it('the inDateRange filter counts the same as the dateRange of a time dimension', async () => {
-    const res = await load({ measures: ['Downloads.count'], filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: [D(10), D(8)] }] }).expect(
-      200,
-    );
+    const res = await load(suite.service, {
+      measures: ['Downloads.count'],
+      filters: [{ member: 'Downloads.ts', operator: 'inDateRange', values: [D(10), D(8)] }],
+    }).expect(200);
     expect(dataCount(res.body, 'Downloads.count')).toBe(await count(`SELECT count() FROM ${db}.downloads WHERE toDate(ts) BETWEEN '${D(10)}' AND '${D(8)}'`));
   });
 
   it('a range without data counts 0, and grouped by day it has no rows', async () => {
     const range = ['2020-01-01', '2020-01-31'];
     expect((await downloads(range).expect(200)).body.data).toEqual([{ 'Downloads.count': '0' }]);
-    const grouped = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] }).expect(
-      200,
-    );
+    const grouped = await load(suite.service, {
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }],
+    }).expect(200);
     expect(grouped.body.data).toEqual([]);
   });
 
@@ -333,7 +335,9 @@ describe('absolute date ranges (UTC)', () => {
     );
     const minute = t.slice(0, 16); // "YYYY-MM-DD HH:MM"
     const range = [`${minute.replace(' ', 'T')}:00.000`, `${minute.replace(' ', 'T')}:59.999`];
-    const res = await load({ measures: ['WebEvents.count'], timeDimensions: [{ dimension: 'WebEvents.trackTs', dateRange: range }] }).expect(200);
+    const res = await load(suite.service, { measures: ['WebEvents.count'], timeDimensions: [{ dimension: 'WebEvents.trackTs', dateRange: range }] }).expect(
+      200,
+    );
     const expected = await count(`SELECT count() FROM ${db}.web_events WHERE track_ts >= '${minute}:00.000' AND track_ts <= '${minute}:59.999'`);
     expect(dataCount(res.body, 'WebEvents.count')).toBe(expected);
   });
@@ -379,7 +383,11 @@ describe('relative date ranges, resolved from the current date', () => {
     // Should the calendar day change during the request, ask again.
     for (let attempt = 0; ; attempt++) {
       const before = new Date();
-      const res = await load({ measures: ['Downloads.count'], timezone, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] }).expect(200);
+      const res = await load(suite.service, {
+        measures: ['Downloads.count'],
+        timezone,
+        timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }],
+      }).expect(200);
       const today = localDate(before, timezone);
       if (today !== localDate(new Date(), timezone) && attempt === 0) continue;
       const [from, to] = days(today);
@@ -392,12 +400,17 @@ describe('relative date ranges, resolved from the current date', () => {
   });
 
   it('"last 7 days" finds data, since the demo window ends today', async () => {
-    const res = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 7 days' }] }).expect(200);
+    const res = await load(suite.service, { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 7 days' }] }).expect(
+      200,
+    );
     expect(dataCount(res.body, 'Downloads.count')).toBeGreaterThan(0);
   });
 
   it('a phrase that is no date is a 400', async () => {
-    const res = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'whenever it suits you' }] });
+    const res = await load(suite.service, {
+      measures: ['Downloads.count'],
+      timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'whenever it suits you' }],
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
   });
@@ -408,7 +421,11 @@ describe('relative date ranges, resolved from the current date', () => {
 describe('time zones other than UTC', () => {
   it('America/New_York: day buckets over the whole window are New York days (a DST change in the window included)', async () => {
     const tz = 'America/New_York';
-    const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }] }).expect(200);
+    const res = await load(suite.service, {
+      measures: ['Downloads.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }],
+    }).expect(200);
     const expected = await buckets(`SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads GROUP BY b ORDER BY b`);
     expect(res.body.data).toEqual(asTimeRows('Downloads.ts', 'day', 'Downloads.count', expected));
     // Not the UTC buckets: the first New York day starts before the first UTC day.
@@ -419,7 +436,7 @@ describe('time zones other than UTC', () => {
   it('America/New_York: a date range is read as New York days', async () => {
     const tz = 'America/New_York';
     const range = [D(6), D(4)];
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['Downloads.count'],
       timezone: tz,
       timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }],
@@ -436,7 +453,11 @@ describe('time zones other than UTC', () => {
   it('America/New_York: a full-timestamp range is New York local time', async () => {
     const tz = 'America/New_York';
     const range = [`${D(3)}T20:00:00.000`, `${D(2)}T03:59:59.999`];
-    const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] }).expect(200);
+    const res = await load(suite.service, {
+      measures: ['Downloads.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }],
+    }).expect(200);
     const expected = await count(
       `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(3)} 20:00:00', '${tz}') AND ts < toDateTime('${D(2)} 04:00:00', '${tz}')`,
     );
@@ -446,7 +467,7 @@ describe('time zones other than UTC', () => {
 
   it('Asia/Kolkata (UTC+05:30): hour buckets of one local day start at local full hours', async () => {
     const tz = 'Asia/Kolkata';
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['PodcastEvents.count'],
       timezone: tz,
       timeDimensions: [{ dimension: 'PodcastEvents.ts', granularity: 'hour', dateRange: [D(3)] }],
@@ -461,7 +482,7 @@ describe('time zones other than UTC', () => {
 
   it('Asia/Kolkata: day buckets of a DateTime64 column (WebEvents.trackTs)', async () => {
     const tz = 'Asia/Kolkata';
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['WebEvents.count'],
       timezone: tz,
       timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'day', dateRange: [D(8), D(2)] }],
@@ -475,9 +496,11 @@ describe('time zones other than UTC', () => {
 
   it('Asia/Kolkata: week buckets start on local Mondays', async () => {
     const tz = 'Asia/Kolkata';
-    const res = await load({ measures: ['WebEvents.count'], timezone: tz, timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'week' }] }).expect(
-      200,
-    );
+    const res = await load(suite.service, {
+      measures: ['WebEvents.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'week' }],
+    }).expect(200);
     const local = `toDate(toTimeZone(track_ts, '${tz}'))`;
     const expected = await buckets(`SELECT ${isoDay(`${local} - (toDayOfWeek(${local}) - 1)`)} AS b, count() AS v FROM ${db}.web_events GROUP BY b ORDER BY b`);
     expect(res.body.data).toEqual(asTimeRows('WebEvents.trackTs', 'week', 'WebEvents.count', expected));
@@ -487,17 +510,25 @@ describe('time zones other than UTC', () => {
   it('America/New_York: a dateRange of instants with an offset (toISOString) counts those instants', async () => {
     const tz = 'America/New_York';
     const range = [`${D(3)}T10:00:00.000Z`, `${D(3)}T13:59:59.999+02:00`];
-    const res = await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }] }).expect(200);
+    const res = await load(suite.service, {
+      measures: ['Downloads.count'],
+      timezone: tz,
+      timeDimensions: [{ dimension: 'Downloads.ts', dateRange: range }],
+    }).expect(200);
     const expected = await count(
       `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(3)} 10:00:00', 'UTC') AND ts < toDateTime('${D(3)} 12:00:00', 'UTC')`,
     );
     expect(expected).toBeGreaterThan(0);
     expect(dataCount(res.body, 'Downloads.count')).toBe(expected);
-    const multi = await loadMulti({
-      measures: ['Downloads.count'],
-      timezone: tz,
-      timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [range, [`${D(2)}T10:00:00Z`, `${D(2)}T11:59:59.999Z`]] }],
-    }).expect(200);
+    const multi = await load(
+      suite.service,
+      {
+        measures: ['Downloads.count'],
+        timezone: tz,
+        timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: [range, [`${D(2)}T10:00:00Z`, `${D(2)}T11:59:59.999Z`]] }],
+      },
+      { multi: true },
+    ).expect(200);
     const second = await count(
       `SELECT count() FROM ${db}.downloads WHERE ts >= toDateTime('${D(2)} 10:00:00', 'UTC') AND ts < toDateTime('${D(2)} 12:00:00', 'UTC')`,
     );
@@ -509,7 +540,8 @@ describe('time zones other than UTC', () => {
     const tz = 'America/New_York';
     const ask = async (dateRange: string) =>
       dataCount(
-        (await load({ measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(200)).body,
+        (await load(suite.service, { measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(200))
+          .body,
         'Downloads.count',
       );
     const local = await count(
@@ -524,7 +556,7 @@ describe('time zones other than UTC', () => {
   // Cube 0.33 wrote these in UTC, in the same form as the buckets' local times: a New York reader was five hours off.
   it('America/New_York: a time member listed without a granularity comes as New York local time, as its buckets do', async () => {
     const tz = 'America/New_York';
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['Downloads.count'],
       dimensions: ['Downloads.ts'],
       timezone: tz,
@@ -541,7 +573,7 @@ describe('time zones other than UTC', () => {
 
   it('Asia/Kolkata: ungrouped records keep their DateTime64 milliseconds in local time (WebEvents.trackTs)', async () => {
     const tz = 'Asia/Kolkata';
-    const res = await load({
+    const res = await load(suite.service, {
       dimensions: ['WebEvents.eventId', 'WebEvents.trackTs', 'WebEvents.ingestTs'],
       ungrouped: true,
       timezone: tz,
@@ -570,16 +602,16 @@ describe('time zones other than UTC', () => {
     ['Europe/Berlin', '2027-03-28T01:30:00.000', '2027-03-28T00:30:00.000Z', 'the hour before the change (CET)'],
     ['Europe/Berlin', '2027-10-31T03:30:00.000', '2027-10-31T02:30:00.000Z', 'after the change back (CET)'],
   ])('%s: the range bound %s is %s (%s)', async (timezone, local, instant) => {
-    const res = await request(suite.service.app)
-      .post('/cubejs-api/v1/sql')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Downloads.count'], timezone, timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [local, local] }] } })
-      .expect(200);
+    const res = await cubeSql(suite.service, {
+      measures: ['Downloads.count'],
+      timezone,
+      timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [local, local] }],
+    }).expect(200);
     expect(res.body.sql.sql[1]).toEqual([instant, instant]);
   });
 
   it('an unknown time zone is a 400', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['Downloads.count'],
       timezone: 'Mars/Olympus_Mons',
       timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day' }],
@@ -599,7 +631,7 @@ describe('several time dimensions in one query', () => {
         { dimension: 'WebEvents.ingestTs', dateRange: [D(5), D(3)] },
       ],
     };
-    const res = await load(query).expect(200);
+    const res = await load(suite.service, query).expect(200);
     expect(res.body.query.timeDimensions).toEqual([
       { dimension: 'WebEvents.trackTs', granularity: 'day' },
       { dimension: 'WebEvents.ingestTs', dateRange: [startOfDay(D(5)), endOfDay(D(3))] },
@@ -613,7 +645,7 @@ describe('several time dimensions in one query', () => {
   });
 
   it('two granularities at once: trackTs by day (one day) × ingestTs by hour, ordered by both', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['WebEvents.count'],
       timeDimensions: [
         { dimension: 'WebEvents.trackTs', granularity: 'day', dateRange: [D(2)] },
@@ -656,14 +688,14 @@ describe('several time dimensions in one query', () => {
   const byBucket = (rows: Row[]) => [...rows].sort((a, b) => String(a['Downloads.ts']).localeCompare(String(b['Downloads.ts'])));
 
   it('the same member twice, grouped entry first: grouped by day inside the range, in time order', async () => {
-    const res = await load(daysQuery([daily, ranged()])).expect(200);
+    const res = await load(suite.service, daysQuery([daily, ranged()])).expect(200);
     const expected = await expectedDays();
     expect(expected.length).toBeGreaterThan(1);
     expect(res.body.data).toEqual(expected);
   });
 
   it('the same member twice, range-only entry first: the same groups', async () => {
-    const res = await load(daysQuery([ranged(), daily])).expect(200);
+    const res = await load(suite.service, daysQuery([ranged(), daily])).expect(200);
     expect(byBucket(res.body.data)).toEqual(await expectedDays());
   });
 
@@ -671,12 +703,12 @@ describe('several time dimensions in one query', () => {
   // dimension of that member; a range-only entry has no column, so the ORDER
   // BY term was dropped. src/cube/engine/dialect.ts picks the grouped entry.
   it('the same member twice, range-only entry first: rows still in time order (default order)', async () => {
-    const res = await load(daysQuery([ranged(), daily])).expect(200);
+    const res = await load(suite.service, daysQuery([ranged(), daily])).expect(200);
     expect(res.body.data).toEqual(await expectedDays());
   });
 
   it('the same member twice, range-only entry first: an explicit order on the member is honoured', async () => {
-    const res = await load({ ...daysQuery([ranged(), daily]), order: [['Downloads.ts', 'desc']] }).expect(200);
+    const res = await load(suite.service, { ...daysQuery([ranged(), daily]), order: [['Downloads.ts', 'desc']] }).expect(200);
     expect(res.body.data).toEqual((await expectedDays()).reverse());
   });
 });
@@ -704,7 +736,7 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
     [...rows].sort((a, b) => `${a['Downloads.ts']}|${a['Downloads.continent']}`.localeCompare(`${b['Downloads.ts']}|${b['Downloads.continent']}`));
 
   it('Downloads.ts.day with a string dimension: becomes a time dimension, grouped as direct SQL groups', async () => {
-    const res = await load(shorthandQuery()).expect(200);
+    const res = await load(suite.service, shorthandQuery()).expect(200);
     // Cube moves the shorthand out of `dimensions` and appends it to `timeDimensions`.
     expect(res.body.query.dimensions).toEqual(['Downloads.continent']);
     expect(res.body.query.timeDimensions).toEqual([
@@ -721,7 +753,7 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
   // Same cause as "the same member twice" above: the shorthand lands after the
   // range-only entry of Downloads.ts (corrected in src/cube/engine/dialect.ts).
   it('Downloads.ts.day with a dateRange on Downloads.ts: the order by day, then continent, is honoured', async () => {
-    const res = await load(shorthandQuery()).expect(200);
+    const res = await load(suite.service, shorthandQuery()).expect(200);
     expect(res.body.data).toEqual(await expectedShorthand());
   });
 
@@ -730,10 +762,12 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
     async (granularity) => {
       const dateRange = [`${D(6)}T06:00:00.000`, `${D(6)}T07:59:59.999`];
       const [short, long] = await Promise.all([
-        load({ measures: ['Downloads.count'], dimensions: [`Downloads.ts.${granularity}`], timeDimensions: [{ dimension: 'Downloads.ts', dateRange }] }).expect(
-          200,
-        ),
-        load({
+        load(suite.service, {
+          measures: ['Downloads.count'],
+          dimensions: [`Downloads.ts.${granularity}`],
+          timeDimensions: [{ dimension: 'Downloads.ts', dateRange }],
+        }).expect(200),
+        load(suite.service, {
           measures: ['Downloads.count'],
           timeDimensions: [
             { dimension: 'Downloads.ts', dateRange },
@@ -752,7 +786,7 @@ describe('the "Cube.member.granularity" shorthand in dimensions', () => {
   // quarter (api-gateway/dist/src/query.js, `dimensionWithTime`), although
   // `timeDimensions` accepts granularity "quarter".
   it('Downloads.ts.quarter is not accepted by Cube 0.33: a 400', async () => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.ts.quarter'] });
+    const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.ts.quarter'] });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_query');
   });
@@ -768,7 +802,7 @@ describe('annotation of the members a query names', () => {
   };
 
   it('dimensions and time dimensions (with and without granularity suffix) carry title, shortTitle and type', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['Downloads.count'],
       dimensions: ['Downloads.country'],
       timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'week', dateRange: [D(8), D(2)] }],
@@ -783,7 +817,7 @@ describe('annotation of the members a query names', () => {
   });
 
   it('two time dimensions with granularities are both annotated; a range-only one is not', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['WebEvents.count'],
       timeDimensions: [
         { dimension: 'WebEvents.trackTs', granularity: 'day', dateRange: [D(2)] },
@@ -798,12 +832,15 @@ describe('annotation of the members a query names', () => {
     });
     expect(res.body.annotation.dimensions).toStrictEqual({});
 
-    const rangeOnly = await load({ measures: ['WebEvents.count'], timeDimensions: [{ dimension: 'WebEvents.ingestTs', dateRange: [D(2)] }] }).expect(200);
+    const rangeOnly = await load(suite.service, {
+      measures: ['WebEvents.count'],
+      timeDimensions: [{ dimension: 'WebEvents.ingestTs', dateRange: [D(2)] }],
+    }).expect(200);
     expect(rangeOnly.body.annotation.timeDimensions).toStrictEqual({});
   });
 
   it('a boolean and a number dimension are annotated with their types', async () => {
-    const res = await load({
+    const res = await load(suite.service, {
       measures: ['LinksDashboard.count'],
       dimensions: ['LinksDashboard.isUniqueLinkView'],
       timeDimensions: [{ dimension: 'LinksDashboard.timestamp', granularity: 'month' }],
@@ -813,7 +850,7 @@ describe('annotation of the members a query names', () => {
       'LinksDashboard.timestamp.month': specDimension('LinksDashboard.timestamp'),
       'LinksDashboard.timestamp': specDimension('LinksDashboard.timestamp'),
     });
-    const ranks = await load({ measures: ['ChannelRanks.count'], dimensions: ['ChannelRanks.rank'], limit: 1 }).expect(200);
+    const ranks = await load(suite.service, { measures: ['ChannelRanks.count'], dimensions: ['ChannelRanks.rank'], limit: 1 }).expect(200);
     expect(ranks.body.annotation.dimensions).toStrictEqual({ 'ChannelRanks.rank': specDimension('ChannelRanks.rank') });
   });
 });
@@ -842,7 +879,7 @@ describe('compareDateRange (queryType multi)', () => {
     }));
 
   it('POST answers one result per range, each grouped as direct SQL groups, and a pivot query', async () => {
-    const res = await loadMulti(query()).expect(200);
+    const res = await load(suite.service, query(), { multi: true }).expect(200);
     expect(Object.keys(res.body).sort()).toEqual(['pivotQuery', 'queryType', 'results', 'slowQuery']);
     expect(res.body.queryType).toBe('compareDateRangeQuery');
     expect(res.body.slowQuery).toBe(false);
@@ -863,10 +900,14 @@ describe('compareDateRange (queryType multi)', () => {
 
   it('relative ranges are resolved per range ("this week" vs "last week")', async () => {
     const before = new Date();
-    const res = await loadMulti({
-      measures: ['Downloads.count'],
-      timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['this week', 'last week'] }],
-    }).expect(200);
+    const res = await load(
+      suite.service,
+      {
+        measures: ['Downloads.count'],
+        timeDimensions: [{ dimension: 'Downloads.ts', compareDateRange: ['this week', 'last week'] }],
+      },
+      { multi: true },
+    ).expect(200);
     const today = localDate(before, 'UTC');
     const monday = addDays(today, 1 - isoWeekday(today));
     const weeks = [
@@ -884,12 +925,8 @@ describe('compareDateRange (queryType multi)', () => {
 
   it('GET /v1/data/load?query=<json>&queryType=multi answers as POST does', async () => {
     const [post, get] = await Promise.all([
-      loadMulti(query()).expect(200),
-      request(suite.service.app)
-        .get('/v1/data/load')
-        .query({ query: JSON.stringify(query()), queryType: 'multi' })
-        .set('x-api-key', API_KEY)
-        .expect(200),
+      load(suite.service, query(), { multi: true }).expect(200),
+      load(suite.service, query(), { multi: true, get: true }).expect(200),
     ]);
     expect(get.body.queryType).toBe('compareDateRangeQuery');
     expect(get.body.results.map((r: { data: Row[] }) => r.data)).toEqual(post.body.results.map((r: { data: Row[] }) => r.data));
@@ -899,19 +936,20 @@ describe('compareDateRange (queryType multi)', () => {
   });
 
   it('without queryType multi, a compareDateRange query is a 400 (POST and GET)', async () => {
-    const post = await load(query());
+    const post = await load(suite.service, query());
     expect(post.status).toBe(400);
     expect(post.body.code).toBe('invalid_query');
-    const get = await request(suite.service.app)
-      .get('/v1/data/load')
-      .query({ query: JSON.stringify(query()) })
-      .set('x-api-key', API_KEY);
+    const get = await load(suite.service, query(), { get: true });
     expect(get.status).toBe(400);
     expect(get.body.code).toBe('invalid_query');
   });
 
   it('an ordinary query with queryType multi answers one regular result', async () => {
-    const res = await loadMulti({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [D(2)] }] }).expect(200);
+    const res = await load(
+      suite.service,
+      { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: [D(2)] }] },
+      { multi: true },
+    ).expect(200);
     expect(res.body.queryType).toBe('regularQuery');
     expect(res.body.results).toHaveLength(1);
     expect(dataCount(res.body.results[0], 'Downloads.count')).toBe(await count(`SELECT count() FROM ${db}.downloads WHERE toDate(ts) = '${D(2)}'`));
@@ -921,8 +959,7 @@ describe('compareDateRange (queryType multi)', () => {
 // ---------------------------------------------------------------------------
 
 describe('ranges and buckets on the hour, which the dialect writes on toStartOfHour(<column>) for the projections', () => {
-  const sqlOf = async (query: Query) =>
-    (await request(suite.service.app).post('/cubejs-api/v1/sql').set('x-api-key', API_KEY).send({ query }).expect(200)).body.sql.sql[0] as string;
+  const sqlOf = async (query: Query) => (await cubeSql(suite.service, query).expect(200)).body.sql.sql[0] as string;
 
   it('a range from an hour to the last millisecond of an hour counts the DateTime64 events late in its last hour, in hour buckets', async () => {
     const [{ t }] = await suite.oracle.rows<{ t: string }>(
@@ -936,7 +973,7 @@ describe('ranges and buckets on the hour, which the dialect writes on toStartOfH
       timeDimensions: [{ dimension: 'WebEvents.trackTs', granularity: 'hour', dateRange: [`${from}:00:00.000`, `${hour.replace(' ', 'T')}:59:59.999`] }],
     };
     expect(await sqlOf(query)).toContain('toStartOfHour(`web_events`.track_ts) >= ');
-    const res = await load(query).expect(200);
+    const res = await load(suite.service, query).expect(200);
     const expected = await buckets(
       `SELECT ${isoTime('toStartOfHour(track_ts)')} AS b, count() AS v FROM ${db}.web_events
        WHERE track_ts >= '${from.replace('T', ' ')}:00:00.000' AND track_ts <= '${hour}:59:59.999' GROUP BY b ORDER BY b`,
@@ -950,7 +987,7 @@ describe('ranges and buckets on the hour, which the dialect writes on toStartOfH
     const range = [D(29), D(0)];
     const query = { measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: range }] };
     expect(await sqlOf(query)).toContain(`toStartOfDay(toTimeZone(toDateTime(toStartOfHour(\`downloads\`.ts)), '${tz}'), '${tz}')`);
-    const res = await load(query).expect(200);
+    const res = await load(suite.service, query).expect(200);
     const expected = await buckets(
       `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads
        WHERE toDate(toTimeZone(ts, '${tz}')) BETWEEN '${D(29)}' AND '${D(0)}' GROUP BY b ORDER BY b`,
@@ -963,7 +1000,7 @@ describe('ranges and buckets on the hour, which the dialect writes on toStartOfH
     const tz = 'Asia/Kolkata';
     const query = { measures: ['Downloads.count'], timezone: tz, timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', dateRange: [D(6), D(4)] }] };
     expect(await sqlOf(query)).not.toContain('toStartOfHour');
-    const res = await load(query).expect(200);
+    const res = await load(suite.service, query).expect(200);
     const expected = await buckets(
       `SELECT ${isoTime(`toStartOfDay(toTimeZone(ts, '${tz}'))`)} AS b, count() AS v FROM ${db}.downloads
        WHERE toDate(toTimeZone(ts, '${tz}')) BETWEEN '${D(6)}' AND '${D(4)}' GROUP BY b ORDER BY b`,

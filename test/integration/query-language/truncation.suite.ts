@@ -3,9 +3,9 @@
  * routes) and in `truncated` (Cube's route only), whether its limit left rows
  * out. How many rows a query matches comes from direct SQL over the same data.
  */
-import request from 'supertest';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 const DEFAULT_LIMIT = 7;
 let service: TestService;
@@ -29,16 +29,6 @@ const byCountry = (paging: Record<string, unknown> = {}) => ({
   order: { 'Downloads.country': 'asc' },
   ...paging,
 });
-const v1 = (body: unknown) =>
-  request(service.app)
-    .post('/v1/data/load/')
-    .set('x-api-key', API_KEY)
-    .send(body as object);
-const cubejs = (body: unknown) =>
-  request(service.app)
-    .post('/cubejs-api/v1/load')
-    .set('x-api-key', API_KEY)
-    .send(body as object);
 const SPEC_KEYS = ['annotation', 'data', 'lastRefreshTime', 'query', 'slowQuery', 'total'];
 
 describe('/v1/data/load/', () => {
@@ -48,7 +38,7 @@ describe('/v1/data/load/', () => {
     ['above the rows matched', (n: number) => n + 5, false],
   ])('limit %s: Result-Truncated, the rows up to the limit, the limit echoed as sent, the spec shape', async (_name, limitOf, truncated) => {
     const limit = limitOf(countries);
-    const res = await v1({ query: byCountry({ limit }) });
+    const res = await load(service, byCountry({ limit }));
     expect(res.status).toBe(200);
     expect(res.headers['result-truncated']).toBe(String(truncated));
     expect(res.body.data).toHaveLength(Math.min(limit, countries));
@@ -57,7 +47,7 @@ describe('/v1/data/load/', () => {
   });
 
   it('no limit: the default limit cuts, and says so', async () => {
-    const res = await v1({ query: byCountry() });
+    const res = await load(service, byCountry());
     expect(res.headers['result-truncated']).toBe('true');
     expect(res.body.data).toHaveLength(DEFAULT_LIMIT);
     // The echo is the query as sent, without the limit it did not give.
@@ -65,10 +55,10 @@ describe('/v1/data/load/', () => {
   });
 
   it('paging: the last page is complete exactly when nothing lies past it', async () => {
-    const last = await v1({ query: byCountry({ limit: 3, offset: countries - 3 }) });
+    const last = await load(service, byCountry({ limit: 3, offset: countries - 3 }));
     expect(last.headers['result-truncated']).toBe('false');
     expect(last.body.data).toHaveLength(3);
-    const before = await v1({ query: byCountry({ limit: 3, offset: countries - 4 }) });
+    const before = await load(service, byCountry({ limit: 3, offset: countries - 4 }));
     expect(before.headers['result-truncated']).toBe('true');
     expect(before.body.data).toHaveLength(3);
     // The rows themselves are the oracle's, in its order: the extra row never shows.
@@ -80,15 +70,15 @@ describe('/v1/data/load/', () => {
 
   it('an answer from the result cache keeps its flag', async () => {
     const query = byCountry({ limit: 2, timezone: 'UTC' });
-    const first = await v1({ query });
-    const second = await v1({ query });
+    const first = await load(service, query);
+    const second = await load(service, query);
     expect([first.headers['result-truncated'], second.headers['result-truncated']]).toEqual(['true', 'true']);
     expect(second.body).toEqual(first.body);
   });
 
   it('queryType multi: the header is true when the limit cut any of the queries', async () => {
     const td = { dimension: 'Downloads.ts', granularity: 'month' };
-    const res = await v1({ queryType: 'multi', query: [byCountry({ limit: 2, timeDimensions: [td] }), byCountry({ limit: 1000, timeDimensions: [td] })] });
+    const res = await load(service, [byCountry({ limit: 2, timeDimensions: [td] }), byCountry({ limit: 1000, timeDimensions: [td] })], { multi: true });
     expect(res.status).toBe(200);
     expect(res.headers['result-truncated']).toBe('true');
     expect(res.body.results[0].data).toHaveLength(2);
@@ -96,8 +86,8 @@ describe('/v1/data/load/', () => {
   });
 
   it('the maximum limit is still the maximum', async () => {
-    expect((await v1({ query: byCountry({ limit: 1000 }) })).status).toBe(200);
-    const over = await v1({ query: byCountry({ limit: 1001 }) });
+    expect((await load(service, byCountry({ limit: 1000 }))).status).toBe(200);
+    const over = await load(service, byCountry({ limit: 1001 }));
     expect(over.status).toBe(400);
     expect(over.body.code).toBe('invalid_query');
   });
@@ -105,13 +95,13 @@ describe('/v1/data/load/', () => {
 
 describe('/cubejs-api/v1/load', () => {
   it('a cut answer: header and `truncated: true`; a complete one: false', async () => {
-    const cut = await cubejs({ query: byCountry({ limit: 2 }) });
+    const cut = await load(service, byCountry({ limit: 2 }), { api: 'cubejs' });
     expect(cut.headers['result-truncated']).toBe('true');
     expect(cut.body.truncated).toBe(true);
     expect(cut.body.data).toHaveLength(2);
     expect(cut.body.query.limit).toBe(2);
     expect(cut.body.query.rowLimit).toBe(2);
-    const whole = await cubejs({ query: byCountry({ limit: countries }) });
+    const whole = await load(service, byCountry({ limit: countries }), { api: 'cubejs' });
     expect(whole.headers['result-truncated']).toBe('false');
     expect(whole.body.truncated).toBe(false);
     expect(whole.body.data).toHaveLength(countries);
@@ -119,7 +109,10 @@ describe('/cubejs-api/v1/load', () => {
 
   it('queryType multi: `truncated` on each result and at the top', async () => {
     const td = { dimension: 'Downloads.ts', granularity: 'month' };
-    const res = await cubejs({ queryType: 'multi', query: [byCountry({ limit: 1, timeDimensions: [td] }), byCountry({ limit: 1000, timeDimensions: [td] })] });
+    const res = await load(service, [byCountry({ limit: 1, timeDimensions: [td] }), byCountry({ limit: 1000, timeDimensions: [td] })], {
+      api: 'cubejs',
+      multi: true,
+    });
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: { truncated: boolean }) => r.truncated)).toEqual([true, false]);
     expect(res.body.truncated).toBe(true);

@@ -4,10 +4,9 @@
  * over QUERY_MAX_LIMIT, an operator that does not exist; and a 405 names the
  * path the client sent, its mount prefix included. On both APIs.
  */
-import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
+import { load, send } from '../support/api';
 
 let service: TestService;
 beforeAll(async () => {
@@ -19,21 +18,13 @@ afterAll(async () => {
 
 type Query = Record<string, unknown>;
 const APIS = [
-  { name: '/v1/data/load/', path: '/v1/data/load/' },
-  { name: '/cubejs-api/v1/load', path: '/cubejs-api/v1/load' },
-];
+  { api: 'data', path: '/v1/data/load/' },
+  { api: 'cubejs', path: '/cubejs-api/v1/load' },
+] as const;
 
-describe.each(APIS)('$name', ({ path }) => {
-  const post = (query: unknown, multi = false) =>
-    request(service.app)
-      .post(path)
-      .set('x-api-key', API_KEY)
-      .send({ query, ...(multi ? { queryType: 'multi' } : {}) });
-  const get = (query: unknown) =>
-    request(service.app)
-      .get(path)
-      .set('x-api-key', API_KEY)
-      .query({ query: JSON.stringify(query) });
+describe.each(APIS)('$path', ({ api, path }) => {
+  const post = (query: unknown, multi = false) => load(service, query, { api, multi });
+  const get = (query: unknown) => load(service, query, { api, get: true });
   const compare: Query = {
     measures: ['Downloads.count'],
     timeDimensions: [{ dimension: 'Downloads.ts', granularity: 'day', compareDateRange: ['last 7 days', 'last 14 days'] }],
@@ -94,12 +85,12 @@ describe.each(APIS)('$name', ({ path }) => {
   });
 
   it('a method the route does not take: 405 naming the whole path sent', async () => {
-    const res = await request(service.app).put(path).set('x-api-key', API_KEY).send({});
+    const res = await send(service, 'put', path).send({});
     expectEnvelope(res, 'method_not_allowed', new RegExp(`^PUT is not allowed on ${path.replace(/\/$/, '')}/?; use GET, POST\\.$`));
   });
 });
 
 it('/v1/data/meta/: a 405 names /v1/data/meta', async () => {
-  const res = await request(service.app).delete('/v1/data/meta/').set('x-api-key', API_KEY);
+  const res = await send(service, 'delete', '/v1/data/meta/');
   expectEnvelope(res, 'method_not_allowed', /^DELETE is not allowed on \/v1\/data\/meta\/?; use GET\.$/);
 });

@@ -6,31 +6,17 @@
  * with 0 rows (a NULL bound in the SQL). Real dates in every form Cube reads
  * still answer, with the count of the same range written as SQL.
  */
-import request from 'supertest';
 import { expectEnvelope } from '../limits/envelope';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { withOwnService } from '../support/default-service';
+import { load, type Response } from '../support/api';
 
 const suite = withOwnService();
 
 type Query = Record<string, unknown>;
-const APIS: { name: string; send: (query: Query, multi?: boolean) => request.Test }[] = [
-  {
-    name: '/v1/data/load/',
-    send: (query, multi) =>
-      request(suite.service.app)
-        .post('/v1/data/load/')
-        .set('x-api-key', API_KEY)
-        .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
-  },
-  {
-    name: '/cubejs-api/v1/load',
-    send: (query, multi) =>
-      request(suite.service.app)
-        .post('/cubejs-api/v1/load')
-        .set('x-api-key', API_KEY)
-        .send({ query, ...(multi ? { queryType: 'multi' } : {}) }),
-  },
+const APIS = [
+  { name: '/v1/data/load', send: (query: Query, multi?: boolean) => load(suite.service, query, { multi }) },
+  { name: '/cubejs-api/v1/load', send: (query: Query, multi?: boolean) => load(suite.service, query, { api: 'cubejs', multi }) },
 ];
 
 const NOT_DATES = ['2026-13-01', '2026-02-30', '2026-11-07T25:00:00', 'next tuesday-ish', '', '11/07/2026'];
@@ -135,7 +121,7 @@ describe.each(APIS)('$name', ({ send }) => {
     });
     const sqlCount = async (where: string) =>
       Number((await suite.oracle.rows<{ n: string }>(`SELECT count() AS n FROM ${DATABASE}.downloads WHERE ${where}`))[0].n);
-    const answered = (res: request.Response) => {
+    const answered = (res: Response) => {
       expect(res.status).toBe(200);
       const data = (res.body.data ?? res.body.results?.[0]?.data) as Record<string, string>[];
       return Number(data[0]?.['Downloads.count'] ?? 0);

@@ -7,9 +7,9 @@
  * entry added one's Cube and warehouse time to the other's).
  */
 import path from 'node:path';
-import request from 'supertest';
 import { API_KEY } from '../support/constants';
 import { startService, type TestService } from '../support/service';
+import { load, type Response } from '../support/api';
 
 const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 const SHARED_ID = 'same-id-from-two-clients';
@@ -21,19 +21,18 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 /** Server-Timing's durations by name. */
-function timingOf(res: request.Response): Record<string, number> {
+function timingOf(res: Response): Record<string, number> {
   const header = String(res.headers['server-timing'] ?? '');
   return Object.fromEntries([...header.matchAll(/(\w+);dur=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]));
 }
 
 it('two requests with one x-request-id keep their own tickets and timings, and both answer', async () => {
-  const load = (key: string, query: Record<string, unknown>) =>
-    request(service.app).post('/v1/data/load/').set('x-api-key', key).set('x-request-id', SHARED_ID).send({ query });
+  const sharedId = (key: string, query: Record<string, unknown>) => load(service, query, { key }).set('x-request-id', SHARED_ID);
   // About 4 s of sleeping rows.
-  const slow = load(API_KEY, { measures: ['Slow.count'], dimensions: ['Slow.number'] }).then((res) => res);
+  const slow = sharedId(API_KEY, { measures: ['Slow.count'], dimensions: ['Slow.number'] }).then((res) => res);
   await new Promise((resolve) => setTimeout(resolve, 300));
   // About half a second, started while the slow one is running, from another key (another lane).
-  const quick = await load(service.accountKeys.acme, { measures: ['Sluggish.count'] });
+  const quick = await sharedId(service.accountKeys.acme, { measures: ['Sluggish.count'] });
   const slowAnswer = await slow;
 
   expect(quick.status).toBe(200);

@@ -6,10 +6,10 @@
  * while the cap holds.
  */
 import { LocalCacheDriver } from '@cubejs-backend/query-orchestrator';
-import request from 'supertest';
 import { BoundedCacheDriver } from '../../../src/cube/engine/cache-driver';
-import { API_KEY, DATABASE } from '../support/constants';
+import { DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 /** Cube measures an entry as the bytes of its JSON: a string of n characters is n + 2. */
 const value = (n: number) => 'x'.repeat(n - 2);
@@ -123,14 +123,13 @@ describe('the service under distinct queries', () => {
   });
 
   const cubeCacheBytes = async () => (await service.metrics.cubeCacheBytes.get()).values[0]?.value ?? 0;
-  const load = (query: Record<string, unknown>) => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200);
 
   it('answers every query right while the cache stays under CUBE_CACHE_MB', async () => {
     const events = await oracle.value(`SELECT count() FROM ${DATABASE}.web_events`);
     const rows = Math.min(2_000, events);
     // Distinct queries, each a few hundred KB of rows: together well past the cap.
     for (let i = 0; i < 8; i += 1) {
-      const res = await load({ dimensions: ['WebEvents.eventId', 'WebEvents.pageUrl', 'WebEvents.ua'], ungrouped: true, limit: rows - i });
+      const res = await load(service, { dimensions: ['WebEvents.eventId', 'WebEvents.pageUrl', 'WebEvents.ua'], ungrouped: true, limit: rows - i }).expect(200);
       expect(res.body.data).toHaveLength(rows - i);
       expect(res.body.lastRefreshTime).toEqual(expect.any(String));
     }
@@ -138,7 +137,7 @@ describe('the service under distinct queries', () => {
     expect(beforeGrace).toBeGreaterThan(CAP_BYTES);
 
     await new Promise((resolve) => setTimeout(resolve, 10_500));
-    const res = await load({ measures: ['WebEvents.count'] });
+    const res = await load(service, { measures: ['WebEvents.count'] }).expect(200);
     expect(res.body.data).toEqual([{ 'WebEvents.count': String(events) }]);
     expect(res.body.lastRefreshTime).toEqual(expect.any(String));
     // The last answer (a count and its refresh key) is small and young; everything else fits the cap.

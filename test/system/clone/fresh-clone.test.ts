@@ -7,6 +7,7 @@ import { countries } from 'countries-list';
 import { Reader } from 'mmdb-lib';
 import { freePort, ROOT } from '../support/child';
 import { CLOUDFRONT_FIELDS, cloudFrontField } from '../../support/cloudfront';
+import { dataOf, load } from '../../integration/support/api';
 
 /**
  * A fresh clone is the whole product: the repository's committed HEAD, cloned into an empty folder with nothing
@@ -109,16 +110,8 @@ async function start(): Promise<void> {
   });
 }
 
-async function load(query: Record<string, unknown>): Promise<Record<string, string>[]> {
-  const response = await fetch(`http://127.0.0.1:${port}/v1/data/load/`, {
-    method: 'POST',
-    headers: { 'x-api-key': DEMO_KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ query }),
-  });
-  const body = (await response.json()) as { data: Record<string, string>[] };
-  expect(response.status).toBe(200);
-  return body.data;
-}
+/** The clone's rows of a query, under the key README gives. */
+const demoRows = (query: Record<string, unknown>) => dataOf<Record<string, string>>(load(`http://127.0.0.1:${port}`, query, { key: DEMO_KEY }));
 
 const byKey = (rows: Record<string, string>[]) => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
@@ -160,14 +153,14 @@ describe('a fresh clone, README commands', () => {
     const expected = REQUESTS.map(({ ip }) => countryOf(ip));
     // The oracle knows every address, so an empty country is the service's.
     expect(expected.filter((country) => country === '')).toEqual([]);
-    const rows = await load({ measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.country'] });
+    const rows = await demoRows({ measures: ['PodcastEvents.count'], dimensions: ['PodcastEvents.country'] });
     const tally = new Map<string, number>();
     for (const country of expected) tally.set(country, (tally.get(country) ?? 0) + 1);
     expect(byKey(rows)).toEqual(byKey([...tally].map(([country, n]) => ({ 'PodcastEvents.country': country, 'PodcastEvents.count': String(n) }))));
   });
 
   it('drops the bot and the empty agent, and names the app, OS and device of each download, with its country', async () => {
-    const rows = await load({
+    const rows = await demoRows({
       measures: ['Downloads.count'],
       dimensions: ['Downloads.parsed_ua', 'Downloads.os_name', 'Downloads.device_type', 'Downloads.country'],
     });

@@ -19,7 +19,7 @@ export async function freePort(): Promise<number> {
  * services on the default 9464 would refuse to start. TMPDIR is the run's (test/support/run-temp.ts), so what a child
  * killed on purpose leaves there goes with the run. No drain at SIGTERM (5 s by default, for load balancers to notice):
  * a test stops a ready child to read its data directory, and no balancer is watching; each such stop waited 5 s for
- * nothing. The tests of the drain itself (lifecycle/sigterm.process.test.ts) set their own. GEO_DB_DIR is the run's
+ * nothing. The tests of the drain itself (lifecycle/sigterm.test.ts) set their own. GEO_DB_DIR is the run's
  * IP database of a few networks (global-setup.ts): every start on a new directory loads one, and the real one costs
  * each such start seconds of load and of building its dictionaries (clone/fresh-clone.test.ts starts on the real one).
  */

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { childEnv, freePort, ROOT } from './child';
+import { dataOf, load } from '../../integration/support/api';
 
 /** `node dist/index.js` as a test runs it: on a free port, with an operator key, ready (`/readyz` 200). */
 export interface BuiltService {
@@ -9,7 +10,7 @@ export interface BuiltService {
   env: NodeJS.ProcessEnv;
   /** Its stdout so far. */
   log(): string;
-  /** `POST /v1/data/load/` of one query, which must answer 200: its rows. */
+  /** A load of one query, which must answer 200: its rows. */
   load(query: Record<string, unknown>): Promise<Record<string, string>[]>;
   /** SIGTERM, and its exit. */
   stop(): Promise<void>;
@@ -52,16 +53,7 @@ export async function startBuilt(dataDir: string, key: string, vars: Record<stri
     port,
     env,
     log: () => log,
-    load: async (query) => {
-      const response = await fetch(`${url}/v1/data/load/`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      });
-      const body = await response.text();
-      if (response.status !== 200) throw new Error(`load answered ${response.status}: ${body}`);
-      return (JSON.parse(body) as { data: Record<string, string>[] }).data;
-    },
+    load: (query) => dataOf(load(url, query, { key })),
     stop,
   };
 }

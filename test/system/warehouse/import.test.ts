@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv, freePort, ROOT } from '../support/child';
+import { dataOf, load } from '../../integration/support/api';
 
 /**
  * Imports through the built commands. An import killed with SIGKILL half way, for real: `node
@@ -225,14 +226,8 @@ describe('an import while npm start runs', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toMatch(/handed to the running service/);
       expect(summary(run)).toMatchObject({ outcome: 'imported', rowsRead: ROWS, imported: ROWS, rejected: 0, downloads: Number(clean.downloads.n) });
-      const answer = await fetch(`http://127.0.0.1:${service.port}/v1/data/load/`, {
-        method: 'POST',
-        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ query: { measures: ['Downloads.count'] } }),
-      });
-      expect(answer.status).toBe(200);
-      const body = (await answer.json()) as { data: Record<string, string>[] };
-      expect(body.data).toEqual([{ 'Downloads.count': clean.downloads.n }]);
+      const rows = await dataOf(load(`http://127.0.0.1:${service.port}`, { measures: ['Downloads.count'] }, { key: API_KEY }));
+      expect(rows).toEqual([{ 'Downloads.count': clean.downloads.n }]);
     } finally {
       await service.stop();
     }

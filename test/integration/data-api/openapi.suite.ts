@@ -5,14 +5,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
 import OpenAPIBackend from 'openapi-backend';
-import request from 'supertest';
-import { STATUS_BY_CODE } from '../../src/http/errors';
-import { openApiDocument } from '../../src/http/openapi';
-import { takeContractViolations, withContractChecks } from './support/contract';
-import { startService, type TestService } from './support/service';
+import { STATUS_BY_CODE } from '../../../src/http/errors';
+import { openApiDocument } from '../../../src/http/openapi';
+import { takeContractViolations, withContractChecks } from '../support/contract';
+import { startService, type TestService } from '../support/service';
+import { meta, send } from '../support/api';
 
-const ROOT = path.join(__dirname, '..', '..');
-const SLOW_SCHEMA = path.join(__dirname, 'fixtures', 'slow-schema');
+const ROOT = path.join(__dirname, '..', '..', '..');
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 const OPERATIONS = [
   ['/v1/data/meta/', 'get'],
   ['/v1/data/load/', 'get'],
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-const fetchDocument = () => request(service.app).get('/v1/openapi.json');
+const fetchDocument = () => send(service, 'get', '/v1/openapi.json', { key: null });
 
 describe('GET /v1/openapi.json', () => {
   it('answers the OpenAPI 3.1 document without a key and without rate limits, as application/json', async () => {
@@ -40,7 +40,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('answers other methods 405', async () => {
-    const res = await request(service.app).post('/v1/openapi.json').expect(405);
+    const res = await send(service, 'post', '/v1/openapi.json', { key: null }).expect(405);
     expect(res.body.code).toBe('method_not_allowed');
   });
 
@@ -113,9 +113,7 @@ describe('the contract check of test answers', () => {
       res.setHeader('RateLimit-Policy', '"600-in-1min"; q=600; w=60');
       res.json({ schemas: [], extra: true });
     });
-    await request(await withContractChecks(drifting))
-      .get('/v1/data/meta')
-      .expect(200);
+    await meta({ app: await withContractChecks(drifting) }, { key: null }).expect(200);
     expect(takeContractViolations()).toEqual(['GET /v1/data/meta → 200 (getMeta): body / must NOT have additional properties "extra"']);
   });
 
@@ -127,9 +125,9 @@ describe('the contract check of test answers', () => {
     drifting.post('/v1/data/load', (_req, res) => {
       res.status(200).json({ schemas: [] });
     });
-    const app = await withContractChecks(drifting);
-    await request(app).get('/v1/data/meta/').expect(418);
-    await request(app).post('/v1/data/load').send({ query: {} }).expect(200);
+    const checked = { app: await withContractChecks(drifting) };
+    await send(checked, 'get', '/v1/data/meta/', { key: null }).expect(418);
+    await send(checked, 'post', '/v1/data/load', { key: null }).send({ query: {} }).expect(200);
     const violations = takeContractViolations();
     expect(violations).toContain('GET /v1/data/meta/ → 418 (getMeta): status 418 is not documented for this operation');
     expect(violations).toContain('POST /v1/data/load → 200 (load): header x-request-id is required but missing');

@@ -8,11 +8,10 @@
  * driver, the rows are Cube's own driver's reading of the same SQL
  * (JSONCompact, one JSON.parse), byte for byte.
  */
-import request from 'supertest';
-import { createDriverFactory } from '../../src/cube/engine/driver';
-import { API_KEY } from './support/constants';
-import { openOracle, startService, type Oracle, type TestService } from './support/service';
-import { modelDir, removeModelDirs } from './models/support';
+import { createDriverFactory } from '../../../src/cube/engine/driver';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { modelDir, removeModelDirs } from '../models/support';
+import { load, type Api } from '../support/api';
 
 const DB = 'typed_answers';
 /** More rows than a slice of the driver's reading (1,000 lines), so an answer spans several. */
@@ -76,16 +75,18 @@ afterAll(async () => {
 
 type Row = Record<string, string | null>;
 
-describe.each(['/v1/data/load/', '/cubejs-api/v1/load'])('%s', (path) => {
-  const load = (query: Record<string, unknown>) => request(service.app).post(path).set('x-api-key', API_KEY).send({ query });
-
+describe.each<Api>(['data', 'cubejs'])('the %s API', (api) => {
   it('answers every typed column of every row as direct SQL does', async () => {
-    const res = await load({
-      measures: ['Cells.count', 'Cells.sumSmall', 'Cells.maxBig', 'Cells.avgRatio'],
-      dimensions: cube.dimensions.map((d) => `Cells.${d.name}`),
-      order: { 'Cells.id': 'asc' },
-      limit: 50000,
-    });
+    const res = await load(
+      service,
+      {
+        measures: ['Cells.count', 'Cells.sumSmall', 'Cells.maxBig', 'Cells.avgRatio'],
+        dimensions: cube.dimensions.map((d) => `Cells.${d.name}`),
+        order: { 'Cells.id': 'asc' },
+        limit: 50000,
+      },
+      { api },
+    );
     expect([res.status, res.status === 200 ? '' : res.text]).toEqual([200, '']);
     const iso = (column: string) => `concat(replaceOne(toString(${column}), ' ', 'T'), '.000')`;
     const expected = await oracle.rows<Row>(
@@ -108,16 +109,20 @@ describe.each(['/v1/data/load/', '/cubejs-api/v1/load'])('%s', (path) => {
   });
 
   it('answers a time dimension by day, its counts as direct SQL does', async () => {
-    const res = await load({
-      measures: ['Cells.count'],
-      dimensions: ['Cells.label'],
-      timeDimensions: [{ dimension: 'Cells.at', granularity: 'day' }],
-      order: [
-        ['Cells.at', 'asc'],
-        ['Cells.label', 'asc'],
-      ],
-      limit: 50000,
-    });
+    const res = await load(
+      service,
+      {
+        measures: ['Cells.count'],
+        dimensions: ['Cells.label'],
+        timeDimensions: [{ dimension: 'Cells.at', granularity: 'day' }],
+        order: [
+          ['Cells.at', 'asc'],
+          ['Cells.label', 'asc'],
+        ],
+        limit: 50000,
+      },
+      { api },
+    );
     expect([res.status, res.status === 200 ? '' : res.text]).toEqual([200, '']);
     const expected = await oracle.rows<Row>(
       `SELECT label AS \`Cells.label\`, formatDateTime(toStartOfDay(at, 'UTC'), '%Y-%m-%dT%H:%i:%S.000') AS \`Cells.at.day\`,

@@ -1,6 +1,5 @@
-import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { startService, type TestService } from './support/service';
+import { loadBody, send } from '../support/api';
+import { startService, type TestService } from '../support/service';
 
 let service: TestService;
 beforeAll(async () => {
@@ -8,8 +7,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-const post = (body: string | object) =>
-  request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).set('content-type', 'application/json').send(body);
+const post = (body: string | object) => loadBody(service, body);
 
 /** Every error answers the one envelope, never a stack trace or a file path. */
 function expectEnvelope(body: Record<string, unknown>, code: string, message?: RegExp) {
@@ -94,7 +92,7 @@ describe('queries Cube rejects', () => {
 });
 
 describe('GET /v1/data/load (as Cube clients send it)', () => {
-  const get = (params: Record<string, string>) => request(service.app).get('/v1/data/load').query(params).set('x-api-key', API_KEY);
+  const get = (params: Record<string, string>) => send(service, 'get', '/v1/data/load').query(params);
 
   it('400 invalid_request without a query parameter', async () => {
     expectEnvelope((await get({}).expect(400)).body, 'invalid_request', /query/);
@@ -116,17 +114,17 @@ describe('GET /v1/data/load (as Cube clients send it)', () => {
 
 describe('routes', () => {
   it('404 JSON for an unknown route', async () => {
-    const res = await request(service.app).get('/v1/data/nothing').set('x-api-key', API_KEY).expect(404);
+    const res = await send(service, 'get', '/v1/data/nothing').expect(404);
     expectEnvelope(res.body, 'not_found');
-    const outside = await request(service.app).get('/').expect(404);
+    const outside = await send(service, 'get', '/', { key: null }).expect(404);
     expectEnvelope(outside.body, 'not_found');
   });
 
   it('405 JSON with an Allow header for a wrong method', async () => {
-    const putLoad = await request(service.app).put('/v1/data/load/').set('x-api-key', API_KEY).expect(405);
+    const putLoad = await send(service, 'put', '/v1/data/load/').expect(405);
     expectEnvelope(putLoad.body, 'method_not_allowed');
     expect(putLoad.headers.allow).toBe('GET, POST');
-    const postMeta = await request(service.app).post('/v1/data/meta/').set('x-api-key', API_KEY).expect(405);
+    const postMeta = await send(service, 'post', '/v1/data/meta/').expect(405);
     expect(postMeta.headers.allow).toBe('GET');
   });
 

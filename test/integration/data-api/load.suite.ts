@@ -1,12 +1,9 @@
-import request from 'supertest';
-import { EXPECTED_SCHEMAS } from './contract/spec-meta';
-import { funnelStepsSql, UTM_SOURCE_MEDIUM_SQL } from './support/catalog';
-import { API_KEY } from './support/constants';
-import { withOwnService } from './support/default-service';
+import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
+import { funnelStepsSql, UTM_SOURCE_MEDIUM_SQL } from '../support/catalog';
+import { withOwnService } from '../support/default-service';
+import { load } from '../support/api';
 
 const suite = withOwnService();
-
-const load = (query: Record<string, unknown>) => request(suite.service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query });
 
 const db = 'analytics';
 
@@ -41,7 +38,7 @@ describe('POST /v1/data/load/ with one count measure', () => {
   });
 
   it.each(countMeasures.map((m) => m.name))('%s returns one row keyed by the measure, a string of digits equal to direct SQL', async (measure) => {
-    const res = await load({ measures: [measure] }).expect(200);
+    const res = await load(suite.service, { measures: [measure] }).expect(200);
     expect(res.body.data).toHaveLength(1);
     expect(Object.keys(res.body.data[0])).toEqual([measure]);
     const value = res.body.data[0][measure];
@@ -85,7 +82,10 @@ describe.each(GROUPINGS)('$measure by $dimension', ({ measure, dimension, sql })
   });
 
   it('groups exactly as direct SQL does, and the groups sum to the total', async () => {
-    const [grouped, total] = await Promise.all([load({ measures: [measure], dimensions: [dimension] }).expect(200), load({ measures: [measure] }).expect(200)]);
+    const [grouped, total] = await Promise.all([
+      load(suite.service, { measures: [measure], dimensions: [dimension] }).expect(200),
+      load(suite.service, { measures: [measure] }).expect(200),
+    ]);
     const actual = new Map<string, number>(grouped.body.data.map((row: Record<string, string>) => [row[dimension], Number(row[measure])]));
     expect(actual).toEqual(expected);
     const sum = [...actual.values()].reduce((a, b) => a + b, 0);
@@ -94,14 +94,14 @@ describe.each(GROUPINGS)('$measure by $dimension', ({ measure, dimension, sql })
 
   it('an equals filter returns the grouped value of that member', async () => {
     const [member, count] = [...expected.entries()].sort((a, b) => b[1] - a[1])[0];
-    const res = await load({ measures: [measure], filters: [{ member: dimension, operator: 'equals', values: [member] }] }).expect(200);
+    const res = await load(suite.service, { measures: [measure], filters: [{ member: dimension, operator: 'equals', values: [member] }] }).expect(200);
     expect(res.body.data).toEqual([{ [measure]: String(count) }]);
   });
 });
 
 describe('response shape (spec 2.5, 4.2)', () => {
   it('has exactly the documented fields, and the query echoes the always-present keys', async () => {
-    const res = await load({ measures: ['ChannelRanks.avgRank', 'ChannelRanks.count'] }).expect(200);
+    const res = await load(suite.service, { measures: ['ChannelRanks.avgRank', 'ChannelRanks.count'] }).expect(200);
     expect(Object.keys(res.body).sort()).toEqual(['annotation', 'data', 'lastRefreshTime', 'query', 'slowQuery', 'total']);
     expect(res.body.query).toStrictEqual({
       measures: ['ChannelRanks.avgRank', 'ChannelRanks.count'],
@@ -122,7 +122,7 @@ describe('response shape (spec 2.5, 4.2)', () => {
 
   it('annotates each measure with the fields of its meta entry (spec 2.2)', async () => {
     for (const name of ['ChannelRanks.avgRank', 'LinksDashboard.conversionRate', 'WebEventsFromPodcastFunnel.conversions']) {
-      const res = await load({ measures: [name] }).expect(200);
+      const res = await load(suite.service, { measures: [name] }).expect(200);
       const spec = EXPECTED_SCHEMAS.flatMap((s) => s.measures).find((m) => m.name === name)!;
       expect(res.body.annotation.measures[name]).toStrictEqual({
         title: spec.title,
@@ -136,40 +136,42 @@ describe('response shape (spec 2.5, 4.2)', () => {
   });
 
   it('echoes the keys the client sent beyond the documented ones, such as limit', async () => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], limit: 3 }).expect(200);
+    const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.country'], limit: 3 }).expect(200);
     expect(res.body.query.limit).toBe(3);
     expect(res.body.data.length).toBeLessThanOrEqual(3);
   });
 
   it('answers total as the row count when asked for it', async () => {
-    const res = await load({ measures: ['Downloads.count'], dimensions: ['Downloads.country'], total: true, limit: 2 }).expect(200);
+    const res = await load(suite.service, { measures: ['Downloads.count'], dimensions: ['Downloads.country'], total: true, limit: 2 }).expect(200);
     const countries = await suite.oracle.value(`SELECT uniqExact(country) FROM ${db}.downloads`);
     expect(res.body.total).toBe(countries);
     expect(res.body.data).toHaveLength(2);
   });
 
   it('finds rows in the last 7 days, because demo data ends today', async () => {
-    const res = await load({ measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 7 days' }] }).expect(200);
+    const res = await load(suite.service, { measures: ['Downloads.count'], timeDimensions: [{ dimension: 'Downloads.ts', dateRange: 'last 7 days' }] }).expect(
+      200,
+    );
     expect(Number(res.body.data[0]['Downloads.count'])).toBeGreaterThan(0);
   });
 });
 
 describe('measures that are ratios', () => {
   it('avgRank × count = rankSum', async () => {
-    const res = await load({ measures: ['ChannelRanks.avgRank', 'ChannelRanks.count', 'ChannelRanks.rankSum'] }).expect(200);
+    const res = await load(suite.service, { measures: ['ChannelRanks.avgRank', 'ChannelRanks.count', 'ChannelRanks.rankSum'] }).expect(200);
     const row = res.body.data[0];
     expect(Number(row['ChannelRanks.avgRank']) * Number(row['ChannelRanks.count'])).toBeCloseTo(Number(row['ChannelRanks.rankSum']), 3);
     expect(Number(row['ChannelRanks.rankSum'])).toBe(await suite.oracle.value(`SELECT sum(rank) FROM ${db}.channel_ranks`));
   });
 
   it('conversionRate = opens ÷ views × 100', async () => {
-    const res = await load({ measures: ['LinksAdvancedAnalytics.conversionRate'] }).expect(200);
+    const res = await load(suite.service, { measures: ['LinksAdvancedAnalytics.conversionRate'] }).expect(200);
     const expected = await suite.oracle.value(`SELECT 100 * countIf(open_param != '') / count() FROM ${db}.link_views`);
     expect(Number(res.body.data[0]['LinksAdvancedAnalytics.conversionRate'])).toBeCloseTo(expected, 6);
   });
 
   it('se_value_sum adds the structured-event values', async () => {
-    const res = await load({ measures: ['WebEvents.se_value_sum'] }).expect(200);
+    const res = await load(suite.service, { measures: ['WebEvents.se_value_sum'] }).expect(200);
     const expected = await suite.oracle.value(`SELECT sum(se_value) FROM ${db}.web_events`);
     expect(Number(res.body.data[0]['WebEvents.se_value_sum'])).toBeCloseTo(expected, 2);
   });

@@ -1,8 +1,7 @@
-import request from 'supertest';
-import { EXPECTED_SCHEMAS } from './contract/spec-meta';
-import { API_KEY } from './support/constants';
-import { defaultService } from './support/default-service';
-import type { TestService } from './support/service';
+import { EXPECTED_SCHEMAS } from '../contract/spec-meta';
+import { defaultService } from '../support/default-service';
+import type { TestService } from '../support/service';
+import { meta, send } from '../support/api';
 
 let service: TestService;
 beforeAll(async () => {
@@ -11,7 +10,7 @@ beforeAll(async () => {
 
 describe('GET /v1/data/meta/', () => {
   it('answers the ten cubes of the spec, field by field, in the spec order', async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await meta(service).expect(200);
     expect(Object.keys(res.body)).toEqual(['schemas']);
     expect(res.body.schemas.map((s: { name: string }) => s.name)).toEqual(EXPECTED_SCHEMAS.map((s) => s.name));
     for (const [i, expected] of EXPECTED_SCHEMAS.entries()) {
@@ -20,13 +19,13 @@ describe('GET /v1/data/meta/', () => {
   });
 
   it('answers the same without the trailing slash', async () => {
-    const withSlash = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
-    const without = await request(service.app).get('/v1/data/meta').set('x-api-key', API_KEY).expect(200);
+    const withSlash = await send(service, 'get', '/v1/data/meta/').expect(200);
+    const without = await meta(service).expect(200);
     expect(without.body).toStrictEqual(withSlash.body);
   });
 
   it('never shows model descriptions written for data engineers', async () => {
-    const res = await request(service.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(200);
+    const res = await meta(service).expect(200);
     expect(JSON.stringify(res.body)).not.toMatch(/"description"|"public"|"meta"/);
   });
 });

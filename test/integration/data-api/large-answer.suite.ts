@@ -1,7 +1,6 @@
 import express from 'express';
-import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { withDefaultService } from './support/default-service';
+import { load, send, type LoadOptions } from '../support/api';
+import { withDefaultService } from '../support/default-service';
 
 /**
  * An answer of thousands of rows, which Cube's transform and the JSON
@@ -48,20 +47,12 @@ beforeAll(async () => {
   }));
 });
 
-describe.each([
-  ['/v1/data/load/', 'POST'],
-  ['/cubejs-api/v1/load', 'POST'],
-  ['/cubejs-api/v1/load', 'GET'],
-])('%s (%s) with an answer of thousands of rows', (path, method) => {
-  const ask = (headers: Record<string, string> = {}) => {
-    const sent =
-      method === 'GET'
-        ? request(suite.service.app)
-            .get(path)
-            .query({ query: JSON.stringify(query) })
-        : request(suite.service.app).post(path).send({ query });
-    return sent.set({ 'x-api-key': API_KEY, ...headers });
-  };
+describe.each<[string, LoadOptions]>([
+  ['POST /v1/data/load', { api: 'data' }],
+  ['POST /cubejs-api/v1/load', { api: 'cubejs' }],
+  ['GET /cubejs-api/v1/load', { api: 'cubejs', get: true }],
+])('%s with an answer of thousands of rows', (_route, options) => {
+  const ask = (headers: Record<string, string> = {}) => load(suite.service, query, options).set(headers);
 
   it('answers every row as direct SQL does, its JSON as JSON.stringify writes it, with Express’s ETag', async () => {
     // Several slices of Cube's transform and of the serialisation (1,000 rows each).
@@ -82,12 +73,12 @@ describe.each([
     expect(Number(res.headers['content-length'])).toBe(bytes.length);
     // Express's own res.send of the same text, the ETag res.json gave before.
     const bare = express().post('/', (_req, r) => r.type('application/json').send(bytes.toString('utf8')));
-    expect(res.headers.etag).toBe((await request(bare).post('/')).headers.etag);
+    expect(res.headers.etag).toBe((await send({ app: bare }, 'post', '/', { key: null })).headers.etag);
     expect(res.headers['result-truncated']).toBe('false');
 
     // As with res.json: a conditional GET of an unchanged answer is told 304; a POST is answered again.
     const again = await ask({ 'if-none-match': res.headers.etag });
-    expect(again.status).toBe(method === 'GET' ? 304 : 200);
+    expect(again.status).toBe(options.get ? 304 : 200);
     expect(again.headers.etag).toBe(res.headers.etag);
   });
 });

@@ -1,29 +1,24 @@
-import request from 'supertest';
-import { looksLikeKey } from '../../src/keys/key';
-import { createKey, readKeyFile, revokeKey } from '../../src/keys/store';
-import { API_KEY } from './support/constants';
-import { defaultService } from './support/default-service';
-import { startService, type TestService } from './support/service';
+import { looksLikeKey } from '../../../src/keys/key';
+import { createKey, readKeyFile, revokeKey } from '../../../src/keys/store';
+import { load, meta } from '../support/api';
+import { API_KEY } from '../support/constants';
+import { defaultService } from '../support/default-service';
+import { startService, type TestService } from '../support/service';
 
 let service: TestService;
 beforeAll(async () => {
   service = await defaultService();
 });
 
+const COUNT = { measures: ['Downloads.count'] };
 const routes = [
-  { method: 'get' as const, path: '/v1/data/meta/' },
-  { method: 'post' as const, path: '/v1/data/load/', body: { query: { measures: ['Downloads.count'] } } },
+  { route: 'GET /v1/data/meta', send: (key: string | null) => meta(service, { key }) },
+  { route: 'POST /v1/data/load', send: (key: string | null) => load(service, COUNT, { key }) },
 ];
 
-describe.each(routes)('$method $path', ({ method, path, body }) => {
-  const send = (key?: string) => {
-    const req = request(service.app)[method](path);
-    if (key !== undefined) req.set('x-api-key', key);
-    return body ? req.send(body) : req;
-  };
-
+describe.each(routes)('$route', ({ send }) => {
   it('answers 401 with a JSON error when x-api-key is missing', async () => {
-    const res = await send().expect(401).expect('content-type', /json/);
+    const res = await send(null).expect(401).expect('content-type', /json/);
     expect(res.body).toMatchObject({ code: 'unauthorized', error: expect.any(String), requestId: expect.any(String) });
   });
 
@@ -43,8 +38,7 @@ describe.each(routes)('$method $path', ({ method, path, body }) => {
   });
 
   it('does not accept the key in another header or in the query string', async () => {
-    const req = request(service.app)[method](`${path}?x-api-key=${API_KEY}`).set('authorization', `Bearer ${API_KEY}`);
-    await (body ? req.send(body) : req).expect(401);
+    await send(null).query({ 'x-api-key': API_KEY }).set('authorization', `Bearer ${API_KEY}`).expect(401);
   });
 });
 
@@ -56,9 +50,9 @@ describe('several configured keys', () => {
   afterAll(() => multi.close());
 
   it('accepts each key of the comma-separated list', async () => {
-    await request(multi.app).get('/v1/data/meta/').set('x-api-key', 'first-key-aaaaaaaaaaaa').expect(200);
-    await request(multi.app).get('/v1/data/meta/').set('x-api-key', 'second-key-bbbbbbbbbbb').expect(200);
-    await request(multi.app).get('/v1/data/meta/').set('x-api-key', API_KEY).expect(401);
+    await meta(multi, { key: 'first-key-aaaaaaaaaaaa' }).expect(200);
+    await meta(multi, { key: 'second-key-bbbbbbbbbbb' }).expect(200);
+    await meta(multi, { key: API_KEY }).expect(401);
   });
 });
 
@@ -71,12 +65,10 @@ describe('account keys from the key file', () => {
   });
   afterAll(() => keyed.close());
 
-  const meta = (key: string) => request(keyed.app).get('/v1/data/meta/').set('x-api-key', key);
-
   it('lets a stored key in and logs its id, never the key', async () => {
     const key = keyed.accountKeys[account];
     expect(looksLikeKey(key)).toBe(true);
-    const res = await meta(key).expect(200);
+    const res = await meta(keyed, { key }).expect(200);
     const [record] = await readKeyFile(keyed.config.keys.file);
     const line = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === res.headers['x-request-id']);
     expect(line).toMatchObject({ msg: 'request', keyId: record.id, status: 200 });
@@ -88,25 +80,21 @@ describe('account keys from the key file', () => {
     const [record] = await readKeyFile(keyed.config.keys.file);
     await revokeKey(keyed.config.keys.file, record.id);
     const deadline = Date.now() + 5000;
-    let res = await meta(key);
+    let res = await meta(keyed, { key });
     while (res.status === 200 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      res = await meta(key);
+      res = await meta(keyed, { key });
     }
     expect(res.status).toBe(401);
-    const unknown = await meta(`${key.slice(0, -1)}x`).expect(401);
+    const unknown = await meta(keyed, { key: `${key.slice(0, -1)}x` }).expect(401);
     expect({ ...res.body, requestId: undefined }).toEqual({ ...unknown.body, requestId: undefined });
   });
 
   it('answers 403 when the key lacks the route scope', async () => {
     const { key } = await createKey(keyed.config.keys.file, { account, name: 'meta only', scopes: ['data:meta'] });
     const deadline = Date.now() + 5000;
-    while ((await meta(key)).status !== 200 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const res = await request(keyed.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', key)
-      .send({ query: { measures: ['Downloads.count'] } })
-      .expect(403);
+    while ((await meta(keyed, { key })).status !== 200 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const res = await load(keyed, COUNT, { key }).expect(403);
     expect(res.body).toMatchObject({ code: 'forbidden', error: expect.stringContaining('data:load') });
   });
 });

@@ -1,8 +1,8 @@
-import { ddlStatements } from '../../src/warehouse/ddl';
-import { loadDemoData } from '../../src/warehouse/demo-data';
-import { DATABASE, TEST_DEMO, TEST_END_DATE } from './support/constants';
-import { openOracle, type Oracle } from './support/service';
-import { USER_AGENTS } from './derive/support';
+import { ddlStatements } from '../../../src/warehouse/ddl';
+import { loadDemoData } from '../../../src/warehouse/demo-data';
+import { DATABASE, TEST_DEMO, TEST_END_DATE } from '../support/constants';
+import { openOracle, type Oracle } from '../support/service';
+import { USER_AGENTS } from '../derive/support';
 
 let oracle: Oracle;
 beforeAll(() => {

@@ -3,9 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { EXIT_CLEAN, EXIT_REQUESTS_CUT_OFF } from '../../../src/shutdown';
 import { childEnv, freePort, ROOT } from '../support/child';
+import { load, meta, probe, type Response } from '../../integration/support/api';
 
 const KEY = 'sigterm-test-key-0123456789';
 
@@ -56,12 +56,10 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
-    const ready = await request(url)
-      .get('/readyz')
-      .then(
-        (res) => res.status === 200,
-        () => false,
-      );
+    const ready = await probe(url, 'readyz').then(
+      (res) => res.status === 200,
+      () => false,
+    );
     if (ready) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -93,11 +91,9 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
     try {
       const url = `http://127.0.0.1:${port}`;
       // The first answer comes while the service still builds the demo data or checks the models.
-      let first: request.Response | undefined;
+      let first: Response | undefined;
       while (!first) {
-        first = await request(url)
-          .get('/readyz')
-          .catch(() => undefined);
+        first = await probe(url, 'readyz').catch(() => undefined);
         if (!first) await new Promise((r) => setTimeout(r, 20));
       }
       expect(first.status).toBe(503);
@@ -107,20 +103,17 @@ describe('`node dist/index.js` starting on an empty data directory', () => {
           /^Not ready: the (tables are being checked|demo data is being built|IP database is being loaded|IP database's dictionaries are being built|models are being compiled and checked)\.$/,
         ),
       });
-      await request(url).get('/healthz').expect(200);
+      await probe(url, 'healthz').expect(200);
       let ready = first;
       while (ready.status !== 200) {
         expect(ready.status).toBe(503);
         await new Promise((r) => setTimeout(r, 100));
-        ready = await request(url).get('/readyz');
+        ready = await probe(url, 'readyz');
       }
-      await request(url).get('/v1/data/meta').set('x-api-key', KEY).expect(200);
+      await meta(url, { key: KEY }).expect(200);
 
-      const load = await request(url)
-        .post('/v1/data/load')
-        .set('x-api-key', KEY)
-        .send({ query: { measures: ['Slow.count'] } });
-      expect(load.status).toBe(504);
+      const slow = await load(url, { measures: ['Slow.count'] }, { key: KEY });
+      expect(slow.status).toBe(504);
       child.kill('SIGTERM');
       expect(await exited).toBe(EXIT_CLEAN);
     } finally {
@@ -134,12 +127,12 @@ describe('SIGTERM to `node dist/index.js`', () => {
     const child = await startChild({ SHUTDOWN_DRAIN_SECONDS: '2' });
     child.process.kill('SIGTERM');
     // Until the drain ends, the server still listens and answers.
-    let readyz = await request(child.url).get('/readyz');
-    while (readyz.status === 200) readyz = await request(child.url).get('/readyz');
+    let readyz = await probe(child.url, 'readyz');
+    while (readyz.status === 200) readyz = await probe(child.url, 'readyz');
     expect(readyz.status).toBe(503);
     expect(readyz.body).toMatchObject({ code: 'not_ready', error: expect.stringMatching(/shutting down/) });
-    const meta = await request(child.url).get('/v1/data/meta').set('x-api-key', KEY);
-    expect(meta.status).toBe(200);
+    const described = await meta(child.url, { key: KEY });
+    expect(described.status).toBe(200);
     expect(await child.exited).toBe(EXIT_CLEAN);
     const msgs = child.lines.map((l) => (l.msg === 'request' ? `${l.method} ${l.path} ${l.status}` : l.msg));
     expect(msgs.indexOf('GET /v1/data/meta 200')).toBeLessThan(msgs.indexOf('shutting down: no longer accepting; waiting for running requests'));

@@ -9,8 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { childEnv, freePort, ROOT } from '../support/child';
+import { probe } from '../../integration/support/api';
 
 const notJson = (lines: string[]) =>
   lines.filter((line) => {
@@ -49,12 +49,10 @@ describe('`node dist/index.js` from start to ready, with the demo key and Cube i
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     try {
       for (;;) {
-        const ready = await request(`http://127.0.0.1:${port}`)
-          .get('/readyz')
-          .then(
-            (res) => res.status === 200,
-            () => false,
-          );
+        const ready = await probe(`http://127.0.0.1:${port}`, 'readyz').then(
+          (res) => res.status === 200,
+          () => false,
+        );
         if (ready) break;
         await new Promise((r) => setTimeout(r, 200));
       }

@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type CubeClient from '@cubejs-client/core' with { 'resolution-mode': 'import' };
 import type { CubeApi } from '@cubejs-client/core' with { 'resolution-mode': 'import' };
-import { API_KEY, DATABASE } from './support/constants';
-import { openOracle, startService, type Oracle, type TestService } from './support/service';
-import { daysAgo } from './support/days';
+import { API_KEY, DATABASE } from '../support/constants';
+import { openOracle, startService, type Oracle, type TestService } from '../support/service';
+import { daysAgo } from '../support/days';
 
 /**
  * Cube's own JavaScript client, unchanged, against the running service over

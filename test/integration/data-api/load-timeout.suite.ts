@@ -1,9 +1,8 @@
 import path from 'node:path';
-import request from 'supertest';
-import { API_KEY } from './support/constants';
-import { startService, type TestService } from './support/service';
+import { load } from '../support/api';
+import { startService, type TestService } from '../support/service';
 
-const SLOW_SCHEMA = path.join(__dirname, 'fixtures', 'slow-schema');
+const SLOW_SCHEMA = path.join(__dirname, '..', 'fixtures', 'slow-schema');
 
 describe('a query that outlives one "Continue wait" round', () => {
   let service: TestService;
@@ -14,11 +13,7 @@ describe('a query that outlives one "Continue wait" round', () => {
   afterAll(() => service.close());
 
   it('is waited for, so the client gets the result, never "Continue wait"', async () => {
-    const res = await request(service.app)
-      .post('/v1/data/load/')
-      .set('x-api-key', API_KEY)
-      .send({ query: { measures: ['Slow.count'] } })
-      .expect(200);
+    const res = await load(service, { measures: ['Slow.count'] }).expect(200);
     expect(res.body.data).toEqual([{ 'Slow.count': '8' }]);
   });
 });
@@ -31,9 +26,8 @@ describe('a query that outlives the query timeout', () => {
   afterAll(() => service.close());
 
   it('answers 504 query_timeout with a JSON error', async () => {
-    // Another query than above: Cube's in-memory result cache is shared by the process.
     const query = { measures: ['Slow.count'], dimensions: ['Slow.number'] };
-    const res = await request(service.app).post('/v1/data/load/').set('x-api-key', API_KEY).send({ query }).expect(504);
+    const res = await load(service, query).expect(504);
     expect(res.body).toMatchObject({ code: 'query_timeout', error: expect.stringMatching(/2 s/) });
   });
 });
