@@ -7,7 +7,7 @@ const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfi
 // Jest runs every module (Cube's and its dependencies' too) in a vm context, where each read of a global such as
 // `Math` or `Object` goes through the context's interceptor instead of an inline cache: Cube's ANTLR parse of the YAML
 // models ran 4-5 times slower than in plain node (4 million `Math.imul` calls in its hash function). Jest passes the
-// globals named here to each module as parameters, read once (docs/testing.md, "Where the time goes"). Only built-ins
+// globals named here to each module as parameters, read once (docs/guides/testing.md, "Where the time goes"). Only built-ins
 // that no test replaces and that no module declares at its top level (a module's `const Buffer`, or graphql-scalars'
 // `const JSON`, would no longer parse); Date and the timers stay globals for jest's fake timers.
 const sandboxInjectedGlobals = [

@@ -2,7 +2,7 @@
 // there. A JS file: the steps' SQL is put together from the parts below.
 // access: account (a key reads its own account's rows only)
 //
-// The funnel, as docs/api.md ("The funnel") states it:
+// The funnel, as docs/reference/api.md ("The funnel") states it:
 // - A listener is one of an account's listeners as its downloads count them
 //   (IAB 5.5.4, listenerIpSql in src/warehouse/derive/rules.ts): an IPv4
 //   address, or an IPv6 address's first 64 bits (LISTENER below).
@@ -24,7 +24,7 @@
 // hands the model as SQL_UTILS.funnelStep (src/cube/funnel-steps.ts).
 //
 // Every table read is the caller's account only, like the cubes over these
-// tables (see "Accounts" in docs/security.md). The listener is the account and
+// tables (see "Accounts" in docs/reference/security.md). The listener is the account and
 // address together, so an operator key's funnel never joins one account's
 // listener to another account's website.
 

@@ -180,7 +180,7 @@ export interface Config {
   /** Per key; a key over either limit is answered 429. */
   /** Event-loop delay above this is logged as a warning: one piece of work held every request up. */
   eventLoopWarnMs: number;
-  /** GET /explore serves the query explorer page (docs/api.md); off in production unless set. */
+  /** GET /explore serves the query explorer page (docs/reference/api.md); off in production unless set. */
   explorer: boolean;
   rateLimit: {
     requests: number;

@@ -1,6 +1,6 @@
 /**
  * The codes a client is answered with, one per kind of failure: the error
- * envelope (src/http/errors.ts) gives each its status, and docs/api.md its
+ * envelope (src/http/errors.ts) gives each its status, and docs/reference/api.md its
  * meaning.
  */
 export type ErrorCode =

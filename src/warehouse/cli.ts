@@ -22,12 +22,12 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
   init                    create the database and tables, and add the projections tables made by an
                           earlier version lack (idempotent)
   init --cluster <name>   the same ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
-                          node and a Distributed <table> the service reads (see docs/operations.md)
+                          node and a Distributed <table> the service reads (see docs/guides/operating.md)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load files of a source (FILE - reads standard input, *.gz is read compressed)
-                          and derive what follows from them (see docs/bringing-data.md); a file already
+                          and derive what follows from them (see docs/guides/bringing-data.md); a file already
                           imported (the same content, compressed or not) adds nothing, nor does a row
                           already imported under its own id. Sources and their formats (the first the
                           default):

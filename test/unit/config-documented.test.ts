@@ -30,8 +30,8 @@ describe('configuration documented', () => {
     expect([...read]).toEqual(expect.arrayContaining(['PORT', 'QUERY_TIMEOUT_SECONDS', 'CLICKHOUSE_USER', 'HTTP_MAX_CONNECTIONS']));
   });
 
-  it('documents every variable src/config.ts reads in docs/operations.md', () => {
-    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  it('documents every variable src/config.ts reads in docs/guides/operating.md', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/guides/operating.md'), 'utf8');
     const missing = [...read].filter((name) => !doc.includes(`\`${name}\``));
     expect(missing).toEqual([]);
   });
@@ -48,7 +48,7 @@ describe('configuration documented', () => {
    * Configuration (`VAR` | `default`, or `A` / `B` | `a` / `b`) and Limits (`VAR` (default)) are written by hand.
    */
   it('states each default as src/config.ts has it', () => {
-    const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    const doc = readFileSync(path.join(ROOT, 'docs/guides/operating.md'), 'utf8');
     const stated: [string, string][] = [];
     for (const [, a, b, va, vb] of doc.matchAll(/^\| `([A-Z0-9_]+)`(?: \/ `([A-Z0-9_]+)`)? \| `([^`]*)`(?: \/ `([^`]*)`)? \|/gm)) {
       stated.push([a, va]);

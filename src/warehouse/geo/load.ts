@@ -107,7 +107,7 @@ export async function geoLoaded(client: ClickHouseClient, database: string): Pro
  * (`dictionaries_lazy_load`), and building geo_city's trie of 2.5M prefixes
  * takes 6 s on a quiet machine (13-45 s for the 5.7M networks it held before), a wait the first import after a start (or any statement
  * reading places) would hold chDB's one statement lane for. The service's
- * start waits for it before it reports ready (docs/operations.md, "After a
+ * start waits for it before it reports ready (docs/guides/operating.md, "After a
  * start"). Nothing is built when no load filled the tables. Resolves with the
  * seconds it took, or undefined when there was nothing to build (no load, or
  * every dictionary already built).

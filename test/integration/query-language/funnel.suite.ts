@@ -1,5 +1,5 @@
 /**
- * The funnel as docs/api.md defines it: a listener enters at their first
+ * The funnel as docs/reference/api.md defines it: a listener enters at their first
  * download within the query's range (all time without one) and is counted in
  * that entry's bucket; a visit counts when the first page view at or after
  * the entry is within 7 days of it, a conversion when one follows that visit

@@ -1,6 +1,6 @@
 /**
  * utmSourceMedium of both Links cubes on views of an account of its own, one of each kind: source and medium, source
- * only, medium only, neither. What each reads is worked out by hand from docs/models.md's rule ("source / medium", a
+ * only, medium only, neither. What each reads is worked out by hand from docs/reference/models.md's rule ("source / medium", a
  * missing side "(none)", empty when both are missing), and the same rows counted by hand-written SQL over link_views
  * agree; set/notSet see the empty one as not set, like every other text member.
  */

@@ -42,7 +42,7 @@ export interface CubeSpec {
 
 const s = (name: string, sql = name): Dim => ({ name, sql, type: 'string' });
 
-/** utmSourceMedium as docs/models.md words it: "source / medium", a missing side "(none)", empty when both are. */
+/** utmSourceMedium as docs/reference/models.md words it: "source / medium", a missing side "(none)", empty when both are. */
 export const UTM_SOURCE_MEDIUM_SQL = `CASE
   WHEN utm_source != '' AND utm_medium != '' THEN utm_source || ' / ' || utm_medium
   WHEN utm_source != '' THEN utm_source || ' / (none)'
@@ -183,7 +183,7 @@ export const CUBES: CubeSpec[] = TRANSCRIBED.map((spec) => ({ ...spec, accountOw
 export const PUBLIC_CUBES = TRANSCRIBED.map((spec) => spec.cube).filter((cube) => declaredAccess(cube) === 'public');
 
 /**
- * The funnel written by hand from its definition (docs/api.md, "The funnel"),
+ * The funnel written by hand from its definition (docs/reference/api.md, "The funnel"),
  * with plain joins where the model takes ASOF JOINs: a listener (the account
  * and an IPv4 address, or an IPv6 address's first 64 bits as cutIPv6 writes
  * them), of a download or a web event alike, enters at their first download

@@ -2,7 +2,7 @@
  * TEST_NOW (an ISO instant) moves the clock that the tests and the service in their process read, JavaScript's
  * Date (which Cube's relative date ranges count from), to that instant; it runs on from there at the real pace, by
  * a fixed offset. Timers keep the real clock. The engine's clock stays real: no statement of the service or of an
- * oracle reads it for an answer (docs/testing.md, "Dates").
+ * oracle reads it for an answer (docs/guides/testing.md, "Dates").
  */
 const now = process.env.TEST_NOW;
 if (now !== undefined) {

@@ -10,7 +10,7 @@ import { startBuilt } from '../support/service';
  * The smallest whole run of the built service: `node dist/index.js` (the node this test runs on) builds a tiny demo
  * dataset, loads the run's small IP database, says ready, and answers a load; stopped, its data directory is read
  * with direct SQL for the expected answer. .ci/run runs this file under each Node line it tests beside the machine's
- * (docs/testing.md, "Node versions").
+ * (docs/guides/testing.md, "Node versions").
  */
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'analytics-smoke-'));

@@ -15,7 +15,7 @@ const allFilesOf = (tier: string) =>
     .filter((file) => !file.split('/').includes('fixtures'));
 const filesOf = (tier: string) => allFilesOf(tier).filter((file) => file.endsWith('.ts'));
 
-/** docs/testing.md, "Test files and their names": `<topic>[.security].<test|suite>.ts`, the topic lower-case words joined by `-`. */
+/** docs/guides/testing.md, "Test files and their names": `<topic>[.security].<test|suite>.ts`, the topic lower-case words joined by `-`. */
 const TEST_NAME = /^[a-z0-9]+(-[a-z0-9]+)*(\.security)?\.(test|suite)\.ts$/;
 /** What jest would take for a test file of its own (its default testMatch), in any naming. */
 const JEST_MATCH = /(^|\/)__tests__\/|\.(test|spec)\.[cm]?[jt]sx?$/;

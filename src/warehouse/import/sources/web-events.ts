@@ -9,7 +9,7 @@ import type { Accessors, ImportOptions, Lines, Source } from '../source';
  * enriched event has 131 fields; SNOWPLOW_FIELDS is their order in the
  * tab-separated files its loaders write (no header), which are also the
  * names of its JSON form (the analytics SDKs') and of a Parquet file's
- * columns. The fields read, and what each becomes, are in docs/bringing-data.md.
+ * columns. The fields read, and what each becomes, are in docs/guides/bringing-data.md.
  */
 export const SNOWPLOW_FIELDS = [
   'app_id',
