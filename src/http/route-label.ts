@@ -9,7 +9,7 @@ export const DATA_ROUTES = [
   '/cubejs-api/v1/dry-run',
 ];
 
-/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/guides/operating.md lists them all). */
+/** Routes that are their own label in the request metrics; any other path counts as "unmatched" (docs/reference/metrics.md lists them all). */
 export const LABELLED_ROUTES = [...DATA_ROUTES, '/healthz', '/readyz', '/v1/openapi.json'];
 
 /**

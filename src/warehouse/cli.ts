@@ -22,7 +22,7 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
   init                    create the database and tables, and add the projections tables made by an
                           earlier version lack (idempotent)
   init --cluster <name>   the same ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
-                          node and a Distributed <table> the service reads (see docs/guides/operating.md)
+                          node and a Distributed <table> the service reads (see docs/guides/deploying.md)
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...

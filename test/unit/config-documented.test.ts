@@ -4,6 +4,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseConfig } from '../../src/config';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** The settings table, and the page whose table of limits names each limit's setting with its default. */
+const CONFIGURATION = 'docs/reference/configuration.md';
+const LIMITS = 'docs/guides/operating.md';
 
 /** Every variable parseConfig asks the environment for, found by handing it an environment that records each lookup. */
 function variablesRead(env: Record<string, string>): Set<string> {
@@ -30,8 +33,8 @@ describe('configuration documented', () => {
     expect([...read]).toEqual(expect.arrayContaining(['PORT', 'QUERY_TIMEOUT_SECONDS', 'CLICKHOUSE_USER', 'HTTP_MAX_CONNECTIONS']));
   });
 
-  it('documents every variable src/config.ts reads in docs/guides/operating.md', () => {
-    const doc = readFileSync(path.join(ROOT, 'docs/guides/operating.md'), 'utf8');
+  it('documents every variable src/config.ts reads in docs/reference/configuration.md', () => {
+    const doc = readFileSync(path.join(ROOT, CONFIGURATION), 'utf8');
     const missing = [...read].filter((name) => !doc.includes(`\`${name}\``));
     expect(missing).toEqual([]);
   });
@@ -45,10 +48,10 @@ describe('configuration documented', () => {
 
   /**
    * Defaults the docs state, each set explicitly, configure the service as leaving it unset does: the tables of
-   * Configuration (`VAR` | `default`, or `A` / `B` | `a` / `b`) and Limits (`VAR` (default)) are written by hand.
+   * the configuration (`VAR` | `default`, or `A` / `B` | `a` / `b`) and of the limits (`VAR` (default)) are written by hand.
    */
   it('states each default as src/config.ts has it', () => {
-    const doc = readFileSync(path.join(ROOT, 'docs/guides/operating.md'), 'utf8');
+    const doc = [CONFIGURATION, LIMITS].map((page) => readFileSync(path.join(ROOT, page), 'utf8')).join('\n');
     const stated: [string, string][] = [];
     for (const [, a, b, va, vb] of doc.matchAll(/^\| `([A-Z0-9_]+)`(?: \/ `([A-Z0-9_]+)`)? \| `([^`]*)`(?: \/ `([^`]*)`)? \|/gm)) {
       stated.push([a, va]);

@@ -11,7 +11,7 @@ import { sqlLiteral } from '../sql';
  * the set's order, are scanned by `multiMatchAllIndices` (Hyperscan) in sets
  * of PATTERNS_PER_SET, and the smallest index that matches is the first
  * match. The set is the project's own (user-agent-patterns.json, see
- * docs/guides/operating.md), or the OPAWG list (opawg/user-agents-v2) when
+ * docs/reference/downloads.md), or the OPAWG list (opawg/user-agents-v2) when
  * USER_AGENTS_DIR names its `src/` folder, read once by each process that
  * imports or derives (the service at start-up, each CLI run): a changed set
  * applies to what is imported after, and `npm run warehouse -- derive`

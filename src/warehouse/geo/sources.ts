@@ -5,7 +5,7 @@ import { WarehouseSetupError } from '../data-dir';
 /**
  * The files places come from. By default the npm packages this service
  * depends on; GEO_DB_DIR names a directory of newer files in the same layout
- * (see docs/guides/operating.md, "Places from an IP database").
+ * (see docs/reference/places.md).
  */
 export interface GeoFiles {
   /** ip-location-db city MMDB files: country_code, city and timezone for every network. */

@@ -14,7 +14,7 @@ import { OPAWG_LISTS } from './support';
  * out in this file: the list's patterns as JavaScript regular expressions,
  * walked in the README's order (bots, apps, libraries, browsers; the first
  * entry that matches anywhere in the agent without newlines). Every example
- * the set classifies otherwise is listed in docs/guides/operating.md, and that
+ * the set classifies otherwise is listed in docs/reference/downloads.md, and that
  * table is read here: a new miss, or a listed one now right, fails.
  */
 let oracle: Oracle;
@@ -75,9 +75,9 @@ async function classify(agents: string[]): Promise<Map<string, { answer: string;
   );
 }
 
-/** docs/guides/operating.md's table of the examples the built-in set classifies otherwise: `label → what we give`. */
+/** docs/reference/downloads.md's table of the examples the built-in set classifies otherwise: `label → what we give`. */
 function documentedMisses(): string[] {
-  const docs = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'guides', 'operating.md'), 'utf8');
+  const docs = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'reference', 'downloads.md'), 'utf8');
   const start = docs.indexOf('<!-- built-in user-agent misses -->');
   const end = docs.indexOf('<!-- end of built-in user-agent misses -->');
   expect(start).toBeGreaterThan(0);

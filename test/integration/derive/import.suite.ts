@@ -951,7 +951,7 @@ describe('without an IP database', () => {
 describe('npm run warehouse -- derive after a change of user-agent set', () => {
   it('names the stored requests again, as their downloads, and renames nothing when run again', async () => {
     const database = await freshDatabase();
-    // The list's Android Browser example, which the built-in set takes for Safari (docs/guides/operating.md lists it).
+    // The list's Android Browser example, which the built-in set takes for Safari (docs/reference/downloads.md lists it).
     const stockBrowser = OPAWG_LISTS.apps.find((entry) => entry.name === 'Android Browser')?.examples?.[0] as string;
     const agents = [stockBrowser, 'Overcast/3.0 (+http://overcast.fm/; iOS podcast app)', 'Unlisted Player/2.1 (Linux; Android 14)'];
     const file = requestsFile(

@@ -6,7 +6,7 @@ import { WarehouseSetupError } from '../../../src/warehouse/data-dir';
 import { AGENT_TYPES, BUILT_IN_USER_AGENTS, loadUserAgents } from '../../../src/warehouse/derive/user-agents';
 
 /**
- * The built-in user-agent set's file as docs/guides/operating.md describes it
+ * The built-in user-agent set's file as docs/reference/downloads.md describes it
  * (its agreement with the OPAWG list is the integration test's:
  * test/integration/derive/built-in-agents.suite.ts).
  */
