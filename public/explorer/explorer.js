@@ -12,7 +12,7 @@ const el = (tag, attrs = {}, ...children) => {
   node.append(...children);
   return node;
 };
-/** Every filter operator the API takes (docs/reference/api.md), so a link's filter keeps its operator. */
+/** Every filter operator the API takes (docs/reference/query-language.md), so a link's filter keeps its operator. */
 const OPERATORS = (
   'equals notEquals contains notContains startsWith notStartsWith endsWith notEndsWith in notIn gt gte lt lte set notSet ' +
   'inDateRange notInDateRange onTheDate beforeDate beforeOrOnDate afterDate afterOrOnDate measureFilter'

@@ -9,7 +9,7 @@
  * today" was today and "last weekend" last week. A phrase is accepted when
  * the whole of it is one form below (any case, words one space apart);
  * anything else is refused with the forms and, where one is close, the
- * phrase or dates the client most likely meant (docs/reference/api.md#date-ranges).
+ * phrase or dates the client most likely meant (docs/reference/query-language.md#date-ranges).
  */
 
 const UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;

@@ -72,7 +72,7 @@ export function checkTimeValues(where: string, member: string, operator: string,
   }
 }
 
-const RANGE_FORMS = `A date range is one or two dates or local times, ["2026-11-01", "2026-11-30"], or a phrase such as "last 7 days" or "from 2026-11-01 to now": ${DATE_PHRASE_FORMS} (docs/reference/api.md, "Date ranges").`;
+const RANGE_FORMS = `A date range is one or two dates or local times, ["2026-11-01", "2026-11-30"], or a phrase such as "last 7 days" or "from 2026-11-01 to now": ${DATE_PHRASE_FORMS} (docs/reference/query-language.md, "Date ranges").`;
 
 /** ` Did you mean …?` for a refused phrase, when one is close; empty otherwise. */
 function meant(phrase: string): string {

@@ -6,7 +6,7 @@ import { ServiceError, type ErrorCode } from '../errors';
  * setting that bounds it, if any, and what it asks of a query. A refusal is
  * one error type, QueryRefusal, made only through `refuse(rule, message)`,
  * so the code of every admission error is read from here. It is a
- * ServiceError (src/errors.ts), the one type the error envelope maps. docs/reference/api.md's
+ * ServiceError (src/errors.ts), the one type the error envelope maps. docs/reference/query-language.md's
  * table of admission rules is this table (test/unit/query/rules.test.ts).
  *
  * `stage` says when the rule is checked: `request` as the route reads the
@@ -21,7 +21,7 @@ export interface AdmissionRule {
   stage: 'request' | 'size' | 'model';
   /** The environment variable that sets the rule's bound (src/config.ts). */
   setting?: string;
-  /** What the rule asks of a query, as docs/reference/api.md says it. */
+  /** What the rule asks of a query, as docs/reference/query-language.md says it. */
   asks: string;
 }
 

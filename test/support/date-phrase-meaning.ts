@@ -1,5 +1,5 @@
 /**
- * What an accepted date-range phrase means (docs/reference/api.md, "Date ranges"),
+ * What an accepted date-range phrase means (docs/reference/query-language.md, "Date ranges"),
  * worked out from the clock with Intl and calendar arithmetic alone: no
  * moment and no chrono, which the service resolves phrases with. Wall-clock
  * times of a zone are numbers of milliseconds read as UTC.
@@ -86,7 +86,7 @@ function side(text: string, now: number, zone: string, unit: string, end: boolea
   return written(end ? endOf(clock, unit) : startOf(clock, unit));
 }
 
-/** What an accepted phrase means at `now` in `zone`, by docs/reference/api.md's table. */
+/** What an accepted phrase means at `now` in `zone`, by docs/reference/query-language.md's table. */
 export function meaning(phrase: string, now: number, zone: string): string[] {
   const text = phrase.toLowerCase();
   const day = ({ today: 0, yesterday: -1, tomorrow: 1 } as Record<string, number>)[text];

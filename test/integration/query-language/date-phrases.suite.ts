@@ -1,5 +1,5 @@
 /**
- * Date-range phrases through the service (docs/reference/api.md, "Date ranges"): each
+ * Date-range phrases through the service (docs/reference/query-language.md, "Date ranges"): each
  * accepted phrase answers what the same range written as two dates answers,
  * the range worked out here from the clock (test/support/date-phrase-meaning.ts,
  * not from the service) and counted by hand-written SQL; every other phrase

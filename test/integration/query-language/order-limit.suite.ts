@@ -292,7 +292,7 @@ describe('an order by a member the query does not return', () => {
 });
 
 describe('rows that tie on the order', () => {
-  // The documented rule (docs/reference/api.md, "Order"): the query's order, then each column it leaves out, ascending —
+  // The documented rule (docs/reference/query-language.md, "Order"): the query's order, then each column it leaves out, ascending —
   // dimensions, then time dimensions, as listed; an ungrouped query's measures after them.
   const DAY = `formatDateTime(toStartOfDay(ts), '%Y-%m-%dT00:00:00.000')`;
   const BY_COUNTRY_AND_DAY = `SELECT country AS "Downloads.country", ${DAY} AS "Downloads.ts.day", "Downloads.ts.day" AS "Downloads.ts",

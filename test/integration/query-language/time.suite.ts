@@ -566,7 +566,7 @@ describe('time zones other than UTC', () => {
       `SELECT ${isoTime(`toTimeZone(ts, '${tz}')`)} AS "Downloads.ts", toString(count()) AS "Downloads.count" FROM ${db}.downloads
        WHERE toDate(ts, '${tz}') = '${D(3)}' GROUP BY ts ORDER BY count() DESC, ts ASC`,
     );
-    // Without a granularity the default order is the measure's, descending, ties by the time (docs/reference/api.md, "order").
+    // Without a granularity the default order is the measure's, descending, ties by the time (docs/reference/query-language.md, "order").
     expect(expected.length).toBeGreaterThan(100);
     expect(res.body.data).toEqual(expected);
   });

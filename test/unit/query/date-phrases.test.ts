@@ -7,7 +7,7 @@ import { QueryRefusal } from '../../../src/query/rules';
 import { meaning } from '../../support/date-phrase-meaning';
 
 /**
- * The date-range grammar of docs/reference/api.md ("Date ranges"): each accepted
+ * The date-range grammar of docs/reference/query-language.md ("Date ranges"): each accepted
  * phrase resolves, by the parser Cube runs, to the range its row of the
  * table says (test/support/date-phrase-meaning.ts, without moment or
  * chrono); every other phrase is refused, naming itself and the forms. The
@@ -140,8 +140,8 @@ describe('every other phrase is refused', () => {
   });
 });
 
-describe('docs/reference/api.md, "Date ranges"', () => {
-  const doc = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'reference', 'api.md'), 'utf8');
+describe('docs/reference/query-language.md, "Date ranges"', () => {
+  const doc = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'reference', 'query-language.md'), 'utf8');
   const section = doc.slice(doc.indexOf('### Date ranges'), doc.indexOf('\nFilter operators:'));
   /** The backquoted phrases of one column of the section's table whose header starts with `header`. */
   const column = (header: string, index: number) => {
