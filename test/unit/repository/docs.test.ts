@@ -45,9 +45,7 @@ function prose(text: string): string[] {
 /** Findings of `pattern` in the page (or only its prose), with their line numbers. */
 function findIn(page: string, pattern: RegExp, where: 'text' | 'prose'): string[] {
   const text = readFileSync(path.join(ROOT, page), 'utf8');
-  return (where === 'prose' ? prose(text) : text.split('\n')).flatMap((line, i) =>
-    [...line.matchAll(pattern)].map((match) => `${page}:${i + 1}: ${match[0]}`),
-  );
+  return (where === 'prose' ? prose(text) : text.split('\n')).flatMap((line, i) => [...line.matchAll(pattern)].map((match) => `${page}:${i + 1}: ${match[0]}`));
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped (letters, digits, spaces, `-` and `_` stay), spaces as `-`. */
