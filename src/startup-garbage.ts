@@ -33,7 +33,7 @@ export interface StartupGarbageOptions {
  * Collects the garbage of the start-up (the models' compile, the demo build)
  * once, as soon as no request has started for `quietMs`; then stops watching.
  *
- * Measured (docs/benchmarks.md, issue 21): a ready service holds 30–40 MB
+ * Measured with `npm run bench:process`: a ready service holds 30–40 MB
  * of the start-up's garbage and a young generation grown to 32 MB for the
  * compile, until V8's memory reducer gets to it, which it had not 30 s
  * after ready in the runs measured, and had by 60 s (its timer waits for a

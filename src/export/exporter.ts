@@ -192,7 +192,7 @@ async function parquetByEngine(run: ExportRun, select: string, rows: number, for
   const fromFile = { storage_file_read_method: 'pread' };
   // ClickHouse spreads the blocks it reads from a file over max_threads streams (parallelize_output_from_storages)
   // and gathers them for the writer in whichever order they come: the parquet file then held whole blocks of
-  // rows out of the query's order, in 3 of 30 million-row exports under load; one stream writes them as they
+  // rows out of the query's order, in million-row exports under load; one stream writes them as they
   // are in the Native file, as fast (docs/benchmarks.md, "Exports").
   const inFileOrder = { parallelize_output_from_storages: 0 };
   const writeSql = settingsList({ ...limitSettings, ...format.settings, ...fromFile, ...inFileOrder });

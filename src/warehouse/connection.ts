@@ -287,7 +287,7 @@ const SETS_ITSELF = /\bSET\s+[\w.]+\s*=/i;
  * them: Cube's driver sends three (join_use_nulls, date_time_output_format,
  * output_format_json_quote_64bit_integers) with every query, each a
  * statement of its own for the engine: 0.5–1.2 ms of an uncached load
- * (docs/benchmarks.md, issue 21's seventh step). A setting
+ * (`npm run bench:phases`). A setting
  * the session already holds at the same value is left out of the next
  * statement, which leaves the session as the full statement would. A
  * failed statement, or one whose own text sets something, leaves the

@@ -298,7 +298,7 @@ const day = (date: Date) => date.toISOString().slice(0, 10);
  * statements and the merges of its new parts freed, a few hundred MB at
  * scale 1, in the service's own process; handing them back to the OS once
  * those merges are done brings the idle RSS down to what serving needs
- * (measured in docs/benchmarks.md, "Memory after the first-run demo build"). A server manages its own.
+ * (about 380 MB at scale 1, docs/benchmarks.md, "The service's memory"). A server manages its own.
  */
 async function releaseBuildMemory(warehouse: Warehouse): Promise<void> {
   const client = warehouse.client();

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 
 /**
  * Work Cube 0.33 repeats for every uncached query though its result cannot
- * have changed since the last one, made once (docs/benchmarks.md, issue 21's
- * eighth step: 0.1–0.7 ms of the main thread a load). Each replacement
+ * have changed since the last one, made once (0.1–0.7 ms of the main
+ * thread a load, `npm run bench:phases`). Each replacement
  * returns what Cube's own function returns for the same input; each is a
  * member of a module Cube loads at the time of the call, patched once for the
  * process (test/unit/cube/cube-internals.test.ts lists them).

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
  * Cube's SQL for a load, reused across queries that differ only in filter
  * values. Cube compiles every query afresh (its BaseQuery: members, joins,
  * rollup matching, the SQL text), the largest piece of its per-query CPU
- * (docs/benchmarks.md, "Issue 21"), while a dashboard sends the same query
+ * (docs/benchmarks.md, "Load requests"), while a dashboard sends the same query
  * again and again with another value in a filter. Cube writes a filter's
  * values as parameters of its SQL, so the text stays and only the parameters
  * change: the text and parameter positions of a query's shape are learnt

@@ -132,7 +132,7 @@ export function classifiedReferersSql(events: string, where: string, set: UserAg
  * holds a tuple's aggregate state as boxed values, and at a key per download
  * that state was a third of a derivation statement's memory (the SELECT of
  * 500,000 requests: 442–451 MB of RSS growth and 2.8–2.9 CPU s, 262–294 MB
- * and 2.0–2.2 CPU s with the string; docs/benchmarks.md, Imports, ninth round).
+ * and 2.0–2.2 CPU s with the string, side by side in `npm run bench:import`).
  */
 function calendarSql(options: DeriveOptions): string {
   return `

@@ -195,12 +195,10 @@ it('parquet: a million rows in their order, the file whole and readable, the cut
 it('parquet: the rows keep their order on an engine of many threads and small blocks', async () => {
   // The parquet file is written from the rows' Native file, and ClickHouse by default spreads the blocks it reads
   // from a file over max_threads streams (parallelize_output_from_storages) and hands them to the writer in whichever
-  // order they come. The million above came with whole blocks of 65,409 rows out of place: 261,636 rows once in four
-  // runs at load 4-10, 523,272 in another run at load 4 (2026-11-27); a loop of the export's own statements, 3 files
-  // of 30 under load. There the row groups' statistics and a reader of one thread keeping the file's order found the
-  // rows `_row_number` did, and the Native file was in order: the writer erred, not the reader. The session here is
-  // as on a 16-core machine, with blocks of 100 rows (1,000 for the writer): without the export's setting against it,
-  // 5,800 to 16,600 rows were out of place in each of 5 runs of this test.
+  // order they come: under load a million-row file held whole blocks of rows out of place, while the Native file it
+  // was written from was in order (the writer errs, not the reader). Out of place rows show only when the engine has
+  // many streams and blocks to interleave, so the session here is as on a 16-core machine, with blocks of 100 rows
+  // (1,000 for the writer): without the export's setting against it, thousands of rows come out of place every time.
   await slotFree();
   const client = service.warehouse.client();
   await client.command({ query: 'SET max_threads = 16, max_block_size = 100' });

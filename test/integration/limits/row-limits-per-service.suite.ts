@@ -1,10 +1,10 @@
 /**
- * Cube 0.33 reads its row limits from process.env; the service used to write
- * its QUERY_MAX_LIMIT and QUERY_DEFAULT_LIMIT there, so of two services in
- * one process each used whichever values the later one wrote. Each now keeps
- * its own (src/cube/engine/row-limits.ts), and none writes CUBEJS_* at all.
- * The wide service starts first, so the narrow one's values would be the
- * ones left behind.
+ * Cube 0.33 reads its row limits from process.env, so two services in one
+ * process that wrote their QUERY_MAX_LIMIT and QUERY_DEFAULT_LIMIT there would
+ * each use whichever values the later one wrote. Each keeps its own
+ * (src/cube/engine/row-limits.ts), and none writes CUBEJS_* at all. The wide
+ * service starts first, so the narrow one's values would be the ones left
+ * behind.
  */
 import { openOracle, startService, type Oracle, type TestService } from '../support/service';
 import { dryRun, load } from '../support/api';

@@ -67,12 +67,12 @@ async function startChild(env: Record<string, string>): Promise<Child> {
 }
 
 // chDB cannot stop a statement: one whose request has ended (a query timeout here; an export whose client left is the
-// same) runs on in the engine, and a process that exits under it was killed by SIGSEGV (4 of 4 such runs, 2026-11-26).
+// same) runs on in the engine, and a process that exits under it is killed by SIGSEGV.
 // The statement ends within its max_execution_time (the 1 s query timeout, checked between Slow's 1 s blocks), so the
 // SIGTERM must follow the timeout at once, with no drain. The SIGTERM tests below keep their child a second or more
-// longer (a 2 s drain; a 1 s wait and a 1 s shutdown timeout): with the drain test's child the statement had ended by
-// the exit (the load sent with the SIGTERM, or before it, 4 of 4 runs exited 0 without the wait, 2026-11-27). So the
-// start-up test's child, once ready, takes the slow load and the SIGTERM: one start fewer for this file.
+// longer (a 2 s drain; a 1 s wait and a 1 s shutdown timeout), so in their children the statement has ended by the
+// exit and they would pass without the wait. So the start-up test's child, once ready, takes the slow load and the
+// SIGTERM: one start fewer for this file.
 describe('`node dist/index.js` starting on an empty data directory', () => {
   it('listens at once: /healthz 200, /readyz and the API 503 not_ready saying what it waits for, then ready; at SIGTERM waits for a statement the engine still runs after its request timed out, then exits 0', async () => {
     const port = await freePort();
