@@ -57,14 +57,13 @@ function anchorOf(heading: string): string {
     .replace(/\s/g, '-');
 }
 
-/** The anchors a page offers: its headings' (a repeat gets `-1`, `-2`, … as on GitHub) and explicit `id`s. */
+/** The anchors a page offers: its headings' (a repeat gets `-1`, `-2`, … as on GitHub; code spans count) and explicit `id`s. */
 function anchorsOf(file: string): Set<string> {
-  const text = prose(readFileSync(file, 'utf8')).join('\n');
+  const text = readFileSync(file, 'utf8');
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
-  const raw = readFileSync(file, 'utf8');
   let fenced = false;
-  for (const line of raw.split('\n')) {
+  for (const line of text.split('\n')) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (heading === null) continue;
@@ -73,7 +72,10 @@ function anchorsOf(file: string): Set<string> {
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${count}`);
   }
-  for (const [, id] of text.matchAll(/\b(?:id|name)="([^"]+)"/g)) anchors.add(id);
+  for (const [, id] of prose(text)
+    .join('\n')
+    .matchAll(/\b(?:id|name)="([^"]+)"/g))
+    anchors.add(id);
   return anchors;
 }
 
