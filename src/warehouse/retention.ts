@@ -28,6 +28,17 @@ const RETAINED: readonly Retained[] = [
   { table: 'episode_ranks', kind: 'charts', time: 'snapshot_ts', addresses: false },
 ];
 
+function declared(table: TableName): Retained {
+  const retained = RETAINED.find((r) => r.table === table);
+  if (!retained) throw new Error(`${table} has no retention declared`);
+  return retained;
+}
+
+/** The tables of RETAINED, and which of them hold addresses. */
+export function retainedTables(): { table: TableName; addresses: boolean }[] {
+  return RETAINED.map(({ table, addresses }) => ({ table, addresses }));
+}
+
 const DAYS: Record<RetentionKind, keyof RetentionConfig> = { raw: 'rawDays', derived: 'derivedDays', charts: 'chartsDays' };
 
 /**
@@ -64,7 +75,8 @@ export function retainedRowsSql(retention: RetentionConfig): Record<string, stri
  * already expired (materialize_ttl_after_modify), waited for. On a cluster,
  * every node's local table.
  */
-function ttlStatement(database: string, retained: Retained, days: number, current: string | undefined, cluster?: string): string | undefined {
+export function ttlStatement(database: string, table: TableName, days: number, current: string | undefined, cluster?: string): string | undefined {
+  const retained = declared(table);
   const wanted = days > 0 ? expiry(retained, days) : undefined;
   if (wanted === current) return undefined;
   const target = `${quoteIdentifier(database)}.${quoteIdentifier(cluster ? localTableName(retained.table) : retained.table)}${onCluster(cluster)}`;
@@ -103,7 +115,7 @@ export async function applyRetention(
     const engine = engines.get(cluster ? localTableName(retained.table) : retained.table);
     if (engine === undefined) continue;
     const days = retention[DAYS[retained.kind]];
-    const statement = ttlStatement(database, retained, days, ttlOf(engine), cluster);
+    const statement = ttlStatement(database, retained.table, days, ttlOf(engine), cluster);
     if (statement === undefined) continue;
     await client.command({ query: statement });
     logger?.info('retention changed', { table: retained.table, days: days === 0 ? 'forever' : days, was: ttlOf(engine) ?? 'forever' });
@@ -132,8 +144,8 @@ function unreducedSql(retained: Retained, days: number): string {
 
 /** The statement that reduces the addresses of the rows older than `days` of a table (on a cluster, every node's local table). */
 export function reduceAddressesStatement(database: string, table: TableName, days: number, cluster?: string): string {
-  const retained = RETAINED.find((r) => r.table === table && r.addresses);
-  if (!retained) throw new Error(`${table} holds no addresses`);
+  const retained = declared(table);
+  if (!retained.addresses) throw new Error(`${table} holds no addresses`);
   const target = `${quoteIdentifier(database)}.${quoteIdentifier(cluster ? localTableName(table) : table)}${onCluster(cluster)}`;
   return `ALTER TABLE ${target} UPDATE ip4 = ${REDUCED.ip4}, ip = ${REDUCED.ip} WHERE ${unreducedSql(retained, days)}${settingsSql({ mutations_sync: 2 })}`;
 }
