@@ -153,7 +153,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     if (config.warehouse.kind === 'chdb' && config.retention.addressDays > 0) {
       // Addresses age while the service runs, and on chDB nothing but the service can reduce them (on a server, `init`).
       const reducing = setInterval(() => {
-        reduceAgedData(warehouse.client(), config.warehouse.database, config, logger).catch((error: unknown) =>
+        reduceAgedData({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger }).catch((error: unknown) =>
           logger.error('stored addresses could not be reduced; trying again within the hour', { error: String(error) }),
         );
       }, AGED_DATA_CHECK_MS);

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     waitingFor = 'the demo data is being built';
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
     waitingFor = 'the retention settings are being applied';
-    await enforceRetention(warehouse.client(), config.warehouse.database, config, logger);
+    await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
     // Imports through the inbox give rows the IP database's places. Loading it (seconds, once per directory and
     // version of the files) and building its dictionaries (seconds, every start) each hold chDB's one statement
     // lane, so both happen here, while every request is answered 503 at once, not behind a query's statement.

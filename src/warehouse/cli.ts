@@ -146,11 +146,11 @@ async function main(argv: string[]): Promise<number> {
         );
       }
       await addMissingProjections(warehouse, logger, command.cluster);
-      await enforceRetention(client, config.warehouse.database, config, logger, command.cluster);
+      await enforceRetention({ client, database: config.warehouse.database, settings: config, logger, cluster: command.cluster });
     } else {
       await applyDdl(warehouse, logger);
       // The demo's tables are swapped in from a staging database: the settings are applied to them once they are there.
-      if (command.name !== 'demo') await enforceRetention(warehouse.client(), config.warehouse.database, config, logger);
+      if (command.name !== 'demo') await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
       // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the
       // demo invents its own).
       if (command.name !== 'demo') await ensureGeo(warehouse, config.geo.dir, logger);
@@ -202,7 +202,7 @@ async function main(argv: string[]): Promise<number> {
       // Same all-or-nothing build as the service's start-up; on a server, rows
       // that no finished demo build put there may be an operator's and stay.
       await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
-      await enforceRetention(warehouse.client(), config.warehouse.database, config, logger);
+      await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
     }
     if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
   } finally {

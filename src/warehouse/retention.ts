@@ -214,32 +214,30 @@ export function removeOldRejects(dir: string, days: number, now = Date.now()): s
   return removed;
 }
 
+/** One pass over the stored data: where, by which settings, logged where, and on which cluster (its nodes' `_local` tables). */
+export interface RetentionRun {
+  client: ClickHouseClient;
+  database: string;
+  settings: { retention: RetentionConfig; rejectsDir: string };
+  logger?: Logger;
+  cluster?: string;
+}
+
 /**
  * What the settings ask of the stored data, done now: each table's TTL,
  * addresses past their period reduced, and old rejects files removed. Run by
  * every warehouse command and start on chDB, and hourly by a service on
  * chDB (addresses age while it runs; the TTL's removal is the engine's own).
  */
-export async function enforceRetention(
-  client: ClickHouseClient,
-  database: string,
-  settings: { retention: RetentionConfig; rejectsDir: string },
-  logger?: Logger,
-  cluster?: string,
-): Promise<void> {
-  await applyRetention(client, database, settings.retention, logger, cluster);
-  await reduceAgedData(client, database, settings, logger, cluster);
+export async function enforceRetention(run: RetentionRun): Promise<void> {
+  await applyRetention(run.client, run.database, run.settings.retention, run.logger, run.cluster);
+  await reduceAgedData(run);
 }
 
 /** The part of enforceRetention that time alone makes due: addresses reduced, rejects files removed. */
-export async function reduceAgedData(
-  client: ClickHouseClient,
-  database: string,
-  settings: { retention: RetentionConfig; rejectsDir: string },
-  logger?: Logger,
-  cluster?: string,
-): Promise<void> {
-  await reduceAddresses(client, database, settings.retention.addressDays, logger, cluster);
-  const removed = removeOldRejects(settings.rejectsDir, settings.retention.addressDays);
-  if (removed.length > 0) logger?.info('rejects files removed', { files: removed.length, days: settings.retention.addressDays });
+export async function reduceAgedData({ client, database, settings, logger, cluster }: RetentionRun): Promise<void> {
+  const days = settings.retention.addressDays;
+  await reduceAddresses(client, database, days, logger, cluster);
+  const removed = removeOldRejects(settings.rejectsDir, days);
+  if (removed.length > 0) logger?.info('rejects files removed', { files: removed.length, days });
 }

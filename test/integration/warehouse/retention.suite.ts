@@ -146,7 +146,7 @@ describe('rows past their retention', () => {
     const lines: string[] = [];
     const logger = createLogger('info', (line) => lines.push(line));
     const settings = parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: SCRATCH });
-    await enforceRetention(client, DB, settings, logger);
+    await enforceRetention({ client, database: DB, settings, logger });
     const changed = lines.map((l) => JSON.parse(l) as { msg: string; table?: string }).filter((l) => l.msg === 'retention changed');
     expect(changed.map((l) => l.table).sort()).toEqual(['channel_ranks', 'downloads', 'episode_ranks', 'link_views', 'podcast_events', 'web_events']);
     // Gone from the tables themselves, by direct SQL.
@@ -163,9 +163,9 @@ describe('rows past their retention', () => {
     expect(await counts(service)).toEqual(KEPT_BY_HAND);
     // The same settings again change nothing; 0 takes the TTL away.
     lines.length = 0;
-    await enforceRetention(client, DB, settings, logger);
+    await enforceRetention({ client, database: DB, settings, logger });
     expect(lines.filter((l) => l.includes('retention changed'))).toEqual([]);
-    await enforceRetention(client, DB, { ...settings, retention: { ...settings.retention, chartsDays: 0 } }, logger);
+    await enforceRetention({ client, database: DB, settings: { ...settings, retention: { ...settings.retention, chartsDays: 0 } }, logger });
     const engines = await rows<{ name: string; engine_full: string }>(
       `SELECT name, engine_full FROM system.tables WHERE database = '${DB}' AND name IN ('channel_ranks', 'downloads')`,
     );
@@ -179,7 +179,7 @@ describe('addresses past ADDRESS_RETENTION_DAYS', () => {
     try {
       const before = await counts(service);
       // What the first describe left: the rows of 20 and 1 days ago. Reduced at 5 days: those of 20 days ago.
-      await enforceRetention(client, DB, parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: SCRATCH }));
+      await enforceRetention({ client, database: DB, settings: parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: SCRATCH }) });
       for (const [table, time] of [
         ['downloads', 'ts'],
         ['podcast_events', 'ts'],
@@ -251,11 +251,11 @@ describe('addresses past ADDRESS_RETENTION_DAYS', () => {
     expect(statSync(path.join(rejectsDir, rejects)).mode & 0o777).toBe(0o600);
     // Kept within the period, removed after it.
     const settings = parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: rejectsDir });
-    await enforceRetention(client, DB, settings);
+    await enforceRetention({ client, database: DB, settings });
     expect(readdirSync(rejectsDir)).toEqual([rejects]);
     const sixDaysAgo = new Date(Date.now() - 6 * DAY * 1000);
     utimesSync(path.join(rejectsDir, rejects), sixDaysAgo, sixDaysAgo);
-    await enforceRetention(client, DB, settings);
+    await enforceRetention({ client, database: DB, settings });
     expect(readdirSync(rejectsDir)).toEqual([]);
   });
 });
