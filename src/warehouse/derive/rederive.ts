@@ -46,7 +46,7 @@ export async function rederive(
   const events = `${quoteIdentifier(database)}.podcast_events`;
   const downloads = `${quoteIdentifier(database)}.downloads`;
   let start = replacedFrom(from);
-  const reduced = reducedAddressesReason(start, derivation.addressDays ?? 0);
+  const reduced = reducedAddressesReason(readsFrom(from, settings), derivation.addressDays ?? 0);
   if (reduced !== undefined) throw new AddressesReduced(`Refused: ${reduced}`);
   let end = Math.ceil((to + 1) / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'last-touch') end += Math.ceil(WINDOW_SECONDS / DAY) * DAY;
@@ -180,6 +180,16 @@ async function classify(client: ClickHouseClient, database: string, set: UserAge
  */
 export function replacedFrom(from: number): number {
   return Math.floor(from / DAY) * DAY;
+}
+
+/**
+ * The earliest request a rederive of requests from `from` on reads: the
+ * start of its UTC day, and for last-touch a window before it (first-touch
+ * reads from `from`, later).
+ */
+export function readsFrom(from: number, settings: DownloadRuleSettings): number {
+  const start = replacedFrom(from);
+  return settings.rules === 'iab' && settings.window === 'last-touch' ? start - WINDOW_SECONDS : start;
 }
 
 /** Where imports and derivations keep their scratch tables, apart from the tables anything reads. */

@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { derivationStagingDatabase, replacedFrom } from '../derive/rederive';
+import { derivationStagingDatabase, readsFrom } from '../derive/rederive';
 import { statementTicket } from '../statement-queue';
 import { withoutDuplicates } from './duplicates';
 import { readRuns } from './lines';
@@ -253,7 +253,8 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         query: `INSERT INTO ${db}.imports (id, hash, file, source, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, ${sqlLiteral(source.name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
       });
     let derived = zeroCounts(source);
-    const reduced = source.derive && imported > 0 ? reducedAddressesReason(replacedFrom(from), options.derivation.addressDays ?? 0) : undefined;
+    const reduced =
+      source.derive && imported > 0 ? reducedAddressesReason(readsFrom(from, options.derivation.settings), options.derivation.addressDays ?? 0) : undefined;
     if (reduced !== undefined) throw new ImportRefused(`${name}: ${reduced}`);
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
