@@ -7,7 +7,7 @@ import { localTableName, type TableName } from './ddl';
 import { quoteIdentifier, settingsSql } from './sql';
 
 /** Which retention setting (RetentionConfig) a table's rows follow. */
-export type RetentionKind = 'raw' | 'derived' | 'charts';
+type RetentionKind = 'raw' | 'derived' | 'charts';
 
 interface Retained {
   table: TableName;
@@ -86,7 +86,7 @@ export function ttlStatement(database: string, table: TableName, days: number, c
 const onCluster = (cluster?: string) => (cluster ? ` ON CLUSTER ${quoteIdentifier(cluster)}` : '');
 
 /** A table's TTL as system.tables prints it in engine_full, undefined when it has none. */
-export function ttlOf(engineFull: string): string | undefined {
+function ttlOf(engineFull: string): string | undefined {
   return / TTL (.+?)(?: SETTINGS |$)/.exec(engineFull)?.[1];
 }
 
@@ -94,15 +94,9 @@ export function ttlOf(engineFull: string): string | undefined {
  * Gives every table of RETAINED the TTL its setting asks for (the engine then
  * removes expired rows itself, on chDB and a server alike), logging each
  * change. Run by `init` and by every start on chDB, so a changed setting
- * takes effect there. Returns the changes made.
+ * takes effect there.
  */
-export async function applyRetention(
-  client: ClickHouseClient,
-  database: string,
-  retention: RetentionConfig,
-  logger?: Logger,
-  cluster?: string,
-): Promise<{ table: string; days: number }[]> {
+async function applyRetention(client: ClickHouseClient, database: string, retention: RetentionConfig, logger?: Logger, cluster?: string): Promise<void> {
   const tables = RETAINED.map((r) => (cluster ? localTableName(r.table) : r.table));
   const result = await client.query({
     query: 'SELECT name, engine_full FROM system.tables WHERE database = {database:String} AND name IN {tables:Array(String)}',
@@ -110,7 +104,6 @@ export async function applyRetention(
     format: 'JSONEachRow',
   });
   const engines = new Map((await result.json<{ name: string; engine_full: string }>()).map((row) => [row.name, row.engine_full]));
-  const changed: { table: string; days: number }[] = [];
   for (const retained of RETAINED) {
     const engine = engines.get(cluster ? localTableName(retained.table) : retained.table);
     if (engine === undefined) continue;
@@ -119,9 +112,7 @@ export async function applyRetention(
     if (statement === undefined) continue;
     await client.command({ query: statement });
     logger?.info('retention changed', { table: retained.table, days: days === 0 ? 'forever' : days, was: ttlOf(engine) ?? 'forever' });
-    changed.push({ table: retained.table, days });
   }
-  return changed;
 }
 
 /**
@@ -156,17 +147,11 @@ export function reduceAddressesStatement(database: string, table: TableName, day
  * in place, so every row (every download) is still there and counted. The
  * tables are reduced at one cutoff, so the funnel and the joins on addresses
  * still match a listener's reduced rows to each other. Nothing when `days`
- * is 0. Returns the rows reduced per table.
+ * is 0. Logs the rows reduced per table.
  */
-export async function reduceAddresses(
-  client: ClickHouseClient,
-  database: string,
-  days: number,
-  logger?: Logger,
-  cluster?: string,
-): Promise<Record<string, number>> {
+async function reduceAddresses(client: ClickHouseClient, database: string, days: number, logger?: Logger, cluster?: string): Promise<void> {
+  if (days === 0) return;
   const reduced: Record<string, number> = {};
-  if (days === 0) return reduced;
   for (const retained of RETAINED.filter((r) => r.addresses)) {
     const table = `${quoteIdentifier(database)}.${quoteIdentifier(retained.table)}`;
     const result = await client.query({ query: `SELECT count() AS n FROM ${table} WHERE ${unreducedSql(retained, days)}`, format: 'JSONEachRow' });
@@ -176,7 +161,6 @@ export async function reduceAddresses(
     reduced[retained.table] = n;
   }
   if (Object.keys(reduced).length > 0) logger?.info('addresses reduced', { days, rows: reduced });
-  return reduced;
 }
 
 /** Refusal to derive downloads again over requests whose addresses are reduced. */
