@@ -40,6 +40,9 @@ ${SOURCES.map((source) => `                            ${source.name}: ${Object.
 
 init, import, derive and geo-refresh first load the IP database (the npm packages' files, or GEO_DB_DIR's)
 unless these files are loaded already: seconds, once per warehouse and version of the files.
+Every command also gives the tables the TTL of RETENTION_RAW_DAYS, RETENTION_DERIVED_DAYS and
+RETENTION_CHARTS_DAYS, and cuts the addresses older than ADDRESS_RETENTION_DAYS to their network
+(see docs/operations.md, "Retention and addresses"); on a ClickHouse server, run init daily for the latter.
 `;
 
 type Command =
