@@ -38,11 +38,12 @@ const at = (daysAgo: number) => `toDateTime(${NOW - daysAgo * DAY}, 'UTC')`;
 
 /**
  * By hand: downloads and requests 40 days ago (past 30 days), 20 days ago
- * (kept, addresses past 5 days) and 1 day ago (kept, addresses whole); web
- * events likewise; chart ranks 400 and 2 days ago (365 days kept).
+ * (kept, addresses past 5 days) and 1 day ago (kept, addresses whole); a
+ * page view at each download, from its address; chart ranks 400 and 2 days
+ * ago (365 days kept). The listener of 40 days ago has no later row.
  */
 const PLACED = [
-  { daysAgo: 40, ip4: '192.0.2.17', ip: '::ffff:192.0.2.17', n: 3 },
+  { daysAgo: 40, ip4: '203.0.113.40', ip: '::ffff:203.0.113.40', n: 3 },
   { daysAgo: 20, ip4: '192.0.2.17', ip: '::ffff:192.0.2.17', n: 4 },
   { daysAgo: 20, ip4: '0.0.0.0', ip: '2001:db8:1:2::5', n: 1 },
   { daysAgo: 1, ip4: '198.51.100.9', ip: '::ffff:198.51.100.9', n: 2 },
@@ -117,6 +118,17 @@ async function countsBySql(raw: number, derived: number, charts: number): Promis
   };
 }
 
+/** The funnel's steps over all time, as the service answers them. */
+async function funnel(service: TestService): Promise<Record<string, number>> {
+  const answer = await dataOf<Record<string, string>>(
+    load(service, { measures: ['WebEventsFromPodcastFunnel.conversions'], dimensions: ['WebEventsFromPodcastFunnel.step'] }),
+  );
+  return Object.fromEntries(answer.map((row) => [row['WebEventsFromPodcastFunnel.step'], Number(row['WebEventsFromPodcastFunnel.conversions'])]));
+}
+
+/** By hand: three listeners kept (192.0.2.17, 2001:db8:1:2::/64, 198.51.100.9), each with a page view at their download; 203.0.113.40's rows are past. */
+const FUNNEL_BY_HAND = { 'Podcast Download': 3, 'Website Visit': 3, Conversion: 0 };
+
 const KEPT_BY_HAND = {
   'Downloads.count': 7,
   'DownloadEvents.count': 7,
@@ -140,6 +152,7 @@ describe('rows past their retention', () => {
     const answered = await counts(service);
     expect(answered).toEqual(KEPT_BY_HAND);
     expect(answered).toEqual(await countsBySql(30, 30, 365));
+    expect(await funnel(service)).toEqual(FUNNEL_BY_HAND);
   });
 
   it('are removed by the TTL that init and the start set, which is logged and changed with the setting', async () => {
@@ -161,6 +174,7 @@ describe('rows past their retention', () => {
       expect([table, await value(`SELECT count() FROM ${DB}.${table}`)]).toEqual([table, kept]);
     }
     expect(await counts(service)).toEqual(KEPT_BY_HAND);
+    expect(await funnel(service)).toEqual(FUNNEL_BY_HAND);
     // The same settings again change nothing; 0 takes the TTL away.
     lines.length = 0;
     await enforceRetention({ client, database: DB, settings, logger });
