@@ -213,6 +213,8 @@ describe('addresses past ADDRESS_RETENTION_DAYS', () => {
       }
       expect(await counts(service)).toEqual(before);
       expect(before['Downloads.count']).toBe(7);
+      // Downloads and page views were cut alike: the funnel still follows each network's download to its visit.
+      expect(await funnel(service)).toEqual(FUNNEL_BY_HAND);
     } finally {
       await service.close();
     }
