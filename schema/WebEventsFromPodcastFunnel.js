@@ -24,9 +24,10 @@
 // hands the model as SQL_UTILS.funnelStep (src/cube/funnel-steps.ts).
 //
 // Every table read is the caller's account only, like the cubes over these
-// tables (see "Accounts" in docs/reference/security.md). The listener is the account and
-// address together, so an operator key's funnel never joins one account's
-// listener to another account's website.
+// tables (see "Accounts" in docs/reference/security.md), and its rows within their
+// retention (SQL_UTILS.retained, docs/guides/operating.md "Retention"). The
+// listener is the account and address together, so an operator key's funnel
+// never joins one account's listener to another account's website.
 
 // The step names, as `step` gives them.
 const STEPS = ['Podcast Download', 'Website Visit', 'Conversion'];
@@ -52,7 +53,8 @@ const stepsSql = (SECURITY_CONTEXT, SQL_UTILS) => {
   // Web events before the range cannot follow an entry in it.
   const webEvents = (step) =>
     `SELECT account_id, ${LISTENER} AS listener, track_ts AS at FROM web_events
-      WHERE ${SQL_UTILS.funnelStep(step)} AND listener != toIPv6('::') AND ${account} AND ${SQL_UTILS.timeLowerBound(TIME, 'track_ts')}`;
+      WHERE ${SQL_UTILS.funnelStep(step)} AND listener != toIPv6('::') AND ${account} AND ${SQL_UTILS.timeLowerBound(TIME, 'track_ts')}
+        AND ${SQL_UTILS.retained('web_events')}`;
   return `SELECT
   if(reached >= step.2, ${LISTENER_ID}, NULL) AS user_id,
   if(reached >= step.2, 1, NULL) AS reached_step,
@@ -67,7 +69,7 @@ FROM (
       ${followed('v.at', 'e.entered')} AS visited_in_time
     FROM (
       SELECT account_id, listener, any(ip4) AS ip4, min(ts) AS entered
-      FROM (SELECT account_id, ts, ip4, ${LISTENER} AS listener FROM downloads WHERE ${account} AND ${SQL_UTILS.timeCondition(TIME, 'ts')})
+      FROM (SELECT account_id, ts, ip4, ${LISTENER} AS listener FROM downloads WHERE ${account} AND ${SQL_UTILS.timeCondition(TIME, 'ts')} AND ${SQL_UTILS.retained('downloads')})
       GROUP BY account_id, listener
     ) AS e
     ASOF LEFT JOIN (${webEvents('visit')}) AS v ON e.account_id = v.account_id AND e.listener = v.listener AND v.at >= e.entered

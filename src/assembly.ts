@@ -20,6 +20,7 @@ import { connectRedis, type RedisLink } from './redis/link';
 import { loadUserAgents } from './warehouse/derive/user-agents';
 import { followImports } from './warehouse/import/follow';
 import { watchInbox } from './warehouse/import/inbox';
+import { reduceAgedData } from './warehouse/retention';
 
 /**
  * The one wiring of the service's parts, shared by production (src/index.ts),
@@ -100,6 +101,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       modelsPollMs: options.modelsPollMs,
       rollupRefreshSeconds: config.rollups.refreshSeconds,
       funnel: config.funnel,
+      retention: config.retention,
       rollupBuildLimits: { timeoutMs: config.rollups.buildTimeoutMs, maxMemoryBytes: config.rollups.buildMaxMemoryBytes },
     });
     releases.push(() => cube.close());
@@ -130,7 +132,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         {
           database: config.warehouse.database,
           trackingPrefix: config.downloads.trackingPrefix,
-          derivation: { settings: config.downloads, userAgents: loadUserAgents(config.downloads.userAgentsDir) },
+          derivation: { settings: config.downloads, userAgents: loadUserAgents(config.downloads.userAgentsDir), addressDays: config.retention.addressDays },
           statementRows: config.importStatementRows,
         },
         logger,
@@ -148,6 +150,16 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
       );
       releases.push(() => follower.stop());
     }
+    if (config.warehouse.kind === 'chdb' && config.retention.addressDays > 0) {
+      // Addresses age while the service runs, and on chDB nothing but the service can reduce them (on a server, `init`).
+      const reducing = setInterval(() => {
+        reduceAgedData({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger }).catch((error: unknown) =>
+          logger.error('stored addresses could not be reduced; trying again within the hour', { error: String(error) }),
+        );
+      }, AGED_DATA_CHECK_MS);
+      reducing.unref();
+      releases.push(() => clearInterval(reducing));
+    }
     return { app, cube, admission, readiness, gate, warehouse, metrics, ring, redis, close };
   } catch (err) {
     // The failure that stopped the start is the one to report, not one met while releasing.
@@ -155,6 +167,9 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     throw err;
   }
 }
+
+/** How often a service on chDB reduces the addresses that passed ADDRESS_RETENTION_DAYS since. */
+const AGED_DATA_CHECK_MS = 3_600_000;
 
 async function modelsReady(cube: CubeService, logger: Logger): Promise<void> {
   try {

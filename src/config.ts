@@ -62,6 +62,21 @@ export interface FunnelConfig {
   conversion: WebEventKind[];
 }
 
+/**
+ * How long rows are kept, in days; 0 keeps them for ever. Which tables each
+ * setting covers is src/warehouse/retention.ts's table.
+ */
+export interface RetentionConfig {
+  /** Requests and website events as they were logged. */
+  rawDays: number;
+  /** Downloads and link views, derived from the raw rows. */
+  derivedDays: number;
+  /** The charts' daily ranks. */
+  chartsDays: number;
+  /** How long listeners' and visitors' addresses are kept whole before they are cut to their network (/24, /48). */
+  addressDays: number;
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   host: string;
@@ -84,6 +99,9 @@ export interface Config {
   demo: DemoConfig;
   downloads: DownloadsConfig;
   funnel: FunnelConfig;
+  retention: RetentionConfig;
+  /** Where imports write the lines they rejected (owner-only files, removed after retention.addressDays). */
+  rejectsDir: string;
   geo: {
     /** GEO_DB_DIR: newer IP database files than the npm packages' (src/warehouse/geo/sources.ts); undefined: the packages'. */
     dir: string | undefined;
@@ -346,6 +364,13 @@ export function parseConfig(env: Env): Config {
     demo,
     downloads,
     funnel: { visit: read.webEventKinds('FUNNEL_VISIT', 'page_view'), conversion: read.webEventKinds('FUNNEL_CONVERSION', 'conversion') },
+    retention: {
+      rawDays: read.integer('RETENTION_RAW_DAYS', 0, 0, 36_500),
+      derivedDays: read.integer('RETENTION_DERIVED_DAYS', 0, 0, 36_500),
+      chartsDays: read.integer('RETENTION_CHARTS_DAYS', 0, 0, 36_500),
+      addressDays: read.integer('ADDRESS_RETENTION_DAYS', 0, 0, 36_500),
+    },
+    rejectsDir: path.resolve(read.string('REJECTS_DIR', 'data/rejects')),
     geo: { dir: read.optional('GEO_DB_DIR') === undefined ? undefined : path.resolve(read.string('GEO_DB_DIR', '')) },
     models: { dir: path.resolve(read.string('CUBE_MODELS_DIR', 'schema')) },
     rollups: {

@@ -17,6 +17,7 @@ import { collectStartupGarbageWhenQuiet } from './startup-garbage';
 import { WarehouseSetupError } from './warehouse/data-dir';
 import { ensureGeo, warmGeoAtStart } from './warehouse/geo/load';
 import { geoFiles } from './warehouse/geo/sources';
+import { enforceRetention } from './warehouse/retention';
 import { applyDdl, ensureDemo, moveTablesAside, outdatedTables } from './warehouse/setup';
 
 async function main(): Promise<void> {
@@ -66,6 +67,8 @@ async function main(): Promise<void> {
     await applyDdl(warehouse, logger);
     waitingFor = 'the demo data is being built';
     if (config.demo.enabled) await ensureDemo(warehouse, config.demo, logger, { unprovenRows: 'move-aside', downloads: config.downloads });
+    waitingFor = 'the retention settings are being applied';
+    await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
     // Imports through the inbox give rows the IP database's places. Loading it (seconds, once per directory and
     // version of the files) and building its dictionaries (seconds, every start) each hold chDB's one statement
     // lane, so both happen here, while every request is answered 503 at once, not behind a query's statement.

@@ -7,6 +7,7 @@ import { createModels, type ModelContext, type Models } from './models/models';
 import type { GeneratedSql } from './models/validate';
 import type { CubeServiceOptions, Query, RequestScope } from './types';
 import { funnelStepsSql } from './funnel-steps';
+import { retainedRowsSql } from '../warehouse/retention';
 
 const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'schema');
 
@@ -73,7 +74,7 @@ export function openRuntime(options: CubeServiceOptions, hooks: RuntimeHooks): R
     rowLimits: { maxLimit: limits.maxLimit + 1, defaultLimit: limits.defaultLimit },
     sqlPlans: limits.cubeSqlPlans,
     continueWaitSeconds: options.continueWaitSeconds ?? 5,
-    funnelSteps: funnelStepsSql(options.funnel),
+    modelSettings: { funnelSteps: funnelStepsSql(options.funnel), retained: retainedRowsSql(options.retention) },
     rollupRefreshSeconds: options.rollupRefreshSeconds,
     refreshContexts: async () => {
       // The worker's first run waits for the start's catch-up: run beside it, both would build the same rollups.

@@ -139,4 +139,6 @@ export interface CubeServiceOptions {
   rollupBuildLimits?: { timeoutMs: number; maxMemoryBytes: number };
   /** What the funnel counts as a visit and a conversion (FUNNEL_VISIT, FUNNEL_CONVERSION). */
   funnel: Config['funnel'];
+  /** How long each table's rows are kept: no answer counts a row past it (SQL_UTILS.retained). */
+  retention: Config['retention'];
 }

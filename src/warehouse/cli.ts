@@ -14,6 +14,7 @@ import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, ImportRefused } from './import/import';
 import { handOff, runningService } from './import/inbox';
 import { SOURCES } from './import/sources';
+import { AddressesReduced, enforceRetention } from './retention';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
 const USAGE = `Usage: npm run warehouse -- <command>
@@ -39,6 +40,9 @@ ${SOURCES.map((source) => `                            ${source.name}: ${Object.
 
 init, import, derive and geo-refresh first load the IP database (the npm packages' files, or GEO_DB_DIR's)
 unless these files are loaded already: seconds, once per warehouse and version of the files.
+Every command also gives the tables the TTL of RETENTION_RAW_DAYS, RETENTION_DERIVED_DAYS and
+RETENTION_CHARTS_DAYS, and cuts the addresses older than ADDRESS_RETENTION_DAYS to their network
+(see docs/guides/retention.md); on a ClickHouse server, run init daily for the latter.
 `;
 
 type Command =
@@ -84,7 +88,7 @@ function parseArgs(argv: string[]): Command | undefined {
 }
 
 /** While `npm start` holds chDB's directory, its files go to the service (src/warehouse/import/inbox.ts). */
-async function handToService(dataDir: string, command: Extract<Command, { name: 'import' }>): Promise<number> {
+async function handToService(dataDir: string, command: Extract<Command, { name: 'import' }>, rejectsDir: string): Promise<number> {
   let failed = false;
   for (const file of command.files) {
     const summary = await handOff(
@@ -96,7 +100,7 @@ async function handToService(dataDir: string, command: Extract<Command, { name: 
         account: command.account,
         maxBadRows: command.maxBadRows,
         ignoreUnknown: command.ignoreUnknown,
-        rejectsDir: process.cwd(),
+        rejectsDir,
       },
       (message) => process.stderr.write(`${message}\n`),
     );
@@ -119,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger(config.logLevel);
   if (command.name === 'import' && config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined) {
-    return handToService(config.warehouse.dataDir, command);
+    return handToService(config.warehouse.dataDir, command, config.rejectsDir);
   }
   const warehouse = await openWarehouse(config.warehouse);
   try {
@@ -145,8 +149,11 @@ async function main(argv: string[]): Promise<number> {
         );
       }
       await addMissingProjections(warehouse, logger, command.cluster);
+      await enforceRetention({ client, database: config.warehouse.database, settings: config, logger, cluster: command.cluster });
     } else {
       await applyDdl(warehouse, logger);
+      // The demo's tables are swapped in from a staging database: the settings are applied to them once they are there.
+      if (command.name !== 'demo') await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
       // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the
       // demo invents its own).
       if (command.name !== 'demo') await ensureGeo(warehouse, config.geo.dir, logger);
@@ -162,6 +169,7 @@ async function main(argv: string[]): Promise<number> {
         settings: config.downloads,
         userAgents: loadUserAgents(config.downloads.userAgentsDir),
         places: addressPlaces(config.warehouse.database),
+        addressDays: config.retention.addressDays,
       };
       const progress = (message: string) => process.stderr.write(`${message}\n`);
       if (command.name === 'derive') {
@@ -183,7 +191,7 @@ async function main(argv: string[]): Promise<number> {
           maxBadRows: command.maxBadRows,
           ignoreUnknown: command.ignoreUnknown,
           trackingPrefix: config.downloads.trackingPrefix,
-          rejectsDir: process.cwd(),
+          rejectsDir: config.rejectsDir,
           derivation,
           engineReadsFiles: config.warehouse.kind === 'chdb',
           progress,
@@ -197,6 +205,7 @@ async function main(argv: string[]): Promise<number> {
       // Same all-or-nothing build as the service's start-up; on a server, rows
       // that no finished demo build put there may be an operator's and stay.
       await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
+      await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
     }
     if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
   } finally {
@@ -209,7 +218,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused;
+    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused || err instanceof AddressesReduced;
     process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

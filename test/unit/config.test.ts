@@ -140,6 +140,24 @@ describe('parseConfig', () => {
     }
   });
 
+  it('keeps rows and whole addresses for ever unless RETENTION_*_DAYS / ADDRESS_RETENTION_DAYS say otherwise, and writes rejects to data/rejects', () => {
+    expect(parseConfig({}).retention).toEqual({ rawDays: 0, derivedDays: 0, chartsDays: 0, addressDays: 0 });
+    expect(parseConfig({}).rejectsDir).toBe(path.resolve('data/rejects'));
+    const set = parseConfig({
+      RETENTION_RAW_DAYS: '90',
+      RETENTION_DERIVED_DAYS: '400',
+      RETENTION_CHARTS_DAYS: '30',
+      ADDRESS_RETENTION_DAYS: '7',
+      REJECTS_DIR: '/var/lib/rejects',
+    });
+    expect(set.retention).toEqual({ rawDays: 90, derivedDays: 400, chartsDays: 30, addressDays: 7 });
+    expect(set.rejectsDir).toBe('/var/lib/rejects');
+    expect(problemsOf({ RETENTION_RAW_DAYS: '-1', ADDRESS_RETENTION_DAYS: '1.5' })).toEqual([
+      'RETENTION_RAW_DAYS="-1": expected an integer from 0 to 36500',
+      'ADDRESS_RETENTION_DAYS="1.5": expected an integer from 0 to 36500',
+    ]);
+  });
+
   it('reports every problem at once', () => {
     expect(problemsOf({ PORT: '0', DEMO_SCALE: 'big', LOG_LEVEL: 'loud' })).toHaveLength(3);
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CubejsServerCore, type CreateOptions } from '@cubejs-backend/server-core';
 import type { Warehouse } from '../../warehouse/connection';
 import type { BoundedCacheDriver } from './cache-driver';
-import { ROLLUP_TIME_ZONE, warehouseDialect, type FunnelSteps } from './dialect';
+import { ROLLUP_TIME_ZONE, warehouseDialect, type ModelSettings } from './dialect';
 import type { createDriverFactory } from './driver';
 import { generateExportSql, type ExportSql, type SqlGateway } from './export-sql';
 import { restoreNativeStackTraces, reuseVisibleMeta, transformResultsInSlices } from './request-path';
@@ -128,8 +128,8 @@ export interface EngineOptions {
   sqlPlans: number;
   /** Seconds one gateway call waits before Cube answers "Continue wait". */
   continueWaitSeconds: number;
-  /** The funnel's steps after a download, which its model reads as SQL_UTILS.funnelStep (dialect.ts). */
-  funnelSteps: FunnelSteps;
+  /** The funnel's steps and the tables' retention, which the models read as SQL_UTILS.funnelStep and SQL_UTILS.retained (dialect.ts). */
+  modelSettings: ModelSettings;
   /** How often Cube's refresh worker builds the rollups, in seconds; 0 or absent: never. */
   rollupRefreshSeconds?: number;
   /** Every security context the refresh worker builds rollups for. */
@@ -205,7 +205,7 @@ export function createEngine(options: EngineOptions): Engine {
 /** The options Cube's core runs with. */
 function coreOptions(options: EngineOptions): CreateOptions {
   const { warehouse, models } = options;
-  const dialect = warehouseDialect(options.funnelSteps);
+  const dialect = warehouseDialect(options.modelSettings);
   return {
     dbType: 'clickhouse',
     // Each model version is an app of its own, compiled from its snapshot (see models/models.ts).

@@ -54,7 +54,7 @@ export const ROLLUP_TIME_ZONE = 'UTC';
  * RollupsInOneTimeZone).
  *
  * An engine's dialect is a class of its own (warehouseDialect), which gives
- * model files its funnel's steps too.
+ * model files its funnel's steps and its tables' retention too.
  */
 /** The funnel's steps after a download: SQL conditions over web_events' columns (src/cube/funnel-steps.ts). */
 export interface FunnelSteps {
@@ -62,20 +62,35 @@ export interface FunnelSteps {
   conversion: string;
 }
 
+/** What an engine's dialect gives the models, from the service's settings. */
+export interface ModelSettings {
+  funnelSteps: FunnelSteps;
+  /** Per table, the condition its rows meet while they are kept (retainedRowsSql, src/warehouse/retention.ts). */
+  retained: Record<string, string>;
+}
+
 /**
- * The dialect of an engine whose funnel counts these steps, which model files
- * read as `SQL_UTILS.funnelStep('visit')` and `SQL_UTILS.funnelStep('conversion')`.
+ * The dialect of an engine with these settings, which model files read as
+ * `SQL_UTILS.funnelStep('visit')` and `SQL_UTILS.funnelStep('conversion')`,
+ * and `SQL_UTILS.retained('<table>')`: every model reads its tables' rows
+ * through the latter, so that none counts a row past its retention.
  */
-export function warehouseDialect(steps: FunnelSteps): typeof WarehouseClickHouseQuery {
+export function warehouseDialect(settings: ModelSettings): typeof WarehouseClickHouseQuery {
   return class extends WarehouseClickHouseQuery {
     /** What this dialect gives the models, which the SQL Cube caches with compiled models depends on (shared-compile.ts). */
-    static readonly modelSettings = steps;
+    static readonly modelSettings = settings;
 
     override parametrizedContextSymbols(): any {
       const symbols = super.parametrizedContextSymbols();
       symbols.sqlUtils.funnelStep ??= (step: string) => {
-        if (step === 'visit' || step === 'conversion') return steps[step];
+        if (step === 'visit' || step === 'conversion') return settings.funnelSteps[step];
         throw new UserError(`SQL_UTILS.funnelStep takes 'visit' or 'conversion', not ${JSON.stringify(step)}`);
+      };
+      symbols.sqlUtils.retained ??= (table: string) => {
+        const condition = settings.retained[table];
+        if (condition === undefined)
+          throw new UserError(`SQL_UTILS.retained takes a table with a retention (${Object.keys(settings.retained).join(', ')}), not ${JSON.stringify(table)}`);
+        return condition;
       };
       return symbols;
     }

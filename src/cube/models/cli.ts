@@ -86,7 +86,15 @@ export async function runModelsCli(argv: string[], io: ModelsCliIo): Promise<num
   const logger = createLogger('error', (line) => io.stderr(line));
   const warehouse = await openWarehouse(io.config.warehouse);
   // A registry of its own: the CLI serves no /metrics.
-  const cube = createCubeService({ warehouse, query: io.config.query, funnel: io.config.funnel, logger, metrics: createMetrics(), schemaPath: dir });
+  const cube = createCubeService({
+    warehouse,
+    query: io.config.query,
+    funnel: io.config.funnel,
+    retention: io.config.retention,
+    logger,
+    metrics: createMetrics(),
+    schemaPath: dir,
+  });
   try {
     await cube.models.ready();
     if (query === undefined) {

@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
 import { quoteIdentifier, settingsSql, sqlLiteral, withClause } from '../sql';
+import { AddressesReduced, reducedAddressesReason } from '../retention';
 import { classifiedSql, compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
 
 const DAY = 86_400;
@@ -18,6 +19,8 @@ export interface Derivation {
   settings: DownloadRuleSettings;
   userAgents: UserAgentSet;
   places?: Places;
+  /** ADDRESS_RETENTION_DAYS: a span of older requests, whose addresses are reduced, is not derived again (0: addresses kept whole). */
+  addressDays?: number;
 }
 
 /**
@@ -43,6 +46,8 @@ export async function rederive(
   const events = `${quoteIdentifier(database)}.podcast_events`;
   const downloads = `${quoteIdentifier(database)}.downloads`;
   let start = replacedFrom(from);
+  const reduced = reducedAddressesReason(readsFrom(from, settings), derivation.addressDays ?? 0);
+  if (reduced !== undefined) throw new AddressesReduced(`Refused: ${reduced}`);
   let end = Math.ceil((to + 1) / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'last-touch') end += Math.ceil(WINDOW_SECONDS / DAY) * DAY;
   if (settings.rules === 'iab' && settings.window === 'first-touch') {
@@ -175,6 +180,16 @@ async function classify(client: ClickHouseClient, database: string, set: UserAge
  */
 export function replacedFrom(from: number): number {
   return Math.floor(from / DAY) * DAY;
+}
+
+/**
+ * The earliest request a rederive of requests from `from` on reads: the
+ * start of its UTC day, and for last-touch a window before it (first-touch
+ * reads from `from`, later).
+ */
+export function readsFrom(from: number, settings: DownloadRuleSettings): number {
+  const start = replacedFrom(from);
+  return settings.rules === 'iab' && settings.window === 'last-touch' ? start - WINDOW_SECONDS : start;
 }
 
 /** Where imports and derivations keep their scratch tables, apart from the tables anything reads. */

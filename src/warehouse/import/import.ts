@@ -1,18 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, fchmodSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { derivationStagingDatabase } from '../derive/rederive';
+import { derivationStagingDatabase, readsFrom } from '../derive/rederive';
 import { statementTicket } from '../statement-queue';
 import { withoutDuplicates } from './duplicates';
 import { readRuns } from './lines';
 import { ImportRefused, type Change, type ImportOptions, type Source } from './source';
 import { sourceNamed } from './sources';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
+import { reducedAddressesReason, REJECTS_SUFFIX } from '../retention';
 
 export { ImportRefused, type ImportOptions } from './source';
 
@@ -252,6 +253,9 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         query: `INSERT INTO ${db}.imports (id, hash, file, source, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, ${sqlLiteral(source.name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
       });
     let derived = zeroCounts(source);
+    const reduced =
+      source.derive && imported > 0 ? reducedAddressesReason(readsFrom(from, options.derivation.settings), options.derivation.addressDays ?? 0) : undefined;
+    if (reduced !== undefined) throw new ImportRefused(`${name}: ${reduced}`);
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
@@ -415,8 +419,17 @@ export async function recoverInterrupted(
   return pending.map((p) => Number(p.from));
 }
 
+/**
+ * The rejected lines, addresses in them, to a file only its owner may read
+ * (also one an earlier import of the same name left), in a folder only its
+ * owner may enter when this makes it; removed after ADDRESS_RETENTION_DAYS
+ * (src/warehouse/retention.ts).
+ */
 async function writeRejects(client: ClickHouseClient, rejects: string, name: string, dir: string): Promise<string> {
-  const file = path.join(dir, `${path.basename(name === '-' ? 'stdin' : name)}.rejects.ndjson`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${path.basename(name === '-' ? 'stdin' : name)}${REJECTS_SUFFIX}`);
+  const fd = openSync(file, 'w', 0o600);
+  fchmodSync(fd, 0o600);
   const result = await client.query({
     query: `SELECT ${sqlLiteral(name)} AS file, line, reason, raw FROM ${rejects} ORDER BY line`,
     format: 'JSONEachRow',
@@ -429,7 +442,7 @@ async function writeRejects(client: ClickHouseClient, rejects: string, name: str
         callback(null, batch.map((row) => `${row.text}\n`).join(''));
       },
     }),
-    createWriteStream(file),
+    createWriteStream('', { fd }),
   );
   return file;
 }

@@ -1,4 +1,13 @@
-import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../../src/warehouse/ddl';
+import {
+  addProjectionStatements,
+  clusterDdlStatements,
+  columnsByTable,
+  ddlStatements,
+  localTableName,
+  projectionsByTable,
+  TABLES,
+} from '../../../src/warehouse/ddl';
+import { reduceAddressesStatement, retainedTables, ttlStatement } from '../../../src/warehouse/retention';
 import { DATABASE } from '../support/constants';
 import { openOracle, type Oracle } from '../support/service';
 
@@ -120,5 +129,32 @@ describe('cluster DDL', () => {
       INNER JOIN ${DATABASE}.web_events AS w ON d.account_id = w.account_id AND d.ip4 = w.ip4`);
     expect(Number(row.matched)).toBeGreaterThan(0);
     expect(Number(row.apart)).toBe(0);
+  });
+});
+
+describe('retention on a cluster', () => {
+  it('declares every table, and every table with addresses as holding them', () => {
+    const columns = new Map(columnsByTable().map(({ table, columns }) => [table, columns.map((c) => c.split(/\s+/)[0])]));
+    expect(
+      retainedTables()
+        .map((r) => r.table)
+        .sort(),
+    ).toEqual([...TABLES].sort());
+    for (const { table, addresses } of retainedTables()) {
+      const names = columns.get(table) ?? [];
+      expect([table, addresses]).toEqual([table, names.includes('ip4') && names.includes('ip')]);
+    }
+  });
+
+  it.each(retainedTables())("sets and removes the TTL of $table on every node's local table", async ({ table }) => {
+    for (const statement of [ttlStatement(DATABASE, table, 30, undefined, CLUSTER), ttlStatement(DATABASE, table, 0, 'x', CLUSTER)]) {
+      const formatted = await format(statement ?? '');
+      expect(formatted).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\n +\\(?(MODIFY|REMOVE) TTL`));
+    }
+  });
+
+  it.each(retainedTables().filter((r) => r.addresses))("reduces the addresses of $table on every node's local table", async ({ table }) => {
+    const formatted = await format(reduceAddressesStatement(DATABASE, table, 30, CLUSTER));
+    expect(formatted).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\n +\\(UPDATE ip4 = `));
   });
 });

@@ -10,7 +10,8 @@ import { cubeSql } from '../support/api';
  * projections: the SQL Cube generates for each (from /cubejs-api/v1/sql, as
  * the service runs it, account condition included) reads the projection
  * according to ClickHouse's own EXPLAIN, and gives the same rows as the same
- * SQL with projections switched off, which reads the raw rows.
+ * SQL with projections switched off, which reads the raw rows. Also with
+ * the retention bound every model reads its tables through.
  */
 const ACCOUNT = 'northwind-audio';
 
@@ -56,7 +57,8 @@ let warehouse: Warehouse;
 /** The client the service answers queries with (read-only, its settings appended to each statement), as Cube's driver gets it. */
 let serviceClient: ReturnType<Warehouse['queryClient']>;
 beforeAll(async () => {
-  service = await startService({}, { accounts: [ACCOUNT] });
+  // Every table's rows read through its retention bound (SQL_UTILS.retained), which must leave the projections usable; 10 years keep every row.
+  service = await startService({ RETENTION_RAW_DAYS: '3650', RETENTION_DERIVED_DAYS: '3650' }, { accounts: [ACCOUNT] });
   oracle = openOracle();
   warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: DATABASE, rollupDatabase: ROLLUP_DATABASE });
   serviceClient = warehouse.queryClient({ timeoutMs: 60_000, maxResultRows: 1_000_000, maxMemoryBytes: 4 * 2 ** 30 });

@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { ApiGateway } from '@cubejs-backend/api-gateway';
 import { normalizeQuery, remapToQueryAdapterFormat } from '@cubejs-backend/api-gateway/dist/src/query';
 import { CompilerApi } from '@cubejs-backend/server-core/dist/src/core/CompilerApi';
-import { WarehouseClickHouseQuery } from '../../../src/cube/engine/dialect';
+import { parseConfig } from '../../../src/config';
+import { warehouseDialect } from '../../../src/cube/engine/dialect';
+import { funnelStepsSql } from '../../../src/cube/funnel-steps';
+import { retainedRowsSql } from '../../../src/warehouse/retention';
 import { learnBindings, reuseSqlPlans, SqlPlans, type CubeSql, type NormalizedQuery } from '../../../src/cube/engine/sql-plans';
 import { readSnapshot, type ModelFile } from '../../../src/cube/models/snapshot';
 import { DATE_OPERATOR_VALUES } from '../../../src/query/dates';
@@ -57,9 +60,13 @@ function gatewayOver(apis: Map<string, CompilerApi>) {
   } as { getSqlQueriesInternal(context: Context, queries: NormalizedQuery[]): Promise<CubeSql[]> };
 }
 
+// The dialect the service compiles with, from the default settings: the models call its SQL_UTILS.
+const defaults = parseConfig({});
+const dialect = warehouseDialect({ funnelSteps: funnelStepsSql(defaults.funnel), retained: retainedRowsSql(defaults.retention) });
+
 function compilerApiOf(files: ModelFile[]): CompilerApi {
   return new CompilerApi({ localPath: () => '', dataSchemaFiles: async () => files } as never, async () => 'clickhouse', {
-    dialectClass: () => WarehouseClickHouseQuery,
+    dialectClass: () => dialect,
     logger,
     preAggregationsSchema: 'analytics_rollups',
     allowUngroupedWithoutPrimaryKey: true,
