@@ -27,6 +27,7 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load files of a source (FILE - reads standard input, *.gz is read compressed)
+                          (charts also take --category, --country, --date for what a file does not say)
                           and derive what follows from them (see docs/bringing-data.md); a file already
                           imported (the same content, compressed or not) adds nothing, nor does a row
                           already imported under its own id. Sources and their formats (the first the
@@ -46,21 +47,37 @@ type Command =
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
-  | { name: 'import'; files: string[]; source: string; account?: string; format: string; maxBadRows: number; ignoreUnknown: boolean };
+  | {
+      name: 'import';
+      files: string[];
+      source: string;
+      account?: string;
+      given: Record<string, string>;
+      format: string;
+      maxBadRows: number;
+      ignoreUnknown: boolean;
+    };
 
-/** `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. */
+/**
+ * `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. A
+ * source's given fields (Source.given) are options of that source: `--<field> VALUE`.
+ */
 function parseImport(args: string[]): Command | undefined {
   const command: Omit<Extract<Command, { name: 'import' }>, 'format'> & { format?: string } = {
     name: 'import',
     files: [],
     source: SOURCES[0].name,
+    given: {},
     maxBadRows: 0,
     ignoreUnknown: false,
   };
+  const named = args.indexOf('--source');
+  const given = SOURCES.find((s) => s.name === (named >= 0 ? args[named + 1] : SOURCES[0].name))?.given ?? [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = args[i + 1];
     if (arg === '--account' && value) command.account = args[++i];
+    else if (arg.startsWith('--') && given.includes(arg.slice(2)) && value) command.given[arg.slice(2)] = args[++i];
     else if (arg === '--source' && SOURCES.some((s) => s.name === value)) command.source = args[++i];
     else if (arg === '--format' && value) command.format = args[++i];
     else if (arg === '--max-bad-rows' && /^\d+$/.test(value ?? '')) command.maxBadRows = Number(args[++i]);
@@ -94,6 +111,7 @@ async function handToService(dataDir: string, command: Extract<Command, { name: 
         source: command.source,
         format: command.format,
         account: command.account,
+        given: command.given,
         maxBadRows: command.maxBadRows,
         ignoreUnknown: command.ignoreUnknown,
         rejectsDir: process.cwd(),
@@ -180,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
           source: command.source,
           format: command.format,
           account: command.account,
+          given: command.given,
           maxBadRows: command.maxBadRows,
           ignoreUnknown: command.ignoreUnknown,
           trackingPrefix: config.downloads.trackingPrefix,
