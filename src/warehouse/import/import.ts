@@ -163,7 +163,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
-  const { hash, given } = await fingerprints(file, name);
+  const { hash, given } = delivery(await fingerprints(file, name), options.given);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
   const done = await rows<{ n: string }>(
     client,
@@ -201,7 +201,9 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       options.engineReadsFiles,
       table('lines'),
       cleanup,
-    );
+    ).catch((err: unknown) => {
+      throw refusedIfUnreadable(err, name, options.format);
+    });
     const accessors = format.accessors(header);
     const staged = await source.stage({ client, options, id, checked, table, joinName: (kind) => `${stagingDatabase(options.database)}.${kind}_${id}` });
     // Each table the source writes has a staging table of its own layout; the target's is `events`.
@@ -232,11 +234,15 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     options.progress?.(`${name}: reading and validating its lines`);
     for await (const lines of runs) {
       const began = performance.now();
-      await client.command({
-        query: `INSERT INTO ${checked} SELECT line, if(reason = '', '', line_text) AS raw, ${columns.join(', ')}
+      await client
+        .command({
+          query: `INSERT INTO ${checked} SELECT line, if(reason = '', '', line_text) AS raw, ${columns.join(', ')}
           FROM (${source.check(lines, accessors, options)})
           SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`,
-      });
+        })
+        .catch((err: unknown) => {
+          throw refusedIfUnreadable(err, name, options.format);
+        });
       options.progress?.(`${name}: validated ${lines.name} in ${((performance.now() - began) / 1000).toFixed(2)} s`);
     }
     // What each table's staging table holds, the target's first.
@@ -304,6 +310,22 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   } finally {
     for (const step of cleanup) await step();
   }
+}
+
+/**
+ * An error of ClickHouse's reader over a file that is not of its format (JSON that is no JSON, a Parquet file cut
+ * short) as the file's refusal, with the reader's reason; any other error as it is.
+ */
+function refusedIfUnreadable(err: unknown, name: string, format: string): unknown {
+  const message = err instanceof Error ? err.message : String(err);
+  // chDB's client gives ClickHouse's message without its code, which its cause holds.
+  const coded = err instanceof Error && err.cause instanceof Error ? err.cause.message : message;
+  if (!/\((INCORRECT_DATA|CANNOT_PARSE_INPUT_ASSERTION_FAILED)\)/.test(coded)) return err;
+  const reason = message
+    .split('\n')[0]
+    .replace(/^Code: \d+\. DB::Exception: /, '')
+    .replace(/:? *\(at row \d+\)$/, '');
+  return new ImportRefused(`${name}: not ${format} that ClickHouse's reader can read: ${reason}`);
 }
 
 /** The summary's counts of what the source derives, before it derived any. */
@@ -473,7 +495,8 @@ export async function recoverInterrupted(
       options.progress?.(`finishing interrupted import ${p.id} (${p.file}): its rows replace those stored before`);
       await replaceEarlier(client, options.database, source, p.id, Number(p.from), Number(p.to));
       await client.command({
-        query: `INSERT INTO ${db}.imports SELECT * REPLACE ('done' AS state, now() AS at) FROM ${db}.imports WHERE id = ${sqlLiteral(p.id)} AND state = 'replacing'`,
+        query: `INSERT INTO ${db}.imports SELECT * REPLACE ('done' AS state, now() AS at)
+          FROM (SELECT * FROM ${db}.imports WHERE id = ${sqlLiteral(p.id)} AND state = 'replacing')`,
       });
       continue;
     }
@@ -481,9 +504,13 @@ export async function recoverInterrupted(
     let accounts: string[] = [];
     for (const name of targetsOf(source)) {
       const target = `${db}.${quoteIdentifier(name)}`;
-      const [found] = await rows<{ accounts: string[] }>(client, `SELECT ${accountsOf(source)} AS accounts FROM ${target} WHERE import_id = {id:String}`, {
-        id: p.id,
-      });
+      const [found] = await rows<{ accounts: string[] }>(
+        client,
+        `SELECT ${accountsOf(source)} AS accounts, count() FROM ${target} WHERE import_id = {id:String}`,
+        {
+          id: p.id,
+        },
+      );
       accounts = [...new Set([...accounts, ...found.accounts])];
       await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     }
@@ -546,6 +573,20 @@ async function fingerprints(file: string, name: string): Promise<{ hash: string;
 }
 
 const HASH_CHUNK_BYTES = 1 << 20;
+
+/**
+ * What recognises a delivery: its content's fingerprints, and with them what the command says of its rows
+ * (ImportOptions.given): a Spotify chart of the same entries on another --date is another chart.
+ */
+function delivery(prints: { hash: string; given: string[] }, given: Record<string, string> = {}): { hash: string; given: string[] } {
+  const said = Object.entries(given).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (said.length === 0) return prints;
+  const of = (hash: string) =>
+    createHash('sha256')
+      .update(`${hash}\n${JSON.stringify(said)}`)
+      .digest('hex');
+  return { hash: of(prints.hash), given: prints.given.map(of) };
+}
 
 async function rows<T>(client: ClickHouseClient, query: string, params?: Record<string, unknown>): Promise<T[]> {
   return (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
