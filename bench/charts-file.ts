@@ -4,7 +4,7 @@ import { seededRandom } from './seeded-random';
 
 /** The benchmark's charts: 50 countries (ISO codes) × 20 categories, a top 10 of shows each, daily, on two platforms. */
 export const CHART_COUNTRIES = (
-  'us gb ca au de fr es it nl se no dk fi ie nz br mx ar cl co pe jp kr in id ph sg my th vn ' + 'za ng ke eg ma tr il ae sa pl cz at ch be pt gr hu ro ua'
+  'us gb ca au de fr es it nl se no dk fi ie nz br mx ar cl co pe jp kr in id ph sg my th vn ' + 'za ng ke eg ma tr il ae sa pl cz at ch be pt gr hu ro ua hr'
 ).split(' ');
 export const CHART_CATEGORIES = [
   'All',

@@ -273,7 +273,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         query: `INSERT INTO ${db}.imports (id, hash, file, source, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, ${sqlLiteral(source.name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
       });
     let derived = zeroCounts(source);
-    let replaced = {};
+    let replaced: { replaced?: number } = {};
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
@@ -290,7 +290,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         // rows it replaces may be gone already.
         await record('replacing');
         replaced = { replaced: await replaceEarlier(client, options.database, source, id, from, to) };
-        options.progress?.(`${name}: ${(replaced as { replaced: number }).replaced} rows stored before replaced by its own`);
+        options.progress?.(`${name}: ${replaced.replaced} rows stored before replaced by its own`);
       }
     }
     await record('done');
@@ -393,8 +393,10 @@ async function replaceEarlier(client: ClickHouseClient, database: string, source
   const span = `${source.time} BETWEEN toDateTime(${from}, 'UTC') AND toDateTime(${to}, 'UTC')`;
   for (const name of targetsOf(source)) {
     const target = `${quoteIdentifier(database)}.${quoteIdentifier(name)}`;
-    const earlier = `${span} AND import_id != ${sqlLiteral(id)}
-      AND ${source.replaces} IN (SELECT ${source.replaces} FROM ${target} WHERE ${span} AND import_id = ${sqlLiteral(id)})`;
+    const others = `${span} AND import_id != ${sqlLiteral(id)}`;
+    // A span that holds no other import's rows (a new day's charts) has nothing to replace: one cheap look, not the set of wholes.
+    if ((await rows(client, `SELECT 1 FROM ${target} WHERE ${others} LIMIT 1`)).length === 0) continue;
+    const earlier = `${others} AND ${source.replaces} IN (SELECT ${source.replaces} FROM ${target} WHERE ${span} AND import_id = ${sqlLiteral(id)})`;
     const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${target} WHERE ${earlier}`);
     if (Number(n) === 0) continue;
     await client.command({ query: `DELETE FROM ${target} WHERE ${earlier}` });
@@ -578,8 +580,8 @@ const HASH_CHUNK_BYTES = 1 << 20;
  * What recognises a delivery: its content's fingerprints, and with them what the command says of its rows
  * (ImportOptions.given): a Spotify chart of the same entries on another --date is another chart.
  */
-function delivery(prints: { hash: string; given: string[] }, given: Record<string, string> = {}): { hash: string; given: string[] } {
-  const said = Object.entries(given).sort(([a], [b]) => (a < b ? -1 : 1));
+function delivery(prints: { hash: string; given: string[] }, values: Record<string, string> = {}): { hash: string; given: string[] } {
+  const said = Object.entries(values).sort(([a], [b]) => (a < b ? -1 : 1));
   if (said.length === 0) return prints;
   const of = (hash: string) =>
     createHash('sha256')
