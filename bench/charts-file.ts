@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { lineFile } from './line-file';
 import { seededRandom } from './seeded-random';
 
 /** The benchmark's charts: 50 countries (ISO codes) × 20 categories, a top 10 of shows each, daily, on two platforms. */
@@ -43,8 +42,7 @@ export const CHART_ROWS_PER_DAY = PLATFORMS.length * CHART_COUNTRIES.length * CH
 export async function writeChartsFile(file: string, days: number): Promise<void> {
   const random = seededRandom(20261201);
   const start = Date.parse('2026-01-01T00:00:00Z');
-  const out = createWriteStream(file);
-  let batch = '';
+  const out = lineFile(file);
   for (let day = 0; day < days; day++) {
     const date = new Date(start + day * 86_400_000).toISOString().slice(0, 10);
     for (const platform of PLATFORMS) {
@@ -54,17 +52,11 @@ export async function writeChartsFile(file: string, days: number): Promise<void>
             const show = Math.floor(random() * 2000);
             const podcastId = platform === 'apple' ? String(1_500_000_000 + show) : `spotify:show:bench${String(show).padStart(18, '0')}`;
             const podcastSlug = platform === 'apple' ? `bench-show-${show}` : '';
-            batch += `${JSON.stringify({ date, chart: 'shows', platform, country, category, rank, podcastId, podcastSlug })}\n`;
-          }
-          if (batch.length > 1 << 20) {
-            if (!out.write(batch)) await once(out, 'drain');
-            batch = '';
+            await out.line(JSON.stringify({ date, chart: 'shows', platform, country, category, rank, podcastId, podcastSlug }));
           }
         }
       }
     }
   }
-  out.write(batch);
-  out.end();
-  await once(out, 'finish');
+  await out.close();
 }

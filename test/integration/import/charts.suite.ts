@@ -10,83 +10,24 @@
  * GB top episodes, three, Tue, 06 Jan 2026 07:00:00 +0000. charts.spotify.json: four shows, and
  * charts.spotify-episodes.json two episodes, of a chart whose country, category and day only the command says.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
-import { loadUserAgents } from '../../../src/warehouse/derive/user-agents';
-import { openWarehouse } from '../../../src/warehouse/connection';
-import { ddlStatements } from '../../../src/warehouse/ddl';
-import { ensureGeo } from '../../../src/warehouse/geo/load';
-import { addressPlaces } from '../../../src/warehouse/geo/places';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { importFile, ImportRefused, type ImportOptions } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
-import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
-import { load, type Api } from '../support/api';
-import { ROLLUP_DATABASE } from '../support/constants';
 import { startService, testDataDir, type TestService } from '../support/service';
-import { writeTinyGeo } from '../../support/tiny-geo';
+import { bothApis, formatCases, importSuite, sample, type Rows } from './support';
 
-const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
-const sample = (name: string) => path.join(SAMPLES, name);
-const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'charts-suite-'));
-/** The database the tiny IP database is loaded into once: its country list names the codes. */
-const GEO_DB = `charts_geo_${process.pid}`;
-
-let connection: ReturnType<typeof createChdbConnection>;
+const suite = importSuite('charts');
+const { scratch: SCRATCH, freshDatabase, withGeo, rows, count, rejectsOf } = suite;
 let client: ClickHouseClient;
-beforeAll(async () => {
-  connection = createChdbConnection({ path: testDataDir() });
-  client = createClient({ connection: connection as never });
-  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: GEO_DB, rollupDatabase: ROLLUP_DATABASE });
-  for (const statement of ddlStatements(GEO_DB)) await client.command({ query: statement });
-  await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, 'geo')));
-}, 120_000);
-afterAll(async () => {
-  for (const database of made) await client.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  await client.command({ query: `DROP DATABASE IF EXISTS ${GEO_DB}` });
-  connection.close();
-  rmSync(SCRATCH, { recursive: true, force: true });
+beforeAll(() => {
+  client = suite.client;
 });
 
-const made: string[] = [];
-async function freshDatabase(): Promise<string> {
-  const database = `charts_${process.pid}_${made.length + 1}`;
-  made.push(database);
-  for (const statement of ddlStatements(database)) await client.command({ query: statement });
-  return database;
-}
-
-function options(database: string, extra: Partial<ImportOptions> = {}): ImportOptions {
-  return {
-    database,
-    source: 'charts',
-    format: 'ndjson',
-    maxBadRows: 0,
-    ignoreUnknown: false,
-    trackingPrefix: TRACKING_PREFIX,
-    rejectsDir: mkdtempSync(path.join(SCRATCH, 'rejects-')),
-    derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents: loadUserAgents(undefined), places: addressPlaces(GEO_DB) },
-    engineReadsFiles: true,
-    ...extra,
-  };
-}
-
-async function rows<T = Record<string, unknown>>(query: string): Promise<T[]> {
-  return (await client.query({ query, format: 'JSONEachRow' })).json<T>();
-}
-
-const count = async (query: string) => Number((await rows<{ n: string }>(query))[0].n);
-
-function rejectsOf(summary: { rejectFile?: unknown }): [number, string][] {
-  return readFileSync(summary.rejectFile as string, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { line: number; reason: string })
-    .map((r) => [r.line, r.reason]);
-}
+const options = (database: string, extra: Partial<ImportOptions> = {}): ImportOptions =>
+  suite.options(database, { source: 'charts', format: 'ndjson', ...extra });
 
 /** channel_ranks as text, ordered: time, platform, country code and name, category, rank, podcast id and slug. */
 async function shows(database: string): Promise<string[]> {
@@ -136,19 +77,18 @@ describe.each([
   ['chDB reads the file', true],
   ['sent as to a server', false],
 ])('%s', (_, engineReadsFiles) => {
-  const formats: [string, string, Partial<ImportOptions>][] = [
-    ['ndjson', 'charts.ndjson', {}],
-    ['csv', 'charts.csv', {}],
-    ['ndjson in statements of 3 rows', 'charts.ndjson', { statementRows: 3 }],
-    // As in the web events' suite: chDB's client, standing in for a server, takes a body as text, so Parquet goes
-    // the engine's own way only.
-    ...(engineReadsFiles
-      ? ([
-          ['parquet', 'charts.parquet', {}],
-          ['parquet in statements of 3 rows', 'charts.parquet', { statementRows: 3 }],
-        ] as [string, string, Partial<ImportOptions>][])
-      : []),
-  ];
+  const formats = formatCases(
+    engineReadsFiles,
+    [
+      ['ndjson', 'charts.ndjson', {}],
+      ['csv', 'charts.csv', {}],
+      ['ndjson in statements of 3 rows', 'charts.ndjson', { statementRows: 3 }],
+    ],
+    [
+      ['parquet', 'charts.parquet', {}],
+      ['parquet in statements of 3 rows', 'charts.parquet', { statementRows: 3 }],
+    ],
+  );
   it.each(formats)('%s: five shows into channel_ranks, three episodes into episode_ranks', async (name, file, extra) => {
     const database = await freshDatabase();
     const summary = await importFile(client, sample(file), options(database, { format: name.split(' ')[0], engineReadsFiles, ...extra }));
@@ -454,15 +394,9 @@ describe('imported charts, through both APIs', () => {
   let handed: string;
   const services: TestService[] = [];
   // The running service names countries by the IP database's list, as `npm start`, which loads it before it serves.
-  const withGeo = async (name: string) => {
-    const database = await freshDatabase();
-    const warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database, rollupDatabase: ROLLUP_DATABASE });
-    await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, name)));
-    return database;
-  };
   beforeAll(async () => {
     imported = await freshDatabase();
-    handed = await withGeo('geo-handed');
+    handed = await withGeo();
     expect(await importFile(client, sample('charts.ndjson'), options(imported))).toMatchObject({ imported: 8 });
     expect(await importFile(client, sample('charts.apple.json'), options(imported, { format: 'apple-charts' }))).toMatchObject({ imported: 5 });
   }, 120_000);
@@ -475,13 +409,7 @@ describe('imported charts, through both APIs', () => {
     services.push(service);
     return service;
   };
-  type Rows = Record<string, string | null>[];
-  const rowsOf = async (service: TestService, api: Api, query: Record<string, unknown>): Promise<Rows> => {
-    const res = await load(service, query, { api, key: service.accountKeys.acme });
-    expect(res.status).toBe(200);
-    return res.body.data as Rows;
-  };
-  const both = async (service: TestService, query: Record<string, unknown>) => [await rowsOf(service, 'data', query), await rowsOf(service, 'cubejs', query)];
+  const both = bothApis;
   const byCountry = { measures: ['ChannelRanks.count', 'ChannelRanks.rankSum'], dimensions: ['ChannelRanks.countryName'] };
   const countries = (answer: Rows) =>
     Object.fromEntries(answer.map((r) => [r['ChannelRanks.countryName'], [Number(r['ChannelRanks.count']), Number(r['ChannelRanks.rankSum'])]]));
