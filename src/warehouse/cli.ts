@@ -27,12 +27,11 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
                           load files of a source (FILE - reads standard input, *.gz is read compressed)
-                          (charts also take --category, --country, --date for what a file does not say)
                           and derive what follows from them (see docs/bringing-data.md); a file already
                           imported (the same content, compressed or not) adds nothing, nor does a row
                           already imported under its own id. Sources and their formats (the first the
                           default):
-${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}`).join('\n')}
+${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}${source.given ? `; --${source.given.join(', --')} for what a file does not say` : ''}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
   geo-refresh             give every row of downloads, podcast_events and web_events the places

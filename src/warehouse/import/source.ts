@@ -23,7 +23,7 @@ export interface Source {
   fields: readonly string[];
   /**
    * Whether a row may name its account (the `account` field): then --account is for the rows that do not. A
-   * source whose rows cannot needs --account for every file.
+   * source whose rows cannot needs --account for every file, unless they are public.
    */
   rowAccounts: boolean;
   /**

@@ -443,5 +443,9 @@ describe('imported charts, through both APIs', () => {
     writeFileSync(fixed, JSON.stringify({ feed: { ...feed.feed, results: feed.feed.results.slice(0, 2) } }));
     expect(await handOff(testDataDir(), fixed, { ...job, format: 'apple-charts' }, () => {})).toMatchObject({ imported: 2, replaced: 5 });
     for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({ ...COUNTRIES, 'United States': [2, 3] });
+    // A Spotify chart, what it does not say given with it: Germany's four shows, ranks 1 + … + 4.
+    const spotify = { ...job, format: 'spotify-charts', given: { country: 'de', date: '2026-01-05' } };
+    expect(await handOff(testDataDir(), sample('charts.spotify.json'), spotify, () => {})).toMatchObject({ imported: 4 });
+    for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({ ...COUNTRIES, 'United States': [2, 3], Germany: [4, 10] });
   }, 180_000);
 });

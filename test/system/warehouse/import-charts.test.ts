@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,3 +86,15 @@ it.each([
   },
   180_000,
 );
+
+it('what a Spotify chart does not say, the command does; a source that takes none of it refuses it as a usage error', async () => {
+  const dataDir = path.join(scratch, 'data-given');
+  const spotify = path.join(SAMPLES, 'charts.spotify.json');
+  const run = await runImport(dataDir, ['--format', 'spotify-charts', '--country', 'de', '--category', 'Comedy', '--date', '2026-01-05', spotify]);
+  expect(run.code).toBe(0);
+  expect(JSON.parse(run.stdout.trimEnd().split('\n').pop() ?? '')).toMatchObject({ source: 'charts', outcome: 'imported', imported: 4, accounts: [] });
+  const env = childEnv({ NODE_ENV: 'development', CHDB_DATA_DIR: dataDir, DEMO_DATA: 'false' });
+  const requests = spawnSync(process.execPath, ['dist/warehouse/cli.js', 'import', '--country', 'de', spotify], { cwd: ROOT, env, encoding: 'utf8' });
+  expect(requests.status).toBe(2);
+  expect(requests.stderr).toContain('--category, --country, --date');
+}, 120_000);
