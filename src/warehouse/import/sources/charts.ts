@@ -152,7 +152,7 @@ function checkSql(lines: Lines, a: Accessors, options: ImportOptions): string {
         time_text = '' AND date_text != '' AND date64 IS NULL, 'date is not a day (YYYY-MM-DD)',
         snapshot64 IS NULL, 'no time: give the row a time or date, or the file --date',
         ${outsideTimesSql('snapshot64')}, 'time is outside ${FIRST_TIME} … ${LAST_TIME}, the times the warehouse holds',
-        ${given('date')} != '' AND (time_text != '' OR date_text != '') AND own_day != ${given('date')},
+        given64 IS NOT NULL AND (time_text != '' OR date_text != '') AND own_day != toString(toDate(given64)),
           concat('the day ', own_day, ' differs from --date ', ${given('date')}),
         chart = '', 'chart is missing: shows or episodes (of an Apple entry, its kind: podcasts or podcast-episodes)',
         chart NOT IN ('shows', 'episodes'), concat('chart is ', chart, ', not shows or episodes'),
