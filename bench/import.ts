@@ -17,11 +17,12 @@ import { SNOWPLOW_FIELDS } from '../src/warehouse/import/sources/web-events';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
 import { writeWebEventsFile } from './web-events-file';
+import { CHART_ROWS_PER_DAY, writeChartsFile } from './charts-file';
 import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
 
 /**
- * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv,snowplow] [--user-agents DIR] [--keep-files DIR]
+ * Import benchmark: `npm run bench:import -- [--rows 300000] [--formats ndjson,csv,snowplow,charts] [--user-agents DIR] [--keep-files DIR]
  * [--repeat N] [--baseline DIR] [--request-ids] [--again]`.
  * `--keep-files` writes the generated files to DIR (outside the repository,
  * e.g. /tmp) and reuses them on the next run: 10M requests take minutes to
@@ -29,11 +30,14 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * For each format, one generated file of `rows` rows, in one run on one chDB
  * engine: a request log (`ndjson`, `csv`: bench/requests-file.ts) or
  * Snowplow's enriched events (`snowplow`, website events:
- * bench/web-events-file.ts):
+ * bench/web-events-file.ts) or chart positions (`charts`, NDJSON:
+ * bench/charts-file.ts; whole days of 20,000 positions, as many as make
+ * `rows` at least: `--rows 7300000` is a year of daily Apple and Spotify
+ * top 10s for 50 countries × 20 categories):
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
  *     file into a plain MergeTree table with the target's types
- *     (podcast_events', web_events'; read, parse, convert, write; no
- *     validation, no derivation);
+ *     (podcast_events', web_events', channel_ranks'; read, parse, convert,
+ *     write; no validation, no derivation);
  * (a2) the issue's floor, the same insert into a fresh `podcast_events` as
  *     the project makes it (its sort key, partitions and hourly projection),
  *     each column a plain function of the file's fields: the token and media
@@ -45,7 +49,9 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  *     database: hash, validate, rejects, stage, look for ids already there,
  *     attach to the target; for requests derive downloads (IAB, calendar
  *     day), for web events nothing (places from geo_* where given; no IP
- *     database is loaded here, for either).
+ *     database is loaded here, for either), for charts the replacement of
+ *     snapshots stored before (none here: a fresh database) and no country
+ *     names (they come from the IP database).
  * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
  * before each (chDB runs in this process), and the import's own progress
  * lines with the seconds since it started, which say where its time goes.
@@ -102,17 +108,25 @@ async function main(): Promise<number> {
     const steps: string[] = [];
     for (const format of formats) {
       const web = format === 'snowplow';
-      const file = path.join(values['keep-files'] ?? scratch, web ? `web-events-${rows}.tsv` : `requests-${rows}${requestIds ? '-ids' : ''}.${format}`);
-      const noun = web ? 'events' : 'requests';
+      const charts = format === 'charts';
+      // Charts come in whole days: as many as make up `--rows` at least.
+      const chartDays = Math.ceil(rows / CHART_ROWS_PER_DAY);
+      const fileRows = charts ? chartDays * CHART_ROWS_PER_DAY : rows;
+      const file = path.join(
+        values['keep-files'] ?? scratch,
+        web ? `web-events-${fileRows}.tsv` : charts ? `charts-${chartDays}-days.ndjson` : `requests-${fileRows}${requestIds ? '-ids' : ''}.${format}`,
+      );
+      const noun = web ? 'events' : charts ? 'chart positions' : 'requests';
       if (existsSync(file)) {
-        log(`${file}: ${rows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, kept from an earlier run`);
+        log(`${file}: ${fileRows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, kept from an earlier run`);
       } else {
         const generated = performance.now();
-        if (web) await writeWebEventsFile(`${file}.partial`, rows);
-        else await writeRequestsFile(`${file}.partial`, rows, format, requestIds);
+        if (web) await writeWebEventsFile(`${file}.partial`, fileRows);
+        else if (charts) await writeChartsFile(`${file}.partial`, chartDays);
+        else await writeRequestsFile(`${file}.partial`, fileRows, format, requestIds);
         renameSync(`${file}.partial`, file);
         log(
-          `${file}: ${rows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
+          `${file}: ${fileRows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, written in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
         );
       }
 
@@ -123,19 +137,21 @@ async function main(): Promise<number> {
       for (let round = 1; round <= repeat; round++) {
         // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
         const tag = repeat > 1 ? ` #${round}` : '';
-        const raw = await measured(() => (web ? rawWebInsert(client, file) : rawInsert(client, file, format as RequestsFormat)));
+        const raw = await measured(() =>
+          web ? rawWebInsert(client, file) : charts ? rawChartsInsert(client, file) : rawInsert(client, file, format as RequestsFormat),
+        );
         results.push([
           `${format}: raw insert (floor)${tag}`,
-          raw.value === rows ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
+          raw.value === fileRows ? perSecond(fileRows / raw.seconds) : `${raw.value} rows?`,
           raw.seconds.toFixed(1),
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
         ]);
-        const events = web ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
+        const events = web || charts ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
         if (events) {
           results.push([
             `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
-            events.value === rows ? perSecond(rows / events.seconds) : `${events.value} rows?`,
+            events.value === fileRows ? perSecond(fileRows / events.seconds) : `${events.value} rows?`,
             events.seconds.toFixed(1),
             events.cpuSeconds.toFixed(1),
             mb(events.peakRss),
@@ -160,6 +176,7 @@ async function main(): Promise<number> {
             database,
             ...(web ? { source: 'web-events', account: 'bench' } : {}),
             format,
+            ...(charts ? { source: 'charts', format: 'ndjson' } : {}),
             maxBadRows: 0,
             ignoreUnknown: requestIds,
             trackingPrefix: TRACKING_PREFIX,
@@ -169,15 +186,15 @@ async function main(): Promise<number> {
             progress,
           };
           const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
-          if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
+          if (ours.value.outcome !== 'imported' || ours.value.imported !== fileRows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-          steps.push(`${name} ${since()}  done${web ? '' : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`}`, ...statements);
+          steps.push(`${name} ${since()}  done${web || charts ? '' : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`}`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
           if (events) eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
             [
-              `${name}: ${label === 'import' ? `import (hash, validate, insert${web ? '' : ', derive'})` : `import of ${values.baseline}`}`,
-              perSecond(rows / ours.seconds),
+              `${name}: ${label === 'import' ? `import (hash, validate, insert${web ? '' : charts ? ', replace' : ', derive'})` : `import of ${values.baseline}`}`,
+              perSecond(fileRows / ours.seconds),
               ours.seconds.toFixed(1),
               ours.cpuSeconds.toFixed(1),
               mb(ours.peakRss),
@@ -202,7 +219,7 @@ async function main(): Promise<number> {
             const { imported, duplicates } = second.value as { imported: number; duplicates?: number };
             results.push([
               `${name}: ${label} again, cut differently: ${imported.toLocaleString('en')} imported, ${(duplicates ?? 0).toLocaleString('en')} already there`,
-              perSecond((rows - 1) / second.seconds),
+              perSecond((fileRows - 1) / second.seconds),
               second.seconds.toFixed(1),
               second.cpuSeconds.toFixed(1),
               mb(second.peakRss),
@@ -218,7 +235,7 @@ async function main(): Promise<number> {
             median(ratios[i].map((r) => r.wall)).toFixed(2),
             median(ratios[i].map((r) => r.cpu)).toFixed(2),
           ]);
-          if (!web) {
+          if (!web && !charts) {
             medians.push([
               `${format}: ${label} ÷ issue 17's floor`,
               String(repeat),
@@ -261,7 +278,7 @@ async function main(): Promise<number> {
   }
 }
 
-const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow'] as const;
+const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow', 'charts'] as const;
 type BenchFormat = (typeof BENCH_FORMATS)[number];
 
 /** chDB's own reader straight into a plain table: the fastest way the engine has to take the file in. */
@@ -305,6 +322,29 @@ async function rawWebInsert(client: ClickHouseClient, file: string): Promise<num
         toUUID(event_id), app_id, concat(page_urlscheme, '://', page_urlhost), domain_sessionid, useragent, toIPv6(user_ipaddress), page_title, page_url,
         se_category, se_action, se_label, toFloat64OrNull(se_value), toFloat64OrNull(geo_latitude), toFloat64OrNull(geo_longitude), geo_city, geo_country
       FROM file('${file.replace(/'/g, "\\'")}', TSV, '${structure}')`,
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * The floor of chart positions: chDB's JSONEachRow reader straight into a
+ * plain table of channel_ranks' types and sort key, the day as midnight UTC,
+ * the country as written, no check, no country name, no replacement.
+ */
+async function rawChartsInsert(client: ClickHouseClient, file: string): Promise<number> {
+  const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier('charts')}`;
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({ query: `DROP TABLE IF EXISTS ${target} SYNC` });
+  await client.command({
+    query: `CREATE TABLE ${target} (snapshot_ts DateTime('UTC'), platform LowCardinality(String), country_code LowCardinality(String),
+      category LowCardinality(String), rank UInt16, podcast_id String, podcast_slug String)
+      ENGINE = MergeTree PARTITION BY toYYYYMM(snapshot_ts) ORDER BY (platform, country_code, category, snapshot_ts, rank)`,
+  });
+  const structure = 'date String, chart String, platform String, country String, category String, rank UInt16, podcastId String, podcastSlug String';
+  await client.command({
+    query: `INSERT INTO ${target} SELECT toDateTime(toDate(date), 'UTC'), platform, country, category, rank, podcastId, podcastSlug
+      FROM file('${file.replace(/'/g, "\\'")}', JSONEachRow, '${structure}')`,
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);

@@ -32,7 +32,7 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           imported (the same content, compressed or not) adds nothing, nor does a row
                           already imported under its own id. Sources and their formats (the first the
                           default):
-${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}`).join('\n')}
+${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}${source.given ? `; --${source.given.join(', --')} for what a file does not say` : ''}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
   geo-refresh             give every row of downloads, podcast_events and web_events the places
@@ -50,21 +50,37 @@ type Command =
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
-  | { name: 'import'; files: string[]; source: string; account?: string; format: string; maxBadRows: number; ignoreUnknown: boolean };
+  | {
+      name: 'import';
+      files: string[];
+      source: string;
+      account?: string;
+      given: Record<string, string>;
+      format: string;
+      maxBadRows: number;
+      ignoreUnknown: boolean;
+    };
 
-/** `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. */
+/**
+ * `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. A
+ * source's given fields (Source.given) are options of that source: `--<field> VALUE`.
+ */
 function parseImport(args: string[]): Command | undefined {
   const command: Omit<Extract<Command, { name: 'import' }>, 'format'> & { format?: string } = {
     name: 'import',
     files: [],
     source: SOURCES[0].name,
+    given: {},
     maxBadRows: 0,
     ignoreUnknown: false,
   };
+  const named = args.indexOf('--source');
+  const given = SOURCES.find((s) => s.name === (named >= 0 ? args[named + 1] : SOURCES[0].name))?.given ?? [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = args[i + 1];
     if (arg === '--account' && value) command.account = args[++i];
+    else if (arg.startsWith('--') && given.includes(arg.slice(2)) && value) command.given[arg.slice(2)] = args[++i];
     else if (arg === '--source' && SOURCES.some((s) => s.name === value)) command.source = args[++i];
     else if (arg === '--format' && value) command.format = args[++i];
     else if (arg === '--max-bad-rows' && /^\d+$/.test(value ?? '')) command.maxBadRows = Number(args[++i]);
@@ -98,6 +114,7 @@ async function handToService(dataDir: string, command: Extract<Command, { name: 
         source: command.source,
         format: command.format,
         account: command.account,
+        given: command.given,
         maxBadRows: command.maxBadRows,
         ignoreUnknown: command.ignoreUnknown,
         rejectsDir,
@@ -188,6 +205,7 @@ async function main(argv: string[]): Promise<number> {
           source: command.source,
           format: command.format,
           account: command.account,
+          given: command.given,
           maxBadRows: command.maxBadRows,
           ignoreUnknown: command.ignoreUnknown,
           trackingPrefix: config.downloads.trackingPrefix,

@@ -84,6 +84,8 @@ const LAYOUTS: readonly TableLayout[] = [
       'rank          UInt16',
       'podcast_id    String',
       'podcast_slug  String',
+      // Added for imported charts (addMissingColumns adds it to older tables): the import that brought the row (empty for others).
+      "import_id     String DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(snapshot_ts)',
     orderBy: '(platform, country_code, category, snapshot_ts, rank)',
@@ -100,6 +102,7 @@ const LAYOUTS: readonly TableLayout[] = [
       'episode_id    String',
       'episode_title String',
       'podcast_slug  String',
+      "import_id     String DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(snapshot_ts)',
     orderBy: '(platform, country_code, category, snapshot_ts, rank)',

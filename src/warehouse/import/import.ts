@@ -10,6 +10,7 @@ import { derivationStagingDatabase, readsFrom } from '../derive/rederive';
 import { statementTicket } from '../statement-queue';
 import { withoutDuplicates } from './duplicates';
 import { readRuns } from './lines';
+import type { TableName } from '../ddl';
 import { ImportRefused, type Change, type ImportOptions, type Source } from './source';
 import { sourceNamed } from './sources';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
@@ -134,7 +135,11 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   if (format === undefined) {
     throw new ImportRefused(`${source.name} come in the formats ${Object.keys(source.formats).join(', ')}, not ${options.format}`);
   }
-  if (!source.rowAccounts && !options.account) throw new ImportRefused(`${name}: ${source.row.many} name no account: give the file --account`);
+  if (source.public && options.account) throw new ImportRefused(`${name}: ${source.row.many} are public, nobody's: give the file no --account`);
+  if (!source.public && !source.rowAccounts && !options.account)
+    throw new ImportRefused(`${name}: ${source.row.many} name no account: give the file --account`);
+  const notGiven = Object.keys(options.given ?? {}).filter((field) => !source.given?.includes(field));
+  if (notGiven.length > 0) throw new ImportRefused(`${name}: ${source.row.many} take no --${notGiven.join(', --')}`);
   const db = quoteIdentifier(options.database);
   const staging = quoteIdentifier(stagingDatabase(options.database));
   const seconds = () => Math.round(performance.now() - started) / 1000;
@@ -149,6 +154,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     duplicates: 0,
     skipped: {},
     ...zeroCounts(source),
+    ...(source.replaces ? { replaced: 0 } : {}),
     seconds: seconds(),
     accounts: [],
     ...counted,
@@ -158,7 +164,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
 
-  const { hash, given } = await fingerprints(file, name);
+  const { hash, given } = delivery(await fingerprints(file, name), options.given);
   options.progress?.(`${name}: hashed (SHA-256 ${hash.slice(0, 12)}…)`);
   const done = await rows<{ n: string }>(
     client,
@@ -196,17 +202,26 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       options.engineReadsFiles,
       table('lines'),
       cleanup,
-    );
+    ).catch((err: unknown) => {
+      throw refusedIfUnreadable(err, name, options.format);
+    });
     const accessors = format.accessors(header);
     const staged = await source.stage({ client, options, id, checked, table, joinName: (kind) => `${stagingDatabase(options.database)}.${kind}_${id}` });
+    // Each table the source writes has a staging table of its own layout; the target's is `events`.
+    const stagedOf = (target: TableName) => (target === source.target ? events : table(`events_${target}`));
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // the target's own layout (so its parts are attached as they are), the rejected ones and the skipped ones apart.
-    await make(events, `CREATE TABLE ${events} AS ${db}.${quoteIdentifier(source.target)}`);
+    for (const target of targetsOf(source)) await make(stagedOf(target), `CREATE TABLE ${stagedOf(target)} AS ${db}.${quoteIdentifier(target)}`);
     await make(rejects, `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line`);
     await make(kindsSkipped, `CREATE TABLE ${kindsSkipped} (kind String) ENGINE = MergeTree ORDER BY tuple()`);
     for (const [kind, definition] of Object.entries(staged.tables ?? {})) await make(table(kind), `CREATE TABLE ${table(kind)} ${definition}`);
     await make(checked, `CREATE TABLE ${checked} (${[...CHECKED_COLUMNS, ...source.checked].join(', ')}) ENGINE = Null`);
     await make(table('to_events'), `CREATE MATERIALIZED VIEW ${table('to_events')} TO ${events} AS ${staged.rows}`);
+    for (const target of source.more ?? []) {
+      const select = staged.more?.[target];
+      if (select === undefined) throw new Error(`source ${source.name} stages no rows for ${target}`);
+      await make(table(`to_events_${target}`), `CREATE MATERIALIZED VIEW ${table(`to_events_${target}`)} TO ${stagedOf(target)} AS ${select}`);
+    }
     await make(
       table('to_rejects'),
       `CREATE MATERIALIZED VIEW ${table('to_rejects')} TO ${rejects} AS SELECT line, reason, raw FROM ${checked} WHERE reason != ''`,
@@ -220,14 +235,21 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     options.progress?.(`${name}: reading and validating its lines`);
     for await (const lines of runs) {
       const began = performance.now();
-      await client.command({
-        query: `INSERT INTO ${checked} SELECT line, if(reason = '', '', line_text) AS raw, ${columns.join(', ')}
+      await client
+        .command({
+          query: `INSERT INTO ${checked} SELECT line, if(reason = '', '', line_text) AS raw, ${columns.join(', ')}
           FROM (${source.check(lines, accessors, options)})
           SETTINGS ${lines.settings ? `${lines.settings}, ` : ''}${INSERT_SETTINGS}`,
-      });
+        })
+        .catch((err: unknown) => {
+          throw refusedIfUnreadable(err, name, options.format);
+        });
       options.progress?.(`${name}: validated ${lines.name} in ${((performance.now() - began) / 1000).toFixed(2)} s`);
     }
-    const counts = await stagedCounts(client, source, events);
+    // What each table's staging table holds, the target's first.
+    const moving: { target: TableName; staged: string; counts: StagedCounts }[] = [];
+    for (const target of targetsOf(source)) moving.push({ target, staged: stagedOf(target), counts: await stagedCounts(client, source, stagedOf(target)) });
+    const counts = totalOf(moving.map((m) => m.counts));
     const [{ rejected: rejectedText }] = await rows<{ rejected: string }>(client, `SELECT count() AS rejected FROM ${rejects}`);
     const rejected = Number(rejectedText);
     const kinds = await rows<{ kind: string; n: string }>(client, `SELECT kind, count() AS n FROM ${kindsSkipped} GROUP BY kind ORDER BY kind`);
@@ -238,16 +260,15 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     let rejectFile: string | undefined;
     if (rejected > 0) rejectFile = await writeRejects(client, rejects, name, options.rejectsDir);
     if (rejected > options.maxBadRows) return summary('refused', { rowsRead, rejected, skipped, rejectFile });
-    let moved = { table: events, counts };
     let duplicates = 0;
     if (counts.identified > 0) {
       const kept = table('kept');
       made.push(kept);
       duplicates = await withoutDuplicates(client, options.database, source, events, kept, counts.accounts, options.statementRows);
       options.progress?.(`${name}: ${duplicates} of its ${counts.identified} ${source.row.many} with an id already imported`);
-      if (duplicates > 0) moved = { table: kept, counts: await stagedCounts(client, source, kept) };
+      if (duplicates > 0) moving[0] = { ...moving[0], staged: kept, counts: await stagedCounts(client, source, kept) };
     }
-    const { rows: imported, from, to, accounts } = moved.counts;
+    const { rows: imported, from, to, accounts } = totalOf(moving.map((m) => m.counts));
     const record = (state: string) =>
       client.command({
         query: `INSERT INTO ${db}.imports (id, hash, file, source, state, rows, from_ts, to_ts, accounts) VALUES (${sqlLiteral(id)}, ${sqlLiteral(hash)}, ${sqlLiteral(name)}, ${sqlLiteral(source.name)}, '${state}', ${imported}, ${from}, ${to}, ${sqlLiteral(accounts)})`,
@@ -256,14 +277,24 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     const reduced =
       source.derive && imported > 0 ? reducedAddressesReason(readsFrom(from, options.derivation.settings), options.derivation.addressDays ?? 0) : undefined;
     if (reduced !== undefined) throw new ImportRefused(`${name}: ${reduced}`);
+    let replaced: { replaced?: number } = {};
     if (imported > 0) {
       // 'started' first: an import killed from here on is found by recoverInterrupted, which removes its rows.
       await record('started');
-      options.progress?.(`${name}: moving ${imported} valid rows into ${source.target}`);
-      await moveRows(client, options.database, source.target, moved.table);
+      for (const m of moving.filter((m) => m.counts.rows > 0)) {
+        options.progress?.(`${name}: moving ${m.counts.rows} valid rows into ${m.target}`);
+        await moveRows(client, options.database, m.target, m.staged);
+      }
       if (source.derive) {
         const change: Change = { client, options, from, to, accounts, progress: (message) => options.progress?.(`${name}: ${message}`) };
         derived = { ...derived, ...(await source.derive(change)) };
+      }
+      if (source.replaces) {
+        // 'replacing': every row is in; an import killed from here on is finished by recoverInterrupted, not removed, since the
+        // rows it replaces may be gone already.
+        await record('replacing');
+        replaced = { replaced: await replaceEarlier(client, options.database, source, id, from, to) };
+        options.progress?.(`${name}: ${replaced.replaced} rows stored before replaced by its own`);
       }
     }
     await record('done');
@@ -275,6 +306,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       duplicates,
       skipped,
       ...derived,
+      ...replaced,
       rejectFile,
       accounts: [...accounts].sort(),
       ...(since === undefined ? {} : { since }),
@@ -282,6 +314,22 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
   } finally {
     for (const step of cleanup) await step();
   }
+}
+
+/**
+ * An error of ClickHouse's reader over a file that is not of its format (JSON that is no JSON, a Parquet file cut
+ * short) as the file's refusal, with the reader's reason; any other error as it is.
+ */
+function refusedIfUnreadable(err: unknown, name: string, format: string): unknown {
+  const message = err instanceof Error ? err.message : String(err);
+  // chDB's client gives ClickHouse's message without its code, which its cause holds.
+  const coded = err instanceof Error && err.cause instanceof Error ? err.cause.message : message;
+  if (!/\((INCORRECT_DATA|CANNOT_PARSE_INPUT_ASSERTION_FAILED)\)/.test(coded)) return err;
+  const reason = message
+    .split('\n')[0]
+    .replace(/^Code: \d+\. DB::Exception: /, '')
+    .replace(/:? *\(at row \d+\)$/, '');
+  return new ImportRefused(`${name}: not ${format} that ClickHouse's reader can read: ${reason}`);
 }
 
 /** The summary's counts of what the source derives, before it derived any. */
@@ -303,7 +351,7 @@ async function stagedCounts(client: ClickHouseClient, source: Source, table: str
   const identified = source.duplicates ? (source.duplicates.identified ?? 'true') : 'false';
   const [counts] = await rows<{ rows: string; from: string; to: string; accounts: string[]; identified: string }>(
     client,
-    `SELECT count() AS rows, toInt64(min(${source.time})) AS from, toInt64(max(${source.time})) AS to, groupUniqArray(account_id) AS accounts,
+    `SELECT count() AS rows, toInt64(min(${source.time})) AS from, toInt64(max(${source.time})) AS to, ${accountsOf(source)} AS accounts,
       countIf(${identified}) AS identified FROM ${table}`,
   );
   return {
@@ -313,6 +361,52 @@ async function stagedCounts(client: ClickHouseClient, source: Source, table: str
     accounts: counts.accounts,
     identified: Number(counts.identified),
   };
+}
+
+/** The rows of several staging tables together: their number, the span of those that have rows, their accounts. */
+function totalOf(counts: StagedCounts[]): StagedCounts {
+  const some = counts.filter((c) => c.rows > 0);
+  return {
+    rows: some.reduce((n, c) => n + c.rows, 0),
+    from: some.length > 0 ? Math.min(...some.map((c) => c.from)) : 0,
+    to: some.length > 0 ? Math.max(...some.map((c) => c.to)) : 0,
+    accounts: [...new Set(some.flatMap((c) => c.accounts))],
+    identified: counts.reduce((n, c) => n + c.identified, 0),
+  };
+}
+
+/** Every table a source writes, its target first. */
+function targetsOf(source: Source): TableName[] {
+  return [source.target, ...(source.more ?? [])];
+}
+
+/** The accounts of a table's rows (SQL, Array(String)): none for a public source's. */
+function accountsOf(source: Source): string {
+  return source.public ? 'CAST([] AS Array(String))' : 'groupUniqArray(account_id)';
+}
+
+/**
+ * Of each whole (Source.replaces) an import's rows belong to, the rows stored before (by other imports, or none) are
+ * deleted: the import's rows replace them. A lightweight DELETE, whose rows are gone from every read when it returns;
+ * run only where there are some. Run again after it ran, it finds none: recoverInterrupted finishes an import killed
+ * while it ran this way. `from`, `to`: the import's span (epoch seconds), within which its wholes lie. Returns the
+ * rows deleted.
+ */
+async function replaceEarlier(client: ClickHouseClient, database: string, source: Source, id: string, from: number, to: number): Promise<number> {
+  let replaced = 0;
+  const span = `${source.time} BETWEEN toDateTime(${from}, 'UTC') AND toDateTime(${to}, 'UTC')`;
+  for (const name of targetsOf(source)) {
+    const target = `${quoteIdentifier(database)}.${quoteIdentifier(name)}`;
+    const others = `${span} AND import_id != ${sqlLiteral(id)}`;
+    // A span that holds no other import's rows (a new day's charts) has nothing to replace: one cheap look, not the set of wholes.
+    if ((await rows(client, `SELECT 1 FROM ${target} WHERE ${others} LIMIT 1`)).length === 0) continue;
+    const earlier = `${others} AND ${source.replaces} IN (SELECT ${source.replaces} FROM ${target} WHERE ${span} AND import_id = ${sqlLiteral(id)})`;
+    const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${target} WHERE ${earlier}`);
+    if (Number(n) === 0) continue;
+    await client.command({ query: `DELETE FROM ${target} WHERE ${earlier}` });
+    replaced += Number(n);
+  }
+  return replaced;
 }
 
 /**
@@ -393,24 +487,39 @@ export async function recoverInterrupted(
     options.progress?.(`dropping ${name}, staged by an interrupted import`);
     await client.command({ query: `DROP TABLE IF EXISTS ${quoteIdentifier(stagingDatabase(options.database))}.${quoteIdentifier(name)} SYNC` });
   }
-  const pending = await rows<{ id: string; file: string; source: string; from: string; to: string }>(
+  const pending = await rows<{ id: string; file: string; source: string; from: string; to: string; replacing: number }>(
     client,
     `
-    SELECT id, any(file) AS file, any(source) AS source, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to FROM ${db}.imports
-    GROUP BY id HAVING countIf(state = 'done') = 0`,
+    SELECT id, any(file) AS file, any(source) AS source, toInt64(any(from_ts)) AS from, toInt64(any(to_ts)) AS to,
+      countIf(state = 'replacing') > 0 AS replacing
+    FROM ${db}.imports GROUP BY id HAVING countIf(state = 'done') = 0`,
   );
   for (const p of pending) {
     const source = sourceNamed(p.source);
-    const target = `${db}.${quoteIdentifier(source.target)}`;
+    if (Number(p.replacing) > 0) {
+      // Every row of it is in, and what it replaces may be gone: it is finished rather than removed.
+      options.progress?.(`finishing interrupted import ${p.id} (${p.file}): its rows replace those stored before`);
+      await replaceEarlier(client, options.database, source, p.id, Number(p.from), Number(p.to));
+      await client.command({
+        query: `INSERT INTO ${db}.imports SELECT * REPLACE ('done' AS state, now() AS at)
+          FROM (SELECT * FROM ${db}.imports WHERE id = ${sqlLiteral(p.id)} AND state = 'replacing')`,
+      });
+      continue;
+    }
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
-    const [{ accounts }] = await rows<{ accounts: string[] }>(
-      client,
-      `SELECT groupUniqArray(account_id) AS accounts FROM ${target} WHERE import_id = {id:String}`,
-      {
-        id: p.id,
-      },
-    );
-    await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    let accounts: string[] = [];
+    for (const name of targetsOf(source)) {
+      const target = `${db}.${quoteIdentifier(name)}`;
+      const [found] = await rows<{ accounts: string[] }>(
+        client,
+        `SELECT ${accountsOf(source)} AS accounts, count() FROM ${target} WHERE import_id = {id:String}`,
+        {
+          id: p.id,
+        },
+      );
+      accounts = [...new Set([...accounts, ...found.accounts])];
+      await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    }
     const progress = (message: string) => options.progress?.(`interrupted import ${p.id}: ${message}`);
     await source.undo?.({ client, options, from: Number(p.from), to: Number(p.to), accounts, progress });
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
@@ -479,6 +588,20 @@ async function fingerprints(file: string, name: string): Promise<{ hash: string;
 }
 
 const HASH_CHUNK_BYTES = 1 << 20;
+
+/**
+ * What recognises a delivery: its content's fingerprints, and with them what the command says of its rows
+ * (ImportOptions.given): a Spotify chart of the same entries on another --date is another chart.
+ */
+function delivery(prints: { hash: string; given: string[] }, values: Record<string, string> = {}): { hash: string; given: string[] } {
+  const said = Object.entries(values).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (said.length === 0) return prints;
+  const of = (hash: string) =>
+    createHash('sha256')
+      .update(`${hash}\n${JSON.stringify(said)}`)
+      .digest('hex');
+  return { hash: of(prints.hash), given: prints.given.map(of) };
+}
 
 async function rows<T>(client: ClickHouseClient, query: string, params?: Record<string, unknown>): Promise<T[]> {
   return (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();

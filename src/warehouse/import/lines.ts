@@ -30,9 +30,9 @@ const READ_SETTINGS = "storage_file_read_method = 'pread'";
 /**
  * The runs of rows the check reads, one statement each. chDB reads the file
  * itself (fileLines); a server, which cannot see it, is sent it first
- * (streamedLines), as is chDB a Parquet file cut into runs (it is read whole
- * into a staging table, whose runs are ranges of its rows). `table` names
- * that staging table; the caller drops it.
+ * (streamedLines), as is chDB a Parquet or JSON file cut into runs (it is read
+ * whole into a staging table, whose runs are ranges of its rows). `table`
+ * names that staging table; the caller drops it.
  */
 export async function readRuns(
   client: ClickHouseClient,
@@ -42,7 +42,8 @@ export async function readRuns(
   cleanup: (() => Promise<unknown>)[],
 ): Promise<AsyncIterable<Lines> | Lines[]> {
   if (!engineReadsFiles) return streamedLines(client, table, reading);
-  if (reading.format.reader === 'parquet' && reading.statementRows !== undefined) return stagedParquet(client, table, reading, cleanup);
+  if (reading.format.reader !== 'lines' && reading.format.reader !== 'csv' && reading.statementRows !== undefined)
+    return stagedRows(client, table, reading, cleanup);
   return fileLines(reading, cleanup);
 }
 
@@ -80,6 +81,9 @@ function linesOfFile(file: string, gzip: boolean, first: number, reading: Readin
   if (format.reader === 'parquet') {
     return { name, from: `(SELECT ${line}, * FROM file(${sqlLiteral(file)}, Parquet, ${sqlLiteral(parquetStructure(fields))}))`, settings: PARQUET_SETTINGS };
   }
+  if (format.reader === 'json') {
+    return { name, from: `(SELECT ${line}, raw FROM file(${sqlLiteral(file)}, JSONAsString, 'raw String', ${compression}))`, settings: READ_SETTINGS };
+  }
   if (format.reader === 'lines') {
     const comment = format.comment === undefined ? '' : ` AND NOT startsWith(raw, ${sqlLiteral(format.comment)})`;
     return {
@@ -113,16 +117,17 @@ function parquetStructure(fields: readonly string[]): string {
 const PARQUET_SETTINGS = `${READ_SETTINGS}, input_format_parquet_allow_missing_columns = 1, session_timezone = 'UTC'`;
 
 /**
- * A Parquet file cut into runs: read whole into `table` (its rows numbered
- * in the file's order), then a run is a range of them.
+ * A Parquet or JSON file cut into runs: read whole into `table` (its rows
+ * numbered in the file's order), then a run is a range of them.
  */
-async function stagedParquet(client: ClickHouseClient, table: string, reading: Reading, cleanup: (() => Promise<unknown>)[]): Promise<Lines[]> {
+async function stagedRows(client: ClickHouseClient, table: string, reading: Reading, cleanup: (() => Promise<unknown>)[]): Promise<Lines[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'import-link-'));
   cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
   const link = path.join(dir, 'source');
   symlinkSync(path.resolve(reading.file), link);
-  await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${parquetStructure(reading.fields)}) ENGINE = MergeTree ORDER BY line` });
-  const { from, settings } = linesOfFile(link, false, 1, reading, 'the file');
+  const structure = reading.format.reader === 'json' ? 'raw String' : parquetStructure(reading.fields);
+  await client.command({ query: `CREATE TABLE ${table} (line UInt64, ${structure}) ENGINE = MergeTree ORDER BY line` });
+  const { from, settings } = linesOfFile(link, reading.file.endsWith('.gz'), 1, reading, 'the file');
   await client.command({ query: `INSERT INTO ${table} SELECT * FROM ${from} SETTINGS ${settings}` });
   return rangesOf(client, table, reading.statementRows, '*');
 }
@@ -213,7 +218,10 @@ async function* lineRuns(
 /**
  * A server is sent the file, into a staging table (`table`, which the caller
  * drops): a file of lines as its lines, numbered on their way; a Parquet file
- * as it is, its rows numbered by the server as it reads them (`input()`).
+ * as it is, its rows numbered by the server as it reads them (`input()`); a
+ * JSON file as it is, its documents numbered by the staging table's default
+ * as the server stores them (which also holds where the body comes inline
+ * with the statement, as chDB's client sends it, and `input()` reads none).
  */
 async function streamedLines(client: ClickHouseClient, table: string, reading: Reading): Promise<Lines[]> {
   const { format, fields } = reading;
@@ -223,6 +231,15 @@ async function streamedLines(client: ClickHouseClient, table: string, reading: R
       query: `INSERT INTO ${table} SELECT rowNumberInAllBlocks() + 1, * FROM input(${sqlLiteral(parquetStructure(fields))})
         ${settingsSql({ input_format_parquet_allow_missing_columns: 1, session_timezone: 'UTC', max_threads: 1 })} FORMAT Parquet`,
       values: createReadStream(reading.file),
+    });
+    for await (const _ of result.stream) void _;
+    return rangesOf(client, table, reading.statementRows, '*');
+  }
+  if (format.reader === 'json') {
+    await client.command({ query: `CREATE TABLE ${table} (line UInt64 DEFAULT rowNumberInAllBlocks() + 1, raw String) ENGINE = MergeTree ORDER BY line` });
+    const result = await client.exec({
+      query: `INSERT INTO ${table} (raw)${settingsSql({ max_threads: 1 })} FORMAT JSONAsString`,
+      values: openSource(reading.file),
     });
     for await (const _ of result.stream) void _;
     return rangesOf(client, table, reading.statementRows, '*');

@@ -23,13 +23,34 @@ export interface Source {
   fields: readonly string[];
   /**
    * Whether a row may name its account (the `account` field): then --account is for the rows that do not. A
-   * source whose rows cannot needs --account for every file.
+   * source whose rows cannot needs --account for every file, unless they are public.
    */
   rowAccounts: boolean;
+  /**
+   * Its rows are public, nobody's (chart positions): its tables have no account_id, a file takes no --account, and an
+   * import changes every account's answers.
+   */
+  public?: boolean;
+  /**
+   * Canonical fields a file may leave to the command, one value for all its rows (`--<field> VALUE`: a chart's
+   * `--country`); the check reads them from ImportOptions.given.
+   */
+  given?: readonly string[];
   /** The table its valid rows go to. It has an `import_id String` column, which marks the import a row came with. */
   target: TableName;
+  /**
+   * Further tables some of its rows go to instead (an episode chart's positions), each with an `import_id` column and
+   * the time column; Staged.more gives their rows. The duplicate check reads the target only.
+   */
+  more?: readonly TableName[];
   /** The target's time column: the span an import covers, and the hours its duplicate check reads. */
   time: string;
+  /**
+   * Rows that stand for a whole (a chart snapshot): SQL over its tables' columns that names the whole a row belongs to
+   * (`tuple(platform, …, snapshot_ts)`). An import's rows replace the rows stored before of every whole it brings:
+   * a corrected snapshot delivered again replaces the earlier one, never doubles it.
+   */
+  replaces?: string;
   /** The checked rows' columns (`name Type`), beside `line`, `raw`, `reason` and `skip`, which every source has. */
   checked: readonly string[];
   /**
@@ -56,9 +77,10 @@ export interface Source {
 export interface Format {
   /**
    * `lines`: each line's text (`raw`); `csv`: a header line naming the fields, then a record a line, each field a
-   * column; `parquet`: the fields as columns of text (Nullable(String): absent is NULL).
+   * column; `parquet`: the fields as columns of text (Nullable(String): absent is NULL); `json`: each JSON document's
+   * text (`raw`: the file's one object, or each object of a top-level array), its number in the file as `line`.
    */
-  reader: 'lines' | 'csv' | 'parquet';
+  reader: 'lines' | 'csv' | 'parquet' | 'json';
   /** Lines that start with it hold no row (CloudFront's `#` header lines). */
   comment?: string;
   /** What the file says before its rows that the accessors need (a CSV header's names); read once. */
@@ -85,6 +107,8 @@ export interface Accessors {
   notARecord: string;
   /** The row's text in the reject file. */
   line: string;
+  /** The row's number in the reject file, when it is not the reader's line (an entry's position in a JSON document's list). */
+  position?: string;
 }
 
 /**
@@ -122,6 +146,8 @@ export interface Staged {
   tables?: Record<string, string>;
   /** The valid rows (`reason = ''`, `skip = ''`) in the target's layout, column for column: a SELECT over the checked rows. */
   rows: string;
+  /** The rows of each of Source.more, the same way in its layout. */
+  more?: Partial<Record<TableName, string>>;
   /** More views over the checked rows, made after the rows' view: kind → `TO <table kind> AS SELECT …`. */
   views?: { kind: string; to: string; select: string }[];
 }
@@ -159,6 +185,8 @@ export interface ImportOptions {
   format: string;
   /** For rows without an `account` field. */
   account?: string;
+  /** Values of the source's `given` fields for rows that lack them (a chart's `--country`), by field. */
+  given?: Record<string, string>;
   maxBadRows: number;
   ignoreUnknown: boolean;
   /** Request URLs must start with it, then the show's token, '/', and the media host and path. */

@@ -16,86 +16,27 @@
  * C and D have no geo_* fields: their places come from the IP database (the run's tiny one: 128.232.0.0/16 is
  * France, Testville; 2001:630::/32 Japan, Testfurt); A's address is in none of its networks.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
-import { loadUserAgents } from '../../../src/warehouse/derive/user-agents';
-import { openWarehouse } from '../../../src/warehouse/connection';
-import { ddlStatements } from '../../../src/warehouse/ddl';
-import { ensureGeo } from '../../../src/warehouse/geo/load';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { addressPlaces } from '../../../src/warehouse/geo/places';
 import { importFile, ImportRefused, type ImportOptions } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
-import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { vectors } from '../derive/support';
 import { funnelStepsSql } from '../support/catalog';
-import { load, type Api } from '../support/api';
-import { ROLLUP_DATABASE } from '../support/constants';
 import { startService, testDataDir, type TestService } from '../support/service';
-import { writeTinyGeo } from '../../support/tiny-geo';
+import { bothApis, formatCases, importSuite, sample, type Rows } from './support';
 
-const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
-const sample = (name: string) => path.join(SAMPLES, name);
-const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'web-events-suite-'));
-/** The database the tiny IP database is loaded into once; every import here takes its places from it. */
-const GEO_DB = `web_events_geo_${process.pid}`;
-
-let connection: ReturnType<typeof createChdbConnection>;
+const suite = importSuite('web_events');
+const { scratch: SCRATCH, freshDatabase, withGeo, rows, count, rejectsOf } = suite;
 let client: ClickHouseClient;
-beforeAll(async () => {
-  connection = createChdbConnection({ path: testDataDir() });
-  client = createClient({ connection: connection as never });
-  const warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database: GEO_DB, rollupDatabase: ROLLUP_DATABASE });
-  for (const statement of ddlStatements(GEO_DB)) await client.command({ query: statement });
-  await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, 'geo')));
-}, 120_000);
-afterAll(async () => {
-  for (const database of made) await client.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  await client.command({ query: `DROP DATABASE IF EXISTS ${GEO_DB}` });
-  connection.close();
-  rmSync(SCRATCH, { recursive: true, force: true });
+beforeAll(() => {
+  client = suite.client;
 });
 
-const made: string[] = [];
-async function freshDatabase(): Promise<string> {
-  const database = `web_events_${process.pid}_${made.length + 1}`;
-  made.push(database);
-  for (const statement of ddlStatements(database)) await client.command({ query: statement });
-  return database;
-}
-
-function options(database: string, extra: Partial<ImportOptions> = {}): ImportOptions {
-  return {
-    database,
-    source: 'web-events',
-    format: 'snowplow',
-    account: 'acme',
-    maxBadRows: 0,
-    ignoreUnknown: false,
-    trackingPrefix: TRACKING_PREFIX,
-    rejectsDir: mkdtempSync(path.join(SCRATCH, 'rejects-')),
-    derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents: loadUserAgents(undefined), places: addressPlaces(GEO_DB) },
-    engineReadsFiles: true,
-    ...extra,
-  };
-}
-
-async function rows<T = Record<string, unknown>>(query: string): Promise<T[]> {
-  return (await client.query({ query, format: 'JSONEachRow' })).json<T>();
-}
-
-const count = async (query: string) => Number((await rows<{ n: string }>(query))[0].n);
-
-function rejectsOf(summary: { rejectFile?: unknown }): [number, string][] {
-  return readFileSync(summary.rejectFile as string, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { line: number; reason: string })
-    .map((r) => [r.line, r.reason]);
-}
+const options = (database: string, extra: Partial<ImportOptions> = {}): ImportOptions =>
+  suite.options(database, { source: 'web-events', format: 'snowplow', account: 'acme', ...extra });
 
 /** The stored events, by hand from the sample: id (its last two digits), times, origin, address, places, structured fields. */
 const STORED = [
@@ -251,19 +192,18 @@ describe.each([
   ['chDB reads the file', true],
   ['sent as to a server', false],
 ])('%s', (_, engineReadsFiles) => {
-  const formats: [string, string, Partial<ImportOptions>][] = [
-    ['snowplow', 'web-events.snowplow.tsv', {}],
-    ['snowplow-json', 'web-events.snowplow.ndjson', {}],
-    ['snowplow in statements of 3 rows', 'web-events.snowplow.tsv', { statementRows: 3 }],
-    // A server is sent a Parquet file's bytes as the request's body; chDB's client, which stands in for a server here,
-    // takes a body as text (chdb/connection puts it into the statement), so Parquet goes the engine's own way only.
-    ...(engineReadsFiles
-      ? ([
-          ['parquet', 'web-events.parquet', {}],
-          ['parquet in statements of 3 rows', 'web-events.parquet', { statementRows: 3 }],
-        ] as [string, string, Partial<ImportOptions>][])
-      : []),
-  ];
+  const formats = formatCases(
+    engineReadsFiles,
+    [
+      ['snowplow', 'web-events.snowplow.tsv', {}],
+      ['snowplow-json', 'web-events.snowplow.ndjson', {}],
+      ['snowplow in statements of 3 rows', 'web-events.snowplow.tsv', { statementRows: 3 }],
+    ],
+    [
+      ['parquet', 'web-events.parquet', {}],
+      ['parquet in statements of 3 rows', 'web-events.parquet', { statementRows: 3 }],
+    ],
+  );
   it.each(formats)('%s: the eight events stored, two skipped by kind, the repeat of the first counted', async (name, file, extra) => {
     const database = await freshDatabase();
     const format = name.split(' ')[0];
@@ -423,15 +363,9 @@ describe('imported listeners and imported website events, through both APIs', ()
   let imported: string;
   let handed: string;
   const services: TestService[] = [];
-  const withGeo = async (name: string) => {
-    const database = await freshDatabase();
-    const warehouse = await openWarehouse({ kind: 'chdb', dataDir: testDataDir(), database, rollupDatabase: ROLLUP_DATABASE });
-    await ensureGeo(warehouse, writeTinyGeo(path.join(SCRATCH, name)));
-    return database;
-  };
   beforeAll(async () => {
-    imported = await withGeo('geo-imported');
-    handed = await withGeo('geo-handed');
+    imported = await withGeo();
+    handed = await withGeo();
     const places = addressPlaces(imported);
     const requests = { ...options(imported), source: 'requests', format: 'ndjson', derivation: { ...options(imported).derivation, places } };
     expect(await importFile(client, sample('requests.ndjson'), requests)).toMatchObject({ outcome: 'imported', downloads: 3 });
@@ -446,13 +380,7 @@ describe('imported listeners and imported website events, through both APIs', ()
     services.push(service);
     return service;
   };
-  type Rows = Record<string, string | null>[];
-  const rowsOf = async (service: TestService, api: Api, query: Record<string, unknown>): Promise<Rows> => {
-    const res = await load(service, query, { api, key: service.accountKeys.acme });
-    expect(res.status).toBe(200);
-    return res.body.data as Rows;
-  };
-  const both = async (service: TestService, query: Record<string, unknown>) => [await rowsOf(service, 'data', query), await rowsOf(service, 'cubejs', query)];
+  const both = bothApis;
   const byCountry = { measures: ['WebEvents.count'], dimensions: ['WebEvents.country'] };
   const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['WebEvents.country'], Number(r['WebEvents.count'])]));
   // By hand: A's two events have no place, B's four Germany (geo_*), C France and D Japan (the tiny IP database).
@@ -518,7 +446,7 @@ describe('imported listeners and imported website events, through both APIs', ()
 
   it('WebEvents joins the funnel by the listener: B’s events from 2001:db8:1:2::abcd are its steps', async () => {
     const service = await start(imported);
-    const answer = await rowsOf(service, 'data', {
+    const [answer] = await bothApis(service, {
       measures: ['WebEvents.count'],
       dimensions: ['WebEvents.ip4', 'WebEventsFromPodcastFunnel.step'],
     });
