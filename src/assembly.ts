@@ -11,6 +11,7 @@ import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
 import { createAuthenticator } from './keys/authenticator';
+import { revokeErasedKeys } from './keys/erased';
 import { openKeyRing, type KeyRing } from './keys/ring';
 import { createKey } from './keys/store';
 import type { Logger } from './log';
@@ -82,6 +83,10 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     for (const release of releases.splice(0).reverse()) await release();
   };
   try {
+    // Erasures made while no service ran (the command against the warehouse itself) revoke their keys here.
+    await revokeErasedKeys(warehouse, config.keys.file).catch((err: unknown) =>
+      logger.error('the keys of erased accounts could not be revoked; run the start again once the warehouse answers', { error: String(err) }),
+    );
     const ring = await openKeyRing({
       file: config.keys.file,
       reloadIntervalMs: config.keys.reloadIntervalMs,
@@ -134,7 +139,16 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           statementRows: config.importStatementRows,
         },
         logger,
-        { imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))) },
+        {
+          imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))),
+          forgotten: async (erasure, summary) => {
+            if (summary.accounts.length > 0) await cube.dataChanged(summary.accounts.map((account) => ({ account })));
+            if (erasure.kind !== 'account') return {};
+            const keysRevoked = await revokeErasedKeys(warehouse, config.keys.file);
+            await ring.reload();
+            return { keysRevoked };
+          },
+        },
       );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {

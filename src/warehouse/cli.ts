@@ -12,7 +12,8 @@ import { ensureGeo } from './geo/load';
 import { addressPlaces } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, ImportRefused } from './import/import';
-import { handOff, runningService } from './import/inbox';
+import { checkedErasure, ErasureRefused, forget, type Erasure } from './forget';
+import { handOff, handOffErasure, runningService } from './import/inbox';
 import { SOURCES } from './import/sources';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
 
@@ -34,6 +35,12 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
 ${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
+  forget --account ID     erase every row of the account in every table, and its import records (the same
+                          files can be imported again); its API keys are revoked (docs/operations.md)
+  forget --address IP [--account ID]
+                          erase a listener's or visitor's rows (an IPv6 address by its /64), of one account
+                          or of all; both print the rows removed per table and record the erasure without
+                          what was erased
   geo-refresh             give every row of downloads, podcast_events and web_events the places
                           the IP database has for the row's IP (a mutation of those columns; single node only)
 
@@ -46,6 +53,7 @@ type Command =
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
+  | { name: 'forget'; erasure: Erasure }
   | { name: 'import'; files: string[]; source: string; account?: string; format: string; maxBadRows: number; ignoreUnknown: boolean };
 
 /** `import`'s options; a format the source has not (or none: its first), or an unknown option, is a usage error. */
@@ -73,8 +81,22 @@ function parseImport(args: string[]): Command | undefined {
   return command.files.length > 0 && formats.includes(format) ? { ...command, format } : undefined;
 }
 
+/** `forget`'s options: --account, --address, each at most once, at least one of them. */
+function parseForget(args: string[]): Command | undefined {
+  const given: Record<string, string> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const [option, value] = [args[i], args[i + 1]];
+    if (!['--account', '--address'].includes(option) || value === undefined || option in given) return undefined;
+    given[option] = value;
+  }
+  const { '--account': account, '--address': address } = given;
+  if (address !== undefined) return { name: 'forget', erasure: { kind: 'address', address, ...(account === undefined ? {} : { account }) } };
+  return account === undefined ? undefined : { name: 'forget', erasure: { kind: 'account', account } };
+}
+
 function parseArgs(argv: string[]): Command | undefined {
   if (argv[0] === 'import') return parseImport(argv.slice(1));
+  if (argv[0] === 'forget') return parseForget(argv.slice(1));
   if (argv.length === 1 && argv[0] === 'derive') return { name: 'derive' };
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
@@ -118,8 +140,14 @@ async function main(argv: string[]): Promise<number> {
     throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
   }
   const logger = createLogger(config.logLevel);
-  if (command.name === 'import' && config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined) {
-    return handToService(config.warehouse.dataDir, command);
+  // While `npm start` holds chDB's directory, imports and erasures go to the service.
+  const serviceDir = config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined ? config.warehouse.dataDir : undefined;
+  if (command.name === 'import' && serviceDir !== undefined) return handToService(serviceDir, command);
+  if (command.name === 'forget') checkedErasure(command.erasure);
+  if (command.name === 'forget' && serviceDir !== undefined) {
+    const progress = (message: string) => process.stderr.write(`${message}\n`);
+    process.stdout.write(`${JSON.stringify(await handOffErasure(serviceDir, command.erasure, progress))}\n`);
+    return 0;
   }
   const warehouse = await openWarehouse(config.warehouse);
   try {
@@ -148,8 +176,8 @@ async function main(argv: string[]): Promise<number> {
     } else {
       await applyDdl(warehouse, logger);
       // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the
-      // demo invents its own).
-      if (command.name !== 'demo') await ensureGeo(warehouse, config.geo.dir, logger);
+      // demo invents its own; an erasure gives none).
+      if (command.name !== 'demo' && command.name !== 'forget') await ensureGeo(warehouse, config.geo.dir, logger);
     }
     logger.info('tables ready', {
       database: config.warehouse.database,
@@ -199,6 +227,10 @@ async function main(argv: string[]): Promise<number> {
       await ensureDemo(warehouse, config.demo, logger, { unprovenRows: config.warehouse.kind === 'chdb' ? 'move-aside' : 'keep', downloads: config.downloads });
     }
     if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
+    if (command.name === 'forget') {
+      // No service holds the warehouse: one that starts later revokes the account's keys (src/keys/erased.ts).
+      process.stdout.write(`${JSON.stringify(await forget(warehouse.client(), config.warehouse.database, command.erasure))}\n`);
+    }
   } finally {
     await warehouse.close();
     if (config.warehouse.kind === 'chdb') await drainPending();
@@ -209,7 +241,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused;
+    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused || err instanceof ErasureRefused;
     process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

@@ -13,6 +13,8 @@ import { readRuns } from './lines';
 import { ImportRefused, type Change, type ImportOptions, type Source } from './source';
 import { sourceNamed } from './sources';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
+import { bookkeepingStatements, localTableName, mergeTreeEngineSql, type TableName } from '../ddl';
+import { layoutOf, mutationTargetSql, onClusterSql, type Layout } from '../layout';
 
 export { ImportRefused, type ImportOptions } from './source';
 
@@ -152,7 +154,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     accounts: [],
     ...counted,
   });
-  await ensureImportTables(client, options.database);
+  const layout = await ensureImportTables(client, options.database);
   const recovered = await recoverInterrupted(client, options);
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
@@ -200,7 +202,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     const staged = await source.stage({ client, options, id, checked, table, joinName: (kind) => `${stagingDatabase(options.database)}.${kind}_${id}` });
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // the target's own layout (so its parts are attached as they are), the rejected ones and the skipped ones apart.
-    await make(events, `CREATE TABLE ${events} AS ${db}.${quoteIdentifier(source.target)}`);
+    await make(events, `CREATE TABLE ${events} ${stagedLayoutSql(layout, source.target)}`);
     await make(rejects, `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line`);
     await make(kindsSkipped, `CREATE TABLE ${kindsSkipped} (kind String) ENGINE = MergeTree ORDER BY tuple()`);
     for (const [kind, definition] of Object.entries(staged.tables ?? {})) await make(table(kind), `CREATE TABLE ${table(kind)} ${definition}`);
@@ -339,7 +341,8 @@ async function moveRows(client: ClickHouseClient, database: string, targetName: 
     name: targetName,
   });
   if (!engine.endsWith('MergeTree')) {
-    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${staged}` });
+    // Sent to the shards before the statement returns, so the rows are there when the import is recorded done.
+    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${staged}${settingsSql({ insert_distributed_sync: 1 })}` });
     return;
   }
   const partitions = await rows<{ partition: string }>(client, `SELECT DISTINCT _partition_id AS partition FROM ${staged}`);
@@ -348,23 +351,32 @@ async function moveRows(client: ClickHouseClient, database: string, targetName: 
   }
 }
 
+/**
+ * A staging table in the target's layout: on one node a copy of the target's definition; on a cluster the local
+ * table's columns in a plain MergeTree (a copy of the Distributed table would send the staged rows to the target, one
+ * of the ReplicatedMergeTree would join the target's replicas).
+ */
+function stagedLayoutSql(layout: Layout, target: TableName): string {
+  const db = quoteIdentifier(layout.database);
+  if (layout.cluster === undefined) return `AS ${db}.${quoteIdentifier(target)}`;
+  return `AS ${db}.${quoteIdentifier(localTableName(target))} ${mergeTreeEngineSql(target)}`;
+}
+
 /** Where an import stages a file's rows (the derivation's database for scratch tables). */
 export const stagingDatabase = derivationStagingDatabase;
 
-export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
-      id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String),
-      source LowCardinality(String) DEFAULT 'requests'
-    ) ENGINE = MergeTree ORDER BY (hash, id)`,
-  });
-  // A service following imports (follow.ts) reads whose answers an import changed, and a recovery which table an interrupted
-  // import's rows are in; tables made before lack them (every import before sources was of requests).
-  await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
-  await client.command({
-    query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS source LowCardinality(String) DEFAULT 'requests'`,
-  });
+/**
+ * The bookkeeping tables (ddl.ts), and the columns of `imports` a table made before them lacks: a service following
+ * imports (follow.ts) reads whose answers an import changed, and a recovery which table an interrupted import's rows
+ * are in (every import before sources was of requests). Returns the layout the writes that follow address.
+ */
+export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<Layout> {
+  const layout = await layoutOf(client, database);
+  for (const statement of bookkeepingStatements(database, layout.cluster)) await client.command({ query: statement });
+  const imports = `${quoteIdentifier(database)}.imports${onClusterSql(layout)}`;
+  await client.command({ query: `ALTER TABLE ${imports} ADD COLUMN IF NOT EXISTS accounts Array(String)` });
+  await client.command({ query: `ALTER TABLE ${imports} ADD COLUMN IF NOT EXISTS source LowCardinality(String) DEFAULT 'requests'` });
+  return layout;
 }
 
 /**
@@ -382,6 +394,7 @@ export async function recoverInterrupted(
   options: Pick<ImportOptions, 'database' | 'derivation' | 'progress' | 'statementRows'>,
 ): Promise<number[]> {
   const db = quoteIdentifier(options.database);
+  const layout = await layoutOf(client, options.database);
   const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', {
     staging: stagingDatabase(options.database),
   });
@@ -406,10 +419,14 @@ export async function recoverInterrupted(
         id: p.id,
       },
     );
-    await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    await client.command({
+      query: `ALTER TABLE ${mutationTargetSql(layout, source.target)} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}`,
+    });
     const progress = (message: string) => options.progress?.(`interrupted import ${p.id}: ${message}`);
     await source.undo?.({ client, options, from: Number(p.from), to: Number(p.to), accounts, progress });
-    await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    await client.command({
+      query: `ALTER TABLE ${db}.imports${onClusterSql(layout)} DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}`,
+    });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and undid what followed from them`);
   }
   return pending.map((p) => Number(p.from));
