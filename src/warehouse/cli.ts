@@ -8,7 +8,7 @@ import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, TABLES } from './ddl';
 import { deriveAll } from './derive/rederive';
 import { loadUserAgents } from './derive/user-agents';
-import { ensureGeo } from './geo/load';
+import { ensureGeo, geoObjectStatements } from './geo/load';
 import { addressPlaces } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, ImportRefused } from './import/import';
@@ -23,7 +23,11 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
   init                    create the database and tables, and add the projections tables made by an
                           earlier version lack (idempotent)
   init --cluster <name>   the same ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
-                          node and a Distributed <table> the service reads (see docs/operations.md)
+                          node and a Distributed <table> the service reads, the bookkeeping and the IP
+                          database on every node (see docs/operations.md)
+  init --cluster <name> --print
+                          print those statements (the IP database's tables and dictionaries without its
+                          rows), without a server
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
@@ -42,14 +46,14 @@ ${SOURCES.map((source) => `                            ${source.name}: ${Object.
                           or of all; both print the rows removed per table and record the erasure without
                           what was erased
   geo-refresh             give every row of downloads, podcast_events and web_events the places
-                          the IP database has for the row's IP (a mutation of those columns; single node only)
+                          the IP database has for the row's IP (a mutation of those columns)
 
 init, import, derive and geo-refresh first load the IP database (the npm packages' files, or GEO_DB_DIR's)
 unless these files are loaded already: seconds, once per warehouse and version of the files.
 `;
 
 type Command =
-  | { name: 'init'; cluster?: string }
+  | { name: 'init'; cluster?: string; print?: boolean }
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
@@ -100,6 +104,9 @@ function parseArgs(argv: string[]): Command | undefined {
   if (argv.length === 1 && argv[0] === 'derive') return { name: 'derive' };
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
+  if (argv.length === 4 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '' && argv[3] === '--print') {
+    return { name: 'init', cluster: argv[2], print: true };
+  }
   if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
   if (argv.length === 1 && argv[0] === 'geo-refresh') return { name: 'geo-refresh' };
   return undefined;
@@ -136,6 +143,12 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  if (command.name === 'init' && command.cluster && command.print) {
+    const layout = { database: config.warehouse.database, cluster: command.cluster };
+    for (const statement of [...clusterDdlStatements(layout.database, layout.cluster), ...geoObjectStatements(layout)])
+      process.stdout.write(`${statement};\n\n`);
+    return 0;
+  }
   if (command.name === 'init' && command.cluster && config.warehouse.kind !== 'server') {
     throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
   }
@@ -173,6 +186,7 @@ async function main(argv: string[]): Promise<number> {
         );
       }
       await addMissingProjections(warehouse, logger, command.cluster);
+      await ensureGeo(warehouse, config.geo.dir, logger);
     } else {
       await applyDdl(warehouse, logger);
       // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the

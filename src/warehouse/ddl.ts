@@ -378,6 +378,13 @@ const BOOKKEEPING = {
 export type BookkeepingTable = keyof typeof BOOKKEEPING;
 
 /**
+ * The engine of a table every node of a cluster holds all of: one replicated table whose replicas are every node
+ * (not a table per shard), by the table's UUID (which ON CLUSTER gives every node alike, and EXCHANGE TABLES keeps
+ * with the data).
+ */
+export const EVERY_NODE_ENGINE = "ReplicatedMergeTree('/clickhouse/tables/all/{uuid}', '{replica}')";
+
+/**
  * The bookkeeping tables. On a cluster every node holds all of each (one
  * replicated table whose replicas are every node of the cluster, not a
  * table per shard), so whichever node a command reaches sees every import
@@ -388,7 +395,7 @@ export function bookkeepingStatements(database: string, cluster?: string): strin
   return Object.entries(BOOKKEEPING).map(([name, t]) =>
     [
       `CREATE TABLE IF NOT EXISTS ${db}.${name}${cluster ? ` ON CLUSTER ${quoteIdentifier(cluster)}` : ''} (\n  ${t.columns.join(',\n  ')}\n)`,
-      cluster ? "ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/{database}/{table}', '{replica}')" : 'ENGINE = MergeTree',
+      `ENGINE = ${cluster ? EVERY_NODE_ENGINE : 'MergeTree'}`,
       `ORDER BY ${t.orderBy}`,
     ].join('\n'),
   );

@@ -1,4 +1,12 @@
-import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../../src/warehouse/ddl';
+import {
+  addProjectionStatements,
+  bookkeepingStatements,
+  clusterDdlStatements,
+  ddlStatements,
+  localTableName,
+  projectionsByTable,
+  TABLES,
+} from '../../../src/warehouse/ddl';
 import { DATABASE } from '../support/constants';
 import { openOracle, type Oracle } from '../support/service';
 
@@ -65,7 +73,8 @@ describe('cluster DDL', () => {
   const single = ddlStatements(DATABASE);
 
   it('parses in ClickHouse, every statement ON CLUSTER', async () => {
-    expect(cluster).toHaveLength(1 + 2 * TABLES.length);
+    // The database, a local and a Distributed table per table, the bookkeeping tables.
+    expect(cluster).toHaveLength(1 + 2 * TABLES.length + bookkeepingStatements(DATABASE).length);
     for (const statement of cluster) expect(await format(statement)).toContain(`ON CLUSTER ${CLUSTER}`);
   });
 
