@@ -110,6 +110,12 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);
     const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
+    /** Revokes the keys of accounts erased (src/keys/erased.ts) and has the ring read them at once. */
+    const revokeKeys = async () => {
+      const revoked = await revokeErasedKeys(warehouse, config.keys.file);
+      if (revoked > 0) await ring.reload();
+      return revoked;
+    };
     const readiness = createReadiness({ warehouse, cube });
     const gate = createShutdownGate();
     const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
@@ -143,10 +149,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))),
           forgotten: async (erasure, summary) => {
             if (summary.accounts.length > 0) await cube.dataChanged(summary.accounts.map((account) => ({ account })));
-            if (erasure.kind !== 'account') return {};
-            const keysRevoked = await revokeErasedKeys(warehouse, config.keys.file);
-            await ring.reload();
-            return { keysRevoked };
+            return erasure.kind === 'account' ? { keysRevoked: await revokeKeys() } : {};
           },
         },
       );
@@ -159,6 +162,11 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         config.dataRefreshSeconds * 1000,
         (changes) => cube.dataChanged(changes),
         logger,
+        async () => {
+          // An erasure's record names no account: every account a key reads follows it.
+          await revokeKeys();
+          await cube.dataChanged([...new Set(ring.keys().map((key) => key.record.account))].map((account) => ({ account })));
+        },
       );
       releases.push(() => follower.stop());
     }

@@ -10,7 +10,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ACCOUNT_TABLES, addressTables } from '../../../src/warehouse/ddl';
-import { ErasureRefused, type Erasure, type ErasureSummary } from '../../../src/warehouse/forget';
+import { createClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { ErasureRefused, forget, type Erasure, type ErasureSummary } from '../../../src/warehouse/forget';
 import { handOff, handOffErasure } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { dataOf, load } from '../support/api';
@@ -243,6 +245,34 @@ describe('forget --account', () => {
     const again = await handOff(testDataDir(), probeRequests, job(PROBE), () => {});
     expect(again).toMatchObject({ outcome: 'imported', imported: readFileSync(probeRequests, 'utf8').trim().split('\n').length });
   }, 180_000);
+});
+
+describe('forget made by another process (the command against a ClickHouse server)', () => {
+  const ELSEWHERE = 'forget-elsewhere';
+  let follower: TestService;
+  const followed: string[] = [];
+  beforeAll(async () => {
+    follower = await startService(
+      { DATA_REFRESH_SECONDS: '1' },
+      { accounts: [ELSEWHERE], log: (line) => line.includes('answers follow the erasures made elsewhere') && followed.push(line) },
+    );
+  }, 120_000);
+  afterAll(() => follower.close(), 60_000);
+
+  it('revokes the account’s keys once the service has looked for erasures', async () => {
+    const query = { measures: ['Downloads.count'] };
+    await load(follower, query, { key: follower.accountKeys[ELSEWHERE] }).expect(200);
+    // The command erases on its own, apart from the service.
+    const connection = createChdbConnection({ path: testDataDir() });
+    const summary = await forget(createClient({ connection: connection as never }), db, { kind: 'account', account: ELSEWHERE }).finally(() =>
+      connection.close(),
+    );
+    expect(summary).toMatchObject({ kind: 'account', accounts: [] });
+    const erased = Date.now();
+    while (followed.length === 0 && Date.now() - erased < 30_000) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(followed).toHaveLength(1);
+    await load(follower, query, { key: follower.accountKeys[ELSEWHERE] }).expect(401);
+  }, 120_000);
 });
 
 // A table of an account's rows with an address that ddl.ts does not declare would keep a listener's rows after an erasure.
