@@ -16,7 +16,7 @@ import { ErasureRefused, forget, type Erasure, type ErasureSummary } from '../..
 import { handOff, handOffErasure } from '../../../src/warehouse/import/inbox';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { dataOf, load } from '../support/api';
-import { DATABASE } from '../support/constants';
+import { DATABASE, ROLLUP_DATABASE } from '../support/constants';
 import { daysAgo } from '../support/days';
 import { openOracle, startService, testDataDir, type Oracle, type TestService } from '../support/service';
 
@@ -111,6 +111,22 @@ async function counts(where: string, tables: readonly string[] = ACCOUNT_TABLES)
 let addressed: string[] = [];
 const none = (tables: readonly string[]) => Object.fromEntries(tables.map((t) => [t, 0]));
 
+/**
+ * Rows of an IPv4 address in every column of an address type of every table of the warehouse's database and the
+ * rollups' (whatever declares them), by table and column.
+ */
+async function everywhere(ip: string): Promise<Record<string, number>> {
+  const columns = await oracle.rows<{ database: string; table: string; name: string; type: string }>(
+    `SELECT database, table, name, type FROM system.columns WHERE database IN ('${db}', '${ROLLUP_DATABASE}') AND type IN ('IPv4', 'IPv6') ORDER BY database, table, name`,
+  );
+  const out: Record<string, number> = {};
+  for (const c of columns) {
+    const value = c.type === 'IPv4' ? `toIPv4('${ip}')` : `toIPv6('::ffff:${ip}')`;
+    out[`${c.database}.${c.table}.${c.name}`] = await oracle.value(`SELECT count() FROM ${c.database}.${c.table} WHERE ${c.name} = ${value}`);
+  }
+  return out;
+}
+
 /** The oracle's address match, written apart from the service's: an IPv4 address itself, an IPv6 address's first 64 bits. */
 const ipv4 = (ip: string) => `ip = toIPv6('::ffff:${ip}')`;
 const slash64 = (ip: string) => `cutIPv6(ip, 8, 0) = cutIPv6(toIPv6('${ip}'), 8, 0) AND NOT startsWith(toString(ip), '::ffff:')`;
@@ -179,11 +195,15 @@ describe('forget --address', () => {
     expect(theirs).toMatchObject({ podcast_events: 5, web_events: 2 });
     expect(theirs.downloads).toBeGreaterThan(0);
     expect(otherTheirs.downloads).toBeGreaterThan(0);
+    const columns = await everywhere(LISTENER);
+    expect(Object.values(columns).some((n) => n > 0)).toBe(true);
 
     const summary = await erase({ kind: 'address', address: LISTENER });
     expect(summary).toMatchObject({ kind: 'address', removed: theirs, accounts: [OTHER, PROBE].sort() });
     expect(await counts(ipv4(LISTENER), addressed)).toEqual(none(addressed));
     expect(await counts(`NOT (${ipv4(LISTENER)})`, addressed)).toEqual(rest);
+    // Nor in any other column of an address type, in any table of the warehouse or the rollups.
+    expect(await everywhere(LISTENER)).toEqual(Object.fromEntries(Object.keys(columns).map((column) => [column, 0])));
 
     // When the command returns, both accounts' answers are down by exactly the listener's rows (one listener fewer in the funnel).
     const after = { probe: await answers(PROBE), other: await answers(OTHER) };
