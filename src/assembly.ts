@@ -110,6 +110,11 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);
     const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
+    /** After an erasure: the accounts' rollups rebuilt without the rows, then the builds from before dropped. */
+    const rollupsFollow = async (accounts: readonly string[]) => {
+      await cube.dataChanged(accounts.map((account) => ({ account })));
+      return cube.dropSupersededRollups();
+    };
     /** Revokes the keys of accounts erased (src/keys/erased.ts) and has the ring read them at once. */
     const revokeKeys = async () => {
       const revoked = await revokeErasedKeys(warehouse, config.keys.file);
@@ -148,8 +153,8 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         {
           imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))),
           forgotten: async (erasure, summary) => {
-            if (summary.accounts.length > 0) await cube.dataChanged(summary.accounts.map((account) => ({ account })));
-            return erasure.kind === 'account' ? { keysRevoked: await revokeKeys() } : {};
+            const rollupsDropped = summary.accounts.length > 0 ? await rollupsFollow(summary.accounts) : 0;
+            return { rollupsDropped, ...(erasure.kind === 'account' ? { keysRevoked: await revokeKeys() } : {}) };
           },
         },
       );
@@ -165,7 +170,7 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         async () => {
           // An erasure's record names no account: every account a key reads follows it.
           await revokeKeys();
-          await cube.dataChanged([...new Set(ring.keys().map((key) => key.record.account))].map((account) => ({ account })));
+          await rollupsFollow([...new Set(ring.keys().map((key) => key.record.account))]);
         },
       );
       releases.push(() => follower.stop());
