@@ -29,7 +29,7 @@ export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'tracking
   data: string;
 };
 
-/** What a job file holds: a file to import (jobs written before erasures name no kind), or an erasure. */
+/** What a job file holds: a file to import (a job that names no kind), or an erasure. */
 type Job = (InboxJob & { kind?: 'import' }) | { kind: 'forget'; erasure: Erasure };
 
 /** What the service writes back for a file it could not import. */

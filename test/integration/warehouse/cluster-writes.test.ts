@@ -13,7 +13,7 @@ import { addressPlaces } from '../../../src/warehouse/geo/places';
 import { refreshPlaces } from '../../../src/warehouse/geo/refresh';
 import { importFile, recoverInterrupted, stagingDatabase } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
-import { addMissingProjections } from '../../../src/warehouse/setup';
+import { addMissingProjections, applyDdl } from '../../../src/warehouse/setup';
 import { sqlLiteral, type Literal } from '../../../src/warehouse/sql';
 import { writeTinyGeo } from '../../support/tiny-geo';
 import { testDataDir } from '../support/service';
@@ -126,6 +126,8 @@ const WRITE_PATHS: { name: string; run(client: ClickHouseClient, warehouse: Ware
       await ensureGeo(warehouse, geoDir);
     },
   },
+  // What every other command (import, derive, forget, geo-refresh) does first.
+  { name: 'the tables of every command', run: (_client, warehouse) => applyDdl(warehouse) },
   { name: 'geo load', run: (_client, warehouse) => ensureGeo(warehouse, geoDir) },
   { name: 'geo-refresh', run: (_client, warehouse) => refreshPlaces(warehouse) },
   { name: 'import requests', run: (client) => importFile(client, sample('requests.ndjson'), { ...importOptions, source: 'requests', format: 'ndjson' }) },
@@ -198,11 +200,13 @@ async function read(sql: string): Promise<Read> {
   if (head.startsWith('SelectWithUnionQuery')) return { kind: 'select', targets: [], reads, onCluster };
   if (head.startsWith('InsertQuery')) return { kind: 'insert', targets: pairs.slice(0, 1), reads, onCluster };
   const mutation = head.startsWith('AlterQuery') && tree.some((line) => /^\s*AlterCommand (DELETE|UPDATE|MATERIALIZE_PROJECTION)/.test(line));
-  const targets = head.startsWith('Rename') || head.startsWith('SYSTEM') ? pairs : [head.trim().split(/\s+/).slice(1, 3).join('.')];
+  // `CreateQuery db table (children n)`, or `CreateQuery db  (children n)` for a database.
+  const [database, table] = head.trim().split(' ').slice(1, 3);
+  const targets = head.startsWith('Rename') || head.startsWith('SYSTEM') ? pairs : [table ? `${database}.${table}` : database];
   const copies = as === undefined ? undefined : qualified(as.replace(/`/g, ''));
   return {
     kind: mutation ? 'mutation' : 'ddl',
-    targets: targets.filter((t) => t !== '' && !t.startsWith('(')),
+    targets,
     reads: [...reads, ...(copies ? [copies] : []), ...(source ? [`${source[1]}.${source[2]}`] : [])],
     copies,
     onCluster,
