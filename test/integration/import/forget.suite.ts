@@ -229,6 +229,17 @@ describe('forget --address', () => {
     expect((await counts(`ip = toIPv6('${NEIGHBOUR6}')`, addressed)).podcast_events).toBe(1);
   }, 180_000);
 
+  it('reads an IPv4 address written as IPv6 (::ffff:a.b.c.d) as the IPv4 address, not as its /64 (every IPv4 address)', async () => {
+    const listener = `${ipv4(others[0])} AND account_id = '${PROBE}'`;
+    const theirs = await counts(listener, addressed);
+    expect(theirs.podcast_events).toBe(1);
+    const rest = await counts(`NOT (${listener})`, addressed);
+    expect(rest.podcast_events).toBeGreaterThan(1);
+    const summary = await erase({ kind: 'address', address: `::ffff:${others[0]}`, account: PROBE });
+    expect(summary.removed).toEqual(theirs);
+    expect(await counts(`NOT (${listener})`, addressed)).toEqual(rest);
+  }, 180_000);
+
   it('records each erasure with what it removed, and nothing of whom', async () => {
     const records = await oracle.rows<Record<string, unknown>>(`SELECT * FROM ${db}.erasures WHERE kind = 'address' ORDER BY at, id`);
     expect(records.length).toBeGreaterThanOrEqual(2);
