@@ -11,6 +11,7 @@ import { createApp } from './http/app';
 import { memoryStores, redisStores } from './http/limit-stores';
 import { createShutdownGate, type ShutdownGate } from './http/shutdown-gate';
 import { createAuthenticator } from './keys/authenticator';
+import { revokeErasedKeys } from './keys/erased';
 import { openKeyRing, type KeyRing } from './keys/ring';
 import { createKey } from './keys/store';
 import type { Logger } from './log';
@@ -83,6 +84,10 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     for (const release of releases.splice(0).reverse()) await release();
   };
   try {
+    // Erasures made while no service ran (the command against the warehouse itself) revoke their keys here.
+    await revokeErasedKeys(warehouse, config.keys.file).catch((err: unknown) =>
+      logger.error('the keys of erased accounts could not be revoked; run the start again once the warehouse answers', { error: String(err) }),
+    );
     const ring = await openKeyRing({
       file: config.keys.file,
       reloadIntervalMs: config.keys.reloadIntervalMs,
@@ -107,6 +112,17 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
     releases.push(() => cube.close());
     if (waitForModels) await modelsReady(cube, logger);
     const authenticator = createAuthenticator({ operatorKeys: config.apiKeys, ring });
+    /** After an erasure: the accounts' rollups rebuilt without the rows, then the builds from before dropped. */
+    const rollupsFollow = async (accounts: readonly string[]) => {
+      await cube.dataChanged(accounts.map((account) => ({ account })));
+      return cube.dropSupersededRollups();
+    };
+    /** Revokes the keys of accounts erased (src/keys/erased.ts) and has the ring read them at once. */
+    const revokeKeys = async () => {
+      const revoked = await revokeErasedKeys(warehouse, config.keys.file);
+      if (revoked > 0) await ring.reload();
+      return revoked;
+    };
     const readiness = createReadiness({ warehouse, cube });
     const gate = createShutdownGate();
     const redis = config.rateLimit.redisUrl === undefined ? undefined : connectRedis(config.rateLimit.redisUrl, logger, metrics.registry);
@@ -136,7 +152,13 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
           statementRows: config.importStatementRows,
         },
         logger,
-        { imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))) },
+        {
+          imported: (summary) => cube.dataChanged(summary.accounts.map((account) => ({ account }))),
+          forgotten: async (erasure, summary) => {
+            const rollupsDropped = summary.accounts.length > 0 ? await rollupsFollow(summary.accounts) : 0;
+            return { rollupsDropped, ...(erasure.kind === 'account' ? { keysRevoked: await revokeKeys() } : {}) };
+          },
+        },
       );
       releases.push(() => inbox.stop());
     } else if (config.dataRefreshSeconds > 0) {
@@ -147,6 +169,11 @@ export async function assembleService(options: AssemblyOptions): Promise<Assembl
         config.dataRefreshSeconds * 1000,
         (changes) => cube.dataChanged(changes),
         logger,
+        async () => {
+          // An erasure's record names no account: every account a key reads follows it.
+          await revokeKeys();
+          await rollupsFollow([...new Set(ring.keys().map((key) => key.record.account))]);
+        },
       );
       releases.push(() => follower.stop());
     }

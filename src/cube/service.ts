@@ -1,6 +1,8 @@
+import { quoteIdentifier } from '../warehouse/sql';
 import { warmGeoAtStart } from '../warehouse/geo/load';
 import { cubeCacheObserver, createCacheFront } from './cache-front';
 import { cubeMetaWithoutDescriptions } from './cube-api-shapes';
+import { supersededBuilds } from './engine/build-stamps';
 import { resolveDateRange } from './engine/date-parser';
 import { createFreshness } from './freshness';
 import { createGateway, securityContextOf, type Gateway } from './gateway';
@@ -80,6 +82,23 @@ export function createCubeService(options: CubeServiceOptions): CubeService {
     },
     refuseNotStarted: () => inFlight.refuseNotStarted(),
     dataChanged: (changes) => freshness.dataChanged(changes),
+    dropSupersededRollups: async () => {
+      // As the rollup builds' user: the one that may drop tables of the rollup database.
+      const client = warehouse.rollupClient({ ...limits, ...options.rollupBuildLimits });
+      const database = warehouse.config.rollupDatabase;
+      try {
+        const result = await client.query({
+          query: 'SELECT name FROM system.tables WHERE database = {database:String}',
+          query_params: { database },
+          format: 'JSONEachRow',
+        });
+        const superseded = supersededBuilds((await result.json<{ name: string }>()).map((t) => t.name));
+        for (const name of superseded) await client.command({ query: `DROP TABLE IF EXISTS ${quoteIdentifier(database)}.${quoteIdentifier(name)} SYNC` });
+        return superseded.length;
+      } finally {
+        await client.close();
+      }
+    },
     caughtUp: () => caughtUp,
     models: {
       ready: () => models.ready(),

@@ -58,6 +58,13 @@ export interface CubeService {
    */
   dataChanged(changes: readonly DataChange[]): Promise<void>;
   /**
+   * After an erasure and dataChanged: drops every rollup table a later build
+   * of the same rollup and context replaced, which may still hold erased
+   * rows' aggregates (a query still reading one fails). Returns the tables
+   * dropped.
+   */
+  dropSupersededRollups(): Promise<number>;
+  /**
    * Settles once the service is caught up with the data it started on: the
    * rollups rebuilt whose refresh keys turned. Loads and exports wait for it;
    * it never rejects (a failure is logged, and ends the wait).

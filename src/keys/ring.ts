@@ -11,6 +11,8 @@ export interface RingKey {
 export interface KeyRing {
   /** The keys of the last file that read cleanly. */
   keys(): readonly RingKey[];
+  /** Reads the file now, for a change this process made itself (keys revoked by an erasure), rather than at the next poll. */
+  reload(): Promise<void>;
   /** Stops watching the file; keys() keeps answering the last set. */
   close(): void;
 }
@@ -97,6 +99,9 @@ export async function openKeyRing({ file, reloadIntervalMs, logger, onReloadFail
   }
   return {
     keys: () => current,
+    reload: async () => {
+      await load();
+    },
     close: () => {
       closed = true;
       unwatchFile(file, onChange);

@@ -8,11 +8,12 @@ import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, TABLES } from './ddl';
 import { deriveAll } from './derive/rederive';
 import { loadUserAgents } from './derive/user-agents';
-import { ensureGeo } from './geo/load';
+import { ensureGeo, geoObjectStatements } from './geo/load';
 import { addressPlaces } from './geo/places';
 import { refreshPlaces } from './geo/refresh';
 import { ensureImportTables, importFile, ImportRefused } from './import/import';
-import { handOff, runningService } from './import/inbox';
+import { checkedErasure, ErasureRefused, forget, type Erasure } from './forget';
+import { handOff, handOffErasure, runningService } from './import/inbox';
 import { SOURCES } from './import/sources';
 import { AddressesReduced, enforceRetention } from './retention';
 import { addMissingProjections, applyDdl, ensureDemo, outdatedTables } from './setup';
@@ -23,7 +24,11 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
   init                    create the database and tables, and add the projections tables made by an
                           earlier version lack (idempotent)
   init --cluster <name>   the same ON CLUSTER <name>: a ReplicatedMergeTree <table>_local on every
-                          node and a Distributed <table> the service reads (see docs/guides/deploying.md)
+                          node and a Distributed <table> the service reads, the bookkeeping and the IP
+                          database on every node (see docs/guides/deploying.md)
+  init --cluster <name> --print
+                          print those statements (the IP database's tables and dictionaries without its
+                          rows), without a server
   demo                    create the tables and load demo data unless a finished demo build is there
                           (DEMO_SCALE, DEMO_SEED, DEMO_DAYS); single node only
   import [--source S] [--format F] [--account ID] [--max-bad-rows N] [--ignore-unknown] FILE...
@@ -35,8 +40,14 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
 ${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}${source.given ? `; --${source.given.join(', --')} for what a file does not say` : ''}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
                           built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
+  forget --account ID     erase every row of the account in every table, and its import records (the same
+                          files can be imported again); its API keys are revoked (docs/guides/retention.md)
+  forget --address IP [--account ID]
+                          erase a listener's or visitor's rows (an IPv6 address by its /64), of one account
+                          or of all; both print the rows removed per table and record the erasure without
+                          what was erased
   geo-refresh             give every row of downloads, podcast_events and web_events the places
-                          the IP database has for the row's IP (a mutation of those columns; single node only)
+                          the IP database has for the row's IP (a mutation of those columns)
 
 init, import, derive and geo-refresh first load the IP database (the npm packages' files, or GEO_DB_DIR's)
 unless these files are loaded already: seconds, once per warehouse and version of the files.
@@ -46,10 +57,11 @@ RETENTION_CHARTS_DAYS, and cuts the addresses older than ADDRESS_RETENTION_DAYS 
 `;
 
 type Command =
-  | { name: 'init'; cluster?: string }
+  | { name: 'init'; cluster?: string; print?: boolean }
   | { name: 'demo' }
   | { name: 'derive' }
   | { name: 'geo-refresh' }
+  | { name: 'forget'; erasure: Erasure }
   | {
       name: 'import';
       files: string[];
@@ -93,11 +105,28 @@ function parseImport(args: string[]): Command | undefined {
   return command.files.length > 0 && formats.includes(format) ? { ...command, format } : undefined;
 }
 
+/** `forget`'s options: --account, --address, each at most once, at least one of them. */
+function parseForget(args: string[]): Command | undefined {
+  const given: Record<string, string> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const [option, value] = [args[i], args[i + 1]];
+    if (!['--account', '--address'].includes(option) || value === undefined || option in given) return undefined;
+    given[option] = value;
+  }
+  const { '--account': account, '--address': address } = given;
+  if (address !== undefined) return { name: 'forget', erasure: { kind: 'address', address, ...(account === undefined ? {} : { account }) } };
+  return account === undefined ? undefined : { name: 'forget', erasure: { kind: 'account', account } };
+}
+
 function parseArgs(argv: string[]): Command | undefined {
   if (argv[0] === 'import') return parseImport(argv.slice(1));
+  if (argv[0] === 'forget') return parseForget(argv.slice(1));
   if (argv.length === 1 && argv[0] === 'derive') return { name: 'derive' };
   if (argv.length === 1 && argv[0] === 'init') return { name: 'init' };
   if (argv.length === 3 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '') return { name: 'init', cluster: argv[2] };
+  if (argv.length === 4 && argv[0] === 'init' && argv[1] === '--cluster' && argv[2].trim() !== '' && argv[3] === '--print') {
+    return { name: 'init', cluster: argv[2], print: true };
+  }
   if (argv.length === 1 && argv[0] === 'demo') return { name: 'demo' };
   if (argv.length === 1 && argv[0] === 'geo-refresh') return { name: 'geo-refresh' };
   return undefined;
@@ -135,12 +164,24 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  if (command.name === 'init' && command.cluster && command.print) {
+    const layout = { database: config.warehouse.database, cluster: command.cluster };
+    for (const statement of [...clusterDdlStatements(layout.database, layout.cluster), ...geoObjectStatements(layout)])
+      process.stdout.write(`${statement};\n\n`);
+    return 0;
+  }
   if (command.name === 'init' && command.cluster && config.warehouse.kind !== 'server') {
     throw new WarehouseSetupError('init --cluster needs CLICKHOUSE_URL: the embedded chDB engine is a single node');
   }
   const logger = createLogger(config.logLevel);
-  if (command.name === 'import' && config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined) {
-    return handToService(config.warehouse.dataDir, command, config.rejectsDir);
+  // While `npm start` holds chDB's directory, imports and erasures go to the service.
+  const serviceDir = config.warehouse.kind === 'chdb' && runningService(config.warehouse.dataDir) !== undefined ? config.warehouse.dataDir : undefined;
+  if (command.name === 'import' && serviceDir !== undefined) return handToService(serviceDir, command, config.rejectsDir);
+  if (command.name === 'forget') checkedErasure(command.erasure);
+  if (command.name === 'forget' && serviceDir !== undefined) {
+    const progress = (message: string) => process.stderr.write(`${message}\n`);
+    process.stdout.write(`${JSON.stringify(await handOffErasure(serviceDir, command.erasure, progress))}\n`);
+    return 0;
   }
   const warehouse = await openWarehouse(config.warehouse);
   try {
@@ -166,14 +207,15 @@ async function main(argv: string[]): Promise<number> {
         );
       }
       await addMissingProjections(warehouse, logger, command.cluster);
-      await enforceRetention({ client, database: config.warehouse.database, settings: config, logger, cluster: command.cluster });
+      await enforceRetention({ client, database: config.warehouse.database, settings: config, logger });
+      await ensureGeo(warehouse, config.geo.dir, logger);
     } else {
       await applyDdl(warehouse, logger);
       // The demo's tables are swapped in from a staging database: the settings are applied to them once they are there.
       if (command.name !== 'demo') await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
       // Seconds the first time a version of the files is seen; every command that gives rows places waits for it (the
-      // demo invents its own).
-      if (command.name !== 'demo') await ensureGeo(warehouse, config.geo.dir, logger);
+      // demo invents its own; an erasure gives none).
+      if (command.name !== 'demo' && command.name !== 'forget') await ensureGeo(warehouse, config.geo.dir, logger);
     }
     logger.info('tables ready', {
       database: config.warehouse.database,
@@ -226,6 +268,10 @@ async function main(argv: string[]): Promise<number> {
       await enforceRetention({ client: warehouse.client(), database: config.warehouse.database, settings: config, logger });
     }
     if (command.name === 'geo-refresh') await refreshPlaces(warehouse, logger);
+    if (command.name === 'forget') {
+      // No service holds the warehouse: one that starts later revokes the account's keys (src/keys/erased.ts).
+      process.stdout.write(`${JSON.stringify(await forget(warehouse.client(), config.warehouse.database, command.erasure))}\n`);
+    }
   } finally {
     await warehouse.close();
     if (config.warehouse.kind === 'chdb') await drainPending();
@@ -236,7 +282,12 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof WarehouseSetupError || err instanceof ImportRefused || err instanceof AddressesReduced;
+    const known =
+      err instanceof ConfigError ||
+      err instanceof WarehouseSetupError ||
+      err instanceof ImportRefused ||
+      err instanceof AddressesReduced ||
+      err instanceof ErasureRefused;
     process.stderr.write(`${known ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

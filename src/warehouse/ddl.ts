@@ -49,6 +49,11 @@ interface TableLayout {
   shardingKey: string;
   /** Aggregate projections, each a `SELECT … GROUP BY …` over this table (see PROJECTIONS). */
   projections?: readonly Projection[];
+  /**
+   * The column holding a listener's or visitor's address whole (IPv6; an IPv4 address as ::ffff:a.b.c.d), by which
+   * `forget --address` finds their rows. A table of an account without one holds no address.
+   */
+  address?: string;
 }
 
 export interface Projection {
@@ -140,6 +145,7 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
+    address: 'ip',
     // PodcastEvents.count by parsedUa; Cube counts request_id, which ClickHouse reads as count() (the column is not Nullable).
     projections: [{ name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), parsed_ua, count() GROUP BY account_id, toStartOfHour(ts), parsed_ua' }],
   },
@@ -171,6 +177,7 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, token, ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
+    address: 'ip',
     // Downloads.count by country or continent, and by time bucket.
     projections: [
       { name: HOURLY, select: 'SELECT account_id, toStartOfHour(ts), country, continent, count() GROUP BY account_id, toStartOfHour(ts), country, continent' },
@@ -239,6 +246,7 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(track_ts)',
     orderBy: '(account_id, app_id, track_ts)',
     shardingKey: 'cityHash64(account_id, ip4)',
+    address: 'ip',
   },
 ];
 
@@ -257,6 +265,13 @@ export function ddlStatements(database: string): string[] {
       ].join('\n'),
     ),
   ];
+}
+
+/** A table's single-node engine clause, which a table staged in its layout is made with. */
+export function mergeTreeEngineSql(table: TableName): string {
+  const t = LAYOUTS.find((layout) => layout.name === table);
+  if (t === undefined) throw new Error(`no layout of ${table}`);
+  return `ENGINE = MergeTree PARTITION BY ${t.partitionBy} ORDER BY ${t.orderBy}`;
 }
 
 /** The local table behind a Distributed one on a cluster. */
@@ -294,6 +309,7 @@ export function clusterDdlStatements(database: string, cluster: string): string[
         ].join('\n'),
       ];
     }),
+    ...bookkeepingStatements(database, cluster),
   ];
 }
 
@@ -325,4 +341,65 @@ export function addProjectionStatements(database: string, table: string, project
     `ALTER TABLE ${target} ADD PROJECTION IF NOT EXISTS ${projection.name} (${projection.select})`,
     `ALTER TABLE ${target} MATERIALIZE PROJECTION ${projection.name} SETTINGS mutations_sync = 2`,
   ];
+}
+
+/** The tables of a listener's or visitor's rows, with the column holding their address (see TableLayout.address). */
+export function addressTables(): { table: TableName; address: string }[] {
+  return LAYOUTS.flatMap((t) => (t.address !== undefined && ACCOUNT_TABLES.includes(t.name) ? [{ table: t.name, address: t.address }] : []));
+}
+
+/**
+ * The warehouse's own records, which no model reads: `imports`, a row per
+ * state of each file imported (import/import.ts), and `erasures`, a row per
+ * erasure made (forget.ts), which names no address and no account: what was
+ * removed, table by table, and for an account the SHA-256 of its id, by
+ * which its keys are found (a guessable digest, but account ids are
+ * operators' names for networks, not personal data).
+ */
+const BOOKKEEPING = {
+  imports: {
+    columns: [
+      'id String',
+      'hash String',
+      'file String',
+      'state LowCardinality(String)',
+      'rows UInt64',
+      "from_ts DateTime('UTC')",
+      "to_ts DateTime('UTC')",
+      "at DateTime('UTC') DEFAULT now()",
+      'accounts Array(String)',
+      "source LowCardinality(String) DEFAULT 'requests'",
+    ],
+    orderBy: '(hash, id)',
+  },
+  erasures: {
+    columns: ['id String', "at DateTime('UTC') DEFAULT now()", 'kind LowCardinality(String)', 'account_hash String', 'removed Map(String, UInt64)'],
+    orderBy: '(at, id)',
+  },
+} as const;
+
+export type BookkeepingTable = keyof typeof BOOKKEEPING;
+
+/**
+ * The engine of a table every node of a cluster holds all of: one replicated table whose replicas are every node
+ * (not a table per shard), by the table's UUID (which ON CLUSTER gives every node alike, and EXCHANGE TABLES keeps
+ * with the data).
+ */
+export const EVERY_NODE_ENGINE = "ReplicatedMergeTree('/clickhouse/tables/all/{uuid}', '{replica}')";
+
+/**
+ * The bookkeeping tables. On a cluster every node holds all of each (one
+ * replicated table whose replicas are every node of the cluster, not a
+ * table per shard), so whichever node a command reaches sees every import
+ * and erasure.
+ */
+export function bookkeepingStatements(database: string, cluster?: string): string[] {
+  const db = quoteIdentifier(database);
+  return Object.entries(BOOKKEEPING).map(([name, t]) =>
+    [
+      `CREATE TABLE IF NOT EXISTS ${db}.${name}${cluster ? ` ON CLUSTER ${quoteIdentifier(cluster)}` : ''} (\n  ${t.columns.join(',\n  ')}\n)`,
+      `ENGINE = ${cluster ? EVERY_NODE_ENGINE : 'MergeTree'}`,
+      `ORDER BY ${t.orderBy}`,
+    ].join('\n'),
+  );
 }

@@ -4,6 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { RetentionConfig } from '../config';
 import type { Logger } from '../log';
 import { localTableName, type TableName } from './ddl';
+import { layoutOf } from './layout';
 import { quoteIdentifier, settingsSql } from './sql';
 
 /** Which retention setting (RetentionConfig) a table's rows follow. */
@@ -198,13 +199,12 @@ export function removeOldRejects(dir: string, days: number, now = Date.now()): s
   return removed;
 }
 
-/** One pass over the stored data: where, by which settings, logged where, and on which cluster (its nodes' `_local` tables). */
+/** One pass over the stored data: where, by which settings, logged where. On a cluster it goes to the nodes' `_local` tables. */
 export interface RetentionRun {
   client: ClickHouseClient;
   database: string;
   settings: { retention: RetentionConfig; rejectsDir: string };
   logger?: Logger;
-  cluster?: string;
 }
 
 /**
@@ -214,13 +214,15 @@ export interface RetentionRun {
  * chDB (addresses age while it runs; the TTL's removal is the engine's own).
  */
 export async function enforceRetention(run: RetentionRun): Promise<void> {
-  await applyRetention(run.client, run.database, run.settings.retention, run.logger, run.cluster);
+  const { cluster } = await layoutOf(run.client, run.database);
+  await applyRetention(run.client, run.database, run.settings.retention, run.logger, cluster);
   await reduceAgedData(run);
 }
 
 /** The part of enforceRetention that time alone makes due: addresses reduced, rejects files removed. */
-export async function reduceAgedData({ client, database, settings, logger, cluster }: RetentionRun): Promise<void> {
+export async function reduceAgedData({ client, database, settings, logger }: RetentionRun): Promise<void> {
   const days = settings.retention.addressDays;
+  const { cluster } = await layoutOf(client, database);
   await reduceAddresses(client, database, days, logger, cluster);
   const removed = removeOldRejects(settings.rejectsDir, days);
   if (removed.length > 0) logger?.info('rejects files removed', { files: removed.length, days });

@@ -1,29 +1,45 @@
 import type { DemoConfig, DownloadsConfig } from '../config';
 import type { Logger } from '../log';
 import type { Warehouse } from './connection';
-import { addProjectionStatements, columnsByTable, ddlStatements, localTableName, projectionsByTable, SCHEMA_VERSION, TABLES } from './ddl';
+import {
+  addProjectionStatements,
+  clusterDdlStatements,
+  columnsByTable,
+  ddlStatements,
+  localTableName,
+  projectionsByTable,
+  SCHEMA_VERSION,
+  TABLES,
+} from './ddl';
+import { layoutOf } from './layout';
 import { quoteIdentifier } from './sql';
 import { isNoSpace, WarehouseSetupError } from './data-dir';
 import { loadDemoData } from './demo-data';
 import { TRACKING_PREFIX } from './reference-data';
 import { loadUserAgents } from './derive/user-agents';
 
-/** Creates the tables and adds projections they lack (idempotent). Needs a user that may run DDL. */
+/**
+ * Creates the tables and adds the columns and projections they lack (idempotent), on one node or, where `init
+ * --cluster` made the tables, ON CLUSTER. Needs a user that may run DDL.
+ */
 export async function applyDdl(warehouse: Warehouse, logger?: Logger): Promise<void> {
   const client = warehouse.client();
-  for (const statement of ddlStatements(warehouse.config.database)) {
+  const { database } = warehouse.config;
+  const { cluster } = await layoutOf(client, database);
+  for (const statement of cluster === undefined ? ddlStatements(database) : clusterDdlStatements(database, cluster)) {
     await client.command({ query: statement });
   }
-  await addMissingColumns(warehouse, logger);
-  await addMissingProjections(warehouse, logger);
+  await addMissingColumns(warehouse, logger, cluster);
+  await addMissingProjections(warehouse, logger, cluster);
 }
 
 /**
  * Columns added to a layout after its table was made (CREATE TABLE IF NOT
  * EXISTS leaves such a table as it was): each has a DEFAULT, so adding it is
- * a change of metadata and the rows already there read the default.
+ * a change of metadata and the rows already there read the default. On a
+ * cluster, to the local and the Distributed table alike.
  */
-async function addMissingColumns(warehouse: Warehouse, logger?: Logger): Promise<void> {
+async function addMissingColumns(warehouse: Warehouse, logger?: Logger, cluster?: string): Promise<void> {
   const client = warehouse.client();
   const { database } = warehouse.config;
   const result = await client.query({
@@ -32,10 +48,13 @@ async function addMissingColumns(warehouse: Warehouse, logger?: Logger): Promise
     format: 'JSONEachRow',
   });
   const present = new Set((await result.json<{ table: string; name: string }>()).map((row) => `${row.table}.${row.name}`));
-  for (const { table, columns } of columnsByTable()) {
-    for (const column of columns.filter((c) => !present.has(`${table}.${c.split(/\s+/)[0]}`))) {
-      logger?.info('adding column', { table, column });
-      await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.${quoteIdentifier(table)} ADD COLUMN IF NOT EXISTS ${column}` });
+  const on = cluster === undefined ? '' : ` ON CLUSTER ${quoteIdentifier(cluster)}`;
+  for (const { table: name, columns } of columnsByTable()) {
+    for (const table of cluster === undefined ? [name] : [localTableName(name), name]) {
+      for (const column of columns.filter((c) => !present.has(`${table}.${c.split(/\s+/)[0]}`))) {
+        logger?.info('adding column', { table, column });
+        await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.${quoteIdentifier(table)}${on} ADD COLUMN IF NOT EXISTS ${column}` });
+      }
     }
   }
 }

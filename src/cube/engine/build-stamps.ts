@@ -41,3 +41,28 @@ export class BuildStamps {
     }
   }
 }
+
+/**
+ * Of Cube's rollup tables, the builds a later build of the same rollup for
+ * the same context replaced: the same name and structure (a hash of the
+ * build's SQL, which holds the context's account), an earlier stamp. Cube
+ * drops them itself only at a later build, and not while queries used them
+ * lately; an erasure drops them at once (CubeService.dropSupersededRollups).
+ */
+export function supersededBuilds(tableNames: readonly string[]): string[] {
+  const newest = new Map<string, { name: string; ms: number }>();
+  const superseded: string[] = [];
+  for (const name of tableNames) {
+    const match = /^(.+)_[^_]+_([^_]+)_(?:([0-9a-v]{1,12})|([0-9]{13,}))$/.exec(name);
+    if (!match) continue;
+    const key = `${match[1]} ${match[2]}`;
+    const ms = match[3] !== undefined ? parseInt(match[3], 32) * 1000 : Number(match[4]);
+    const kept = newest.get(key);
+    if (kept === undefined) newest.set(key, { name, ms });
+    else if (kept.ms < ms) {
+      superseded.push(kept.name);
+      newest.set(key, { name, ms });
+    } else superseded.push(name);
+  }
+  return superseded;
+}

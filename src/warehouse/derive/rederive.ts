@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
+import { layoutOf, mutationTargetSql } from '../layout';
 import { quoteIdentifier, settingsSql, sqlLiteral, withClause } from '../sql';
 import { AddressesReduced, reducedAddressesReason } from '../retention';
 import { classifiedSql, compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
@@ -61,7 +62,10 @@ export async function rederive(
   const span = `ts >= toDateTime(${start}, 'UTC') AND ts < toDateTime(${end}, 'UTC')${accountsSql(accounts)}`;
   const [{ n: derived }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${downloads} WHERE ${span}`);
   // A mutation is a statement over every part of the span: days no download lies on (a new account's) skip it.
-  if (Number(derived) > 0) await client.command({ query: `ALTER TABLE ${downloads} DELETE WHERE ${span}${settingsSql({ mutations_sync: 2 })}` });
+  if (Number(derived) > 0) {
+    const target = mutationTargetSql(await layoutOf(client, database), 'downloads');
+    await client.command({ query: `ALTER TABLE ${target} DELETE WHERE ${span}${settingsSql({ mutations_sync: 2 })}` });
+  }
   const perShow = await rows<{ day: string; token: string; n: string }>(
     client,
     `SELECT toInt64(toStartOfDay(ts)) AS day, token, count() AS n FROM ${events} WHERE ${span} GROUP BY day, token ORDER BY day, token`,
@@ -139,7 +143,8 @@ export async function reclassifyRequests(client: ClickHouseClient, database: str
     const named = `ifNull(joinGetOrNull(${sqlLiteral(table)}, 'parsed_ua', raw_ua), parsed_ua)`;
     const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${events} WHERE parsed_ua != ${named}`);
     if (Number(n) > 0) {
-      await client.command({ query: `ALTER TABLE ${events} UPDATE parsed_ua = ${named} WHERE parsed_ua != ${named}${settingsSql({ mutations_sync: 2 })}` });
+      const target = mutationTargetSql(await layoutOf(client, database), 'podcast_events');
+      await client.command({ query: `ALTER TABLE ${target} UPDATE parsed_ua = ${named} WHERE parsed_ua != ${named}${settingsSql({ mutations_sync: 2 })}` });
     }
     return Number(n);
   } finally {

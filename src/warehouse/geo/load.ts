@@ -3,6 +3,8 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
 import type { Warehouse } from '../connection';
+import { EVERY_NODE_ENGINE } from '../ddl';
+import { layoutOf, onClusterSql, type Layout } from '../layout';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
 import { mmdbNetworks } from './mmdb';
 import { geoFiles, geoFingerprint, type GeoFiles } from './sources';
@@ -68,7 +70,8 @@ export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, l
   const fingerprint = geoFingerprint(files);
   const client = warehouse.client();
   const db = quoteIdentifier(warehouse.config.database);
-  await createGeoObjects(client, warehouse.config.database);
+  const layout = await layoutOf(client, warehouse.config.database);
+  for (const statement of geoObjectStatements(layout)) await client.command({ query: statement });
   const recorded = await client.query({
     query: `SELECT fingerprint, city_networks, asn_networks FROM ${db}.${GEO_TABLES.source} ORDER BY loaded_at DESC LIMIT 1`,
     format: 'JSONEachRow',
@@ -79,7 +82,7 @@ export async function ensureGeo(warehouse: Warehouse, dir: string | undefined, l
   }
   logger?.info('loading the IP database: once per warehouse and version of its files', { files: Object.values(files) });
   const started = performance.now();
-  const counts = await loadGeo(client, warehouse.config.database, files, logger);
+  const counts = await loadGeo(client, layout, files, logger);
   await client.command({
     query: `INSERT INTO ${db}.${GEO_TABLES.source} SELECT {fingerprint:String}, now(), {city:UInt64}, {asn:UInt64}`,
     query_params: { fingerprint, city: counts.cityNetworks, asn: counts.asnNetworks },
@@ -153,25 +156,27 @@ export async function warmGeoAtStart(warehouse: Warehouse, logger: Logger): Prom
   }
 }
 
-async function createGeoObjects(client: ClickHouseClient, database: string): Promise<void> {
+/** A geo table's definition: on a cluster every node holds all of it, so that each node's dictionaries read their own copy. */
+function geoTableSql(layout: Layout, ddl: string): string {
+  return layout.cluster === undefined ? ddl : ddl.replace('ENGINE = MergeTree', `ENGINE = ${EVERY_NODE_ENGINE}`);
+}
+
+/** The geo tables and dictionaries, each made if missing (on a cluster, on every node). */
+export function geoObjectStatements(layout: Layout): string[] {
+  const { database } = layout;
   const db = quoteIdentifier(database);
-  for (const [key, table] of Object.entries(GEO_TABLES) as [keyof typeof GEO_TABLES, string][]) {
-    await client.command({ query: `CREATE TABLE IF NOT EXISTS ${db}.${table} ${TABLE_DDL[key]}` });
-  }
+  const on = onClusterSql(layout);
   // LIFETIME(0): a dictionary changes only when a load says so (SYSTEM RELOAD DICTIONARY).
   const source = (table: string) => `SOURCE(CLICKHOUSE(DB ${sqlLiteral(database)} TABLE ${sqlLiteral(table)})) LIFETIME(0)`;
-  await client.command({
-    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.city} (prefix String, record UInt64 DEFAULT 0) PRIMARY KEY prefix ${source(GEO_TABLES.city)} LAYOUT(IP_TRIE)`,
-  });
-  await client.command({
-    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.cityRecords} (record UInt64, country_code String DEFAULT '', city String DEFAULT '', timezone String DEFAULT '') PRIMARY KEY record ${source(GEO_TABLES.cityRecords)} LAYOUT(HASHED)`,
-  });
-  await client.command({
-    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.asn} (prefix String, asn UInt32 DEFAULT 0, org String DEFAULT '') PRIMARY KEY prefix ${source(GEO_TABLES.asn)} LAYOUT(IP_TRIE)`,
-  });
-  await client.command({
-    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.country} (Code String, Name String DEFAULT '', Continent String DEFAULT '') PRIMARY KEY Code ${source(GEO_TABLES.country)} LAYOUT(COMPLEX_KEY_HASHED)`,
-  });
+  return [
+    ...(Object.entries(GEO_TABLES) as [keyof typeof GEO_TABLES, string][]).map(
+      ([key, table]) => `CREATE TABLE IF NOT EXISTS ${db}.${table}${on} ${geoTableSql(layout, TABLE_DDL[key])}`,
+    ),
+    `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.city}${on} (prefix String, record UInt64 DEFAULT 0) PRIMARY KEY prefix ${source(GEO_TABLES.city)} LAYOUT(IP_TRIE)`,
+    `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.cityRecords}${on} (record UInt64, country_code String DEFAULT '', city String DEFAULT '', timezone String DEFAULT '') PRIMARY KEY record ${source(GEO_TABLES.cityRecords)} LAYOUT(HASHED)`,
+    `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.asn}${on} (prefix String, asn UInt32 DEFAULT 0, org String DEFAULT '') PRIMARY KEY prefix ${source(GEO_TABLES.asn)} LAYOUT(IP_TRIE)`,
+    `CREATE DICTIONARY IF NOT EXISTS ${db}.${GEO_DICTIONARIES.country}${on} (Code String, Name String DEFAULT '', Continent String DEFAULT '') PRIMARY KEY Code ${source(GEO_TABLES.country)} LAYOUT(COMPLEX_KEY_HASHED)`,
+  ];
 }
 
 /**
@@ -179,7 +184,9 @@ async function createGeoObjects(client: ClickHouseClient, database: string): Pro
  * table and reloads the dictionaries already built, so a lookup never sees
  * half a load.
  */
-async function loadGeo(client: ClickHouseClient, database: string, files: GeoFiles, logger?: Logger): Promise<{ cityNetworks: number; asnNetworks: number }> {
+async function loadGeo(client: ClickHouseClient, layout: Layout, files: GeoFiles, logger?: Logger): Promise<{ cityNetworks: number; asnNetworks: number }> {
+  const { database } = layout;
+  const on = onClusterSql(layout);
   let stepStarted = performance.now();
   const step = (name: string) => {
     logger?.info('IP database load step', { step: name, seconds: Math.round(performance.now() - stepStarted) / 1000 });
@@ -195,12 +202,13 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
     asn6: '(first UInt128, last UInt128, asn UInt32, org String) ENGINE = MergeTree ORDER BY tuple()',
   };
   const dropScratch = async () => {
-    for (const name of Object.keys(stages)) await client.command({ query: `DROP TABLE IF EXISTS ${stage(name)} SYNC` });
-    for (const table of LOADED_TABLES.map((key) => GEO_TABLES[key])) await client.command({ query: `DROP TABLE IF EXISTS ${next(table)} SYNC` });
+    for (const name of Object.keys(stages)) await client.command({ query: `DROP TABLE IF EXISTS ${stage(name)}${on} SYNC` });
+    for (const table of LOADED_TABLES.map((key) => GEO_TABLES[key])) await client.command({ query: `DROP TABLE IF EXISTS ${next(table)}${on} SYNC` });
   };
   await dropScratch();
-  for (const [name, ddl] of Object.entries(stages)) await client.command({ query: `CREATE TABLE ${stage(name)} ${ddl}` });
-  for (const key of LOADED_TABLES) await client.command({ query: `CREATE TABLE ${next(GEO_TABLES[key])} ${TABLE_DDL[key]}` });
+  // The stages are this node's (filled and read here only; on a cluster the other nodes' stay empty).
+  for (const [name, ddl] of Object.entries(stages)) await client.command({ query: `CREATE TABLE ${stage(name)}${on} ${ddl}` });
+  for (const key of LOADED_TABLES) await client.command({ query: `CREATE TABLE ${next(GEO_TABLES[key])}${on} ${geoTableSql(layout, TABLE_DDL[key])}` });
 
   for (const [index, file] of [files.cityIpv4, files.cityIpv6].entries()) {
     const { networkChunks, places } = await mmdbNetworks(await readFile(file));
@@ -215,8 +223,8 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
     const lines = [...places].map(([record, r]) => [record, tsv(r.country_code), tsv(r.city), tsv(r.timezone)].join('\t'));
     await insertText(client, `${stage('records')} (record, country_code, city, timezone)`, 'TabSeparated', `${lines.join('\n')}\n`);
     await client.command({ query: `INSERT INTO ${next(GEO_TABLES.cityRecords)} SELECT ${id}, country_code, city, timezone FROM ${stage('records')}` });
-    await client.command({ query: `TRUNCATE TABLE ${stage('networks')}` });
-    await client.command({ query: `TRUNCATE TABLE ${stage('records')}` });
+    await client.command({ query: `TRUNCATE TABLE ${stage('networks')}${on}` });
+    await client.command({ query: `TRUNCATE TABLE ${stage('records')}${on}` });
     step(`prefixes and records of ${file}`);
   }
 
@@ -234,21 +242,31 @@ async function loadGeo(client: ClickHouseClient, database: string, files: GeoFil
     input_format_skip_unknown_fields: 1,
   });
 
+  if (layout.cluster !== undefined) {
+    // Every node's copy whole before any node swaps it in.
+    for (const key of LOADED_TABLES) await client.command({ query: `SYSTEM SYNC REPLICA${on} ${next(GEO_TABLES[key])}` });
+  }
   await client.command({
     query: `EXCHANGE TABLES ${LOADED_TABLES.map((key) => GEO_TABLES[key])
       .map((t) => `${db}.${quoteIdentifier(t)} AND ${next(t)}`)
-      .join(', ')}`,
+      .join(', ')}${on}`,
   });
   await dropScratch();
   // Only a dictionary this engine has built holds the old tables (LIFETIME(0): until told). One not built reads the
   // new tables at its first use; reloading it here would build it now, and a load is often all a process does
   // (`npm run warehouse -- init`, then exit): geo_city's trie took 17.5 s of a 34.8 s first load on a quiet machine.
-  const built = await client.query({
-    query: "SELECT name FROM system.dictionaries WHERE database = {database:String} AND name IN {names:Array(String)} AND status != 'NOT_LOADED'",
-    query_params: { database, names: Object.values(GEO_DICTIONARIES) },
-    format: 'JSONEachRow',
-  });
-  for (const { name } of await built.json<{ name: string }>()) await client.command({ query: `SYSTEM RELOAD DICTIONARY ${db}.${quoteIdentifier(name)}` });
+  // On a cluster, what the other nodes have built is not known here: every node reloads every dictionary.
+  const built =
+    layout.cluster !== undefined
+      ? Object.values(GEO_DICTIONARIES).map((name) => ({ name }))
+      : await client
+          .query({
+            query: "SELECT name FROM system.dictionaries WHERE database = {database:String} AND name IN {names:Array(String)} AND status != 'NOT_LOADED'",
+            query_params: { database, names: Object.values(GEO_DICTIONARIES) },
+            format: 'JSONEachRow',
+          })
+          .then((result) => result.json<{ name: string }>());
+  for (const { name } of built) await client.command({ query: `SYSTEM RELOAD DICTIONARY${on} ${db}.${quoteIdentifier(name)}` });
   step('swap, and reload the dictionaries already built');
   const count = async (table: string) => {
     const result = await client.query({ query: `SELECT count() AS n FROM ${db}.${quoteIdentifier(table)}`, format: 'JSONEachRow' });

@@ -10,11 +10,12 @@ import { derivationStagingDatabase, readsFrom } from '../derive/rederive';
 import { statementTicket } from '../statement-queue';
 import { withoutDuplicates } from './duplicates';
 import { readRuns } from './lines';
-import type { TableName } from '../ddl';
 import { ImportRefused, type Change, type ImportOptions, type Source } from './source';
 import { sourceNamed } from './sources';
 import { quoteIdentifier, settingsSql, sqlLiteral } from '../sql';
 import { reducedAddressesReason, REJECTS_SUFFIX } from '../retention';
+import { bookkeepingStatements, localTableName, mergeTreeEngineSql, type TableName } from '../ddl';
+import { layoutOf, mutationTargetSql, onClusterSql, type Layout } from '../layout';
 
 export { ImportRefused, type ImportOptions } from './source';
 
@@ -159,7 +160,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     accounts: [],
     ...counted,
   });
-  await ensureImportTables(client, options.database);
+  const layout = await ensureImportTables(client, options.database);
   const recovered = await recoverInterrupted(client, options);
   // The scratch database is made here, not with the imports table: a service that never imports keeps one database.
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
@@ -211,7 +212,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
     const stagedOf = (target: TableName) => (target === source.target ? events : table(`events_${target}`));
     // One pass over the file (a statement per run of lines): its checked rows go through a Null table, whose views write the valid ones in
     // the target's own layout (so its parts are attached as they are), the rejected ones and the skipped ones apart.
-    for (const target of targetsOf(source)) await make(stagedOf(target), `CREATE TABLE ${stagedOf(target)} AS ${db}.${quoteIdentifier(target)}`);
+    for (const target of targetsOf(source)) await make(stagedOf(target), `CREATE TABLE ${stagedOf(target)} ${stagedLayoutSql(layout, target)}`);
     await make(rejects, `CREATE TABLE ${rejects} (line UInt64, reason String, raw String) ENGINE = MergeTree ORDER BY line`);
     await make(kindsSkipped, `CREATE TABLE ${kindsSkipped} (kind String) ENGINE = MergeTree ORDER BY tuple()`);
     for (const [kind, definition] of Object.entries(staged.tables ?? {})) await make(table(kind), `CREATE TABLE ${table(kind)} ${definition}`);
@@ -293,7 +294,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         // 'replacing': every row is in; an import killed from here on is finished by recoverInterrupted, not removed, since the
         // rows it replaces may be gone already.
         await record('replacing');
-        replaced = { replaced: await replaceEarlier(client, options.database, source, id, from, to) };
+        replaced = { replaced: await replaceEarlier(client, layout, source, id, from, to) };
         options.progress?.(`${name}: ${replaced.replaced} rows stored before replaced by its own`);
       }
     }
@@ -392,18 +393,19 @@ function accountsOf(source: Source): string {
  * while it ran this way. `from`, `to`: the import's span (epoch seconds), within which its wholes lie. Returns the
  * rows deleted.
  */
-async function replaceEarlier(client: ClickHouseClient, database: string, source: Source, id: string, from: number, to: number): Promise<number> {
+async function replaceEarlier(client: ClickHouseClient, layout: Layout, source: Source, id: string, from: number, to: number): Promise<number> {
   let replaced = 0;
   const span = `${source.time} BETWEEN toDateTime(${from}, 'UTC') AND toDateTime(${to}, 'UTC')`;
   for (const name of targetsOf(source)) {
-    const target = `${quoteIdentifier(database)}.${quoteIdentifier(name)}`;
+    const target = `${quoteIdentifier(layout.database)}.${quoteIdentifier(name)}`;
     const others = `${span} AND import_id != ${sqlLiteral(id)}`;
     // A span that holds no other import's rows (a new day's charts) has nothing to replace: one cheap look, not the set of wholes.
     if ((await rows(client, `SELECT 1 FROM ${target} WHERE ${others} LIMIT 1`)).length === 0) continue;
     const earlier = `${others} AND ${source.replaces} IN (SELECT ${source.replaces} FROM ${target} WHERE ${span} AND import_id = ${sqlLiteral(id)})`;
     const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${target} WHERE ${earlier}`);
     if (Number(n) === 0) continue;
-    await client.command({ query: `DELETE FROM ${target} WHERE ${earlier}` });
+    // On a cluster the rows are in the nodes' local tables: the Distributed one takes no DELETE.
+    await client.command({ query: `DELETE FROM ${mutationTargetSql(layout, name)} WHERE ${earlier}` });
     replaced += Number(n);
   }
   return replaced;
@@ -437,7 +439,8 @@ async function moveRows(client: ClickHouseClient, database: string, targetName: 
     name: targetName,
   });
   if (!engine.endsWith('MergeTree')) {
-    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${staged}` });
+    // Sent to the shards before the statement returns, so the rows are there when the import is recorded done.
+    await client.command({ query: `INSERT INTO ${target} SELECT * FROM ${staged}${settingsSql({ insert_distributed_sync: 1 })}` });
     return;
   }
   const partitions = await rows<{ partition: string }>(client, `SELECT DISTINCT _partition_id AS partition FROM ${staged}`);
@@ -446,23 +449,32 @@ async function moveRows(client: ClickHouseClient, database: string, targetName: 
   }
 }
 
+/**
+ * A staging table in the target's layout: on one node a copy of the target's definition; on a cluster the local
+ * table's columns in a plain MergeTree (a copy of the Distributed table would send the staged rows to the target, one
+ * of the ReplicatedMergeTree would join the target's replicas).
+ */
+function stagedLayoutSql(layout: Layout, target: TableName): string {
+  const db = quoteIdentifier(layout.database);
+  if (layout.cluster === undefined) return `AS ${db}.${quoteIdentifier(target)}`;
+  return `AS ${db}.${quoteIdentifier(localTableName(target))} ${mergeTreeEngineSql(target)}`;
+}
+
 /** Where an import stages a file's rows (the derivation's database for scratch tables). */
 export const stagingDatabase = derivationStagingDatabase;
 
-export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<void> {
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(database)}.imports (
-      id String, hash String, file String, state LowCardinality(String), rows UInt64,
-      from_ts DateTime('UTC'), to_ts DateTime('UTC'), at DateTime('UTC') DEFAULT now(), accounts Array(String),
-      source LowCardinality(String) DEFAULT 'requests'
-    ) ENGINE = MergeTree ORDER BY (hash, id)`,
-  });
-  // A service following imports (follow.ts) reads whose answers an import changed, and a recovery which table an interrupted
-  // import's rows are in; tables made before lack them (every import before sources was of requests).
-  await client.command({ query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS accounts Array(String)` });
-  await client.command({
-    query: `ALTER TABLE ${quoteIdentifier(database)}.imports ADD COLUMN IF NOT EXISTS source LowCardinality(String) DEFAULT 'requests'`,
-  });
+/**
+ * The bookkeeping tables (ddl.ts), and the columns of `imports` a table made before them lacks: a service following
+ * imports (follow.ts) reads whose answers an import changed, and a recovery which table an interrupted import's rows
+ * are in (every import before sources was of requests). Returns the layout the writes that follow address.
+ */
+export async function ensureImportTables(client: ClickHouseClient, database: string): Promise<Layout> {
+  const layout = await layoutOf(client, database);
+  for (const statement of bookkeepingStatements(database, layout.cluster)) await client.command({ query: statement });
+  const imports = `${quoteIdentifier(database)}.imports${onClusterSql(layout)}`;
+  await client.command({ query: `ALTER TABLE ${imports} ADD COLUMN IF NOT EXISTS accounts Array(String)` });
+  await client.command({ query: `ALTER TABLE ${imports} ADD COLUMN IF NOT EXISTS source LowCardinality(String) DEFAULT 'requests'` });
+  return layout;
 }
 
 /**
@@ -480,6 +492,7 @@ export async function recoverInterrupted(
   options: Pick<ImportOptions, 'database' | 'derivation' | 'progress' | 'statementRows'>,
 ): Promise<number[]> {
   const db = quoteIdentifier(options.database);
+  const layout = await layoutOf(client, options.database);
   const staged = await rows<{ name: string }>(client, 'SELECT name FROM system.tables WHERE database = {staging:String}', {
     staging: stagingDatabase(options.database),
   });
@@ -499,7 +512,7 @@ export async function recoverInterrupted(
     if (Number(p.replacing) > 0) {
       // Every row of it is in, and what it replaces may be gone: it is finished rather than removed.
       options.progress?.(`finishing interrupted import ${p.id} (${p.file}): its rows replace those stored before`);
-      await replaceEarlier(client, options.database, source, p.id, Number(p.from), Number(p.to));
+      await replaceEarlier(client, layout, source, p.id, Number(p.from), Number(p.to));
       await client.command({
         query: `INSERT INTO ${db}.imports SELECT * REPLACE ('done' AS state, now() AS at)
           FROM (SELECT * FROM ${db}.imports WHERE id = ${sqlLiteral(p.id)} AND state = 'replacing')`,
@@ -509,20 +522,23 @@ export async function recoverInterrupted(
     options.progress?.(`removing the rows of interrupted import ${p.id} (${p.file})`);
     let accounts: string[] = [];
     for (const name of targetsOf(source)) {
-      const target = `${db}.${quoteIdentifier(name)}`;
       const [found] = await rows<{ accounts: string[] }>(
         client,
-        `SELECT ${accountsOf(source)} AS accounts, count() FROM ${target} WHERE import_id = {id:String}`,
+        `SELECT ${accountsOf(source)} AS accounts, count() FROM ${db}.${quoteIdentifier(name)} WHERE import_id = {id:String}`,
         {
           id: p.id,
         },
       );
       accounts = [...new Set([...accounts, ...found.accounts])];
-      await client.command({ query: `ALTER TABLE ${target} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+      await client.command({
+        query: `ALTER TABLE ${mutationTargetSql(layout, name)} DELETE WHERE import_id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}`,
+      });
     }
     const progress = (message: string) => options.progress?.(`interrupted import ${p.id}: ${message}`);
     await source.undo?.({ client, options, from: Number(p.from), to: Number(p.to), accounts, progress });
-    await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
+    await client.command({
+      query: `ALTER TABLE ${db}.imports${onClusterSql(layout)} DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}`,
+    });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and undid what followed from them`);
   }
   return pending.map((p) => Number(p.from));

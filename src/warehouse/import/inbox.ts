@@ -6,6 +6,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../log';
 import { geoLoaded } from '../geo/load';
 import { addressPlaces, placesFromDatabase } from '../geo/places';
+import { checkedErasure, ErasureRefused, forget, type Erasure, type ErasureSummary } from '../forget';
 import { ensureImportTables, importFile, ImportRefused, recoverInterrupted, type ImportOptions, type ImportSummary } from './import';
 
 /**
@@ -14,8 +15,10 @@ import { ensureImportTables, importFile, ImportRefused, recoverInterrupted, type
  * a folder inside the data directory that only the directory's owner can
  * reach (0700). The command copies the file in and writes a job; the
  * service, which polls the folder, imports it with its own engine and
- * writes the summary back. No HTTP route is involved: the API stays
- * read-only.
+ * writes the summary back. `forget` hands its erasure over the same way (a
+ * job without a file). A job stays until its result is written, so one the
+ * service was running when it stopped is run when it starts again. No HTTP
+ * route is involved: the API stays read-only.
  */
 export const INBOX = 'import-inbox';
 const PID_FILE = 'service.pid';
@@ -25,6 +28,9 @@ export type InboxJob = Omit<ImportOptions, 'database' | 'derivation' | 'tracking
   name: string;
   data: string;
 };
+
+/** What a job file holds: a file to import (a job that names no kind), or an erasure. */
+type Job = (InboxJob & { kind?: 'import' }) | { kind: 'forget'; erasure: Erasure };
 
 /** What the service writes back for a file it could not import. */
 interface Failure {
@@ -36,6 +42,8 @@ interface Failure {
 export interface InboxHooks {
   /** After an import added rows, before its summary is written. */
   imported?: (summary: ImportSummary) => Promise<void>;
+  /** After an erasure, before its summary is written; what it returns is added to the summary. */
+  forgotten?: (erasure: Erasure, summary: ErasureSummary) => Promise<Record<string, unknown>>;
 }
 
 export function inboxDir(dataDir: string): string {
@@ -72,21 +80,36 @@ export async function handOff(
   if (file === '-') await pipeline(process.stdin, createWriteStream(partial, { mode: 0o600 }));
   else copyFileSync(file, partial);
   renameSync(partial, data);
-  writeFileSync(path.join(dir, `${id}.job.partial`), JSON.stringify({ ...job, name: file, data }), { mode: 0o600 });
-  renameSync(path.join(dir, `${id}.job.partial`), path.join(dir, `${id}.job`));
   progress(`${file}: handed to the running service (pid ${runningService(dataDir) ?? '?'}) through ${dir}`);
+  const summary = await runJob<ImportSummary>(dataDir, id, { ...job, name: file, data }, `importing ${file}`);
+  // A file refused whole is the file's fault, said as the command alone says it; anything else is the service's.
+  if (!('outcome' in summary)) throw summary.refused ? new ImportRefused(summary.error) : new Error(`the service could not import ${file}: ${summary.error}`);
+  return summary;
+}
+
+/** The command's side of `forget`: hands the erasure to the service and waits for its summary. */
+export async function handOffErasure(dataDir: string, erasure: Erasure, progress: (message: string) => void): Promise<ErasureSummary> {
+  progress(`handed to the running service (pid ${runningService(dataDir) ?? '?'}) through ${inboxDir(dataDir)}`);
+  const summary = await runJob<ErasureSummary>(dataDir, randomUUID(), { kind: 'forget', erasure }, 'erasing');
+  if ('error' in summary) throw summary.refused ? new ErasureRefused(summary.error) : new Error(`the service could not erase: ${summary.error}`);
+  return summary;
+}
+
+/** Writes a job and waits for the service's result. */
+async function runJob<T>(dataDir: string, id: string, job: Job, doing: string): Promise<T | Failure> {
+  const dir = inboxDir(dataDir);
+  writeFileSync(path.join(dir, `${id}.job.partial`), JSON.stringify(job), { mode: 0o600 });
+  renameSync(path.join(dir, `${id}.job.partial`), path.join(dir, `${id}.job`));
   const result = path.join(dir, `${id}.result`);
   for (;;) {
     if (existsSync(result)) {
-      const summary = JSON.parse(readFileSync(result, 'utf8')) as ImportSummary | Failure;
+      const outcome = JSON.parse(readFileSync(result, 'utf8')) as T | Failure;
       rmSync(result, { force: true });
-      // A file refused whole is the file's fault, said as the command alone says it; anything else is the service's.
-      if (!('outcome' in summary)) {
-        throw summary.refused ? new ImportRefused(summary.error) : new Error(`the service could not import ${file}: ${summary.error}`);
-      }
-      return summary;
+      return outcome;
     }
-    if (runningService(dataDir) === undefined) throw new Error(`the service stopped before importing ${file}; run the command again`);
+    if (runningService(dataDir) === undefined) {
+      throw new Error(`the service stopped before ${doing}; it takes the job up again when it starts, or run the command again`);
+    }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
@@ -105,7 +128,7 @@ export function watchInbox(
   logger: Logger,
   hooks: InboxHooks = {},
 ): { stop(): void } {
-  const { imported = async () => {} } = hooks;
+  const { imported = async () => {}, forgotten = async () => ({}) } = hooks;
   const dir = inboxDir(dataDir);
   writeFileSync(path.join(dir, PID_FILE), String(process.pid), { mode: 0o600 });
   let stopped = false;
@@ -131,15 +154,33 @@ export function watchInbox(
     }
     return done;
   };
+  const forgetJob = async (erasure: Erasure): Promise<Record<string, unknown> | Failure> => {
+    let done: ErasureSummary;
+    try {
+      done = await forget(client, options.database, checkedErasure(erasure));
+    } catch (err) {
+      // The message only: the erasure itself (an address) is what must not be kept, in the log as anywhere.
+      const error = err instanceof Error ? err.message : String(err);
+      logger.error('erasure failed', { kind: erasure.kind, error });
+      return { error, refused: err instanceof ErasureRefused };
+    }
+    logger.info('erasure finished', { ...done });
+    // The rows are gone whatever this says: a failure here is the service's, logged.
+    const followed = await forgotten(erasure, done).catch((err: unknown) => {
+      logger.error('the erasure is made, but what follows it failed (answers, an account’s keys)', { id: done.id, error: String(err) });
+      return {};
+    });
+    return { ...done, ...followed };
+  };
   const tick = async () => {
     for (const entry of readdirSync(dir).filter((f) => f.endsWith('.job'))) {
       const jobFile = path.join(dir, entry);
-      const job = JSON.parse(readFileSync(jobFile, 'utf8')) as InboxJob;
-      const outcome = await importJob(job);
+      const job = JSON.parse(readFileSync(jobFile, 'utf8')) as Job;
+      const outcome = job.kind === 'forget' ? await forgetJob(job.erasure) : await importJob(job);
       writeFileSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), JSON.stringify(outcome), { mode: 0o600 });
       renameSync(path.join(dir, `${entry.slice(0, -4)}.result.partial`), path.join(dir, `${entry.slice(0, -4)}.result`));
       rmSync(jobFile, { force: true });
-      rmSync(job.data, { force: true });
+      if (job.kind !== 'forget') rmSync(job.data, { force: true });
     }
   };
   const loop = () => {

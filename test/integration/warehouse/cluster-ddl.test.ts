@@ -1,5 +1,6 @@
 import {
   addProjectionStatements,
+  bookkeepingStatements,
   clusterDdlStatements,
   columnsByTable,
   ddlStatements,
@@ -74,7 +75,8 @@ describe('cluster DDL', () => {
   const single = ddlStatements(DATABASE);
 
   it('parses in ClickHouse, every statement ON CLUSTER', async () => {
-    expect(cluster).toHaveLength(1 + 2 * TABLES.length);
+    // The database, a local and a Distributed table per table, the bookkeeping tables.
+    expect(cluster).toHaveLength(1 + 2 * TABLES.length + bookkeepingStatements(DATABASE).length);
     for (const statement of cluster) expect(await format(statement)).toContain(`ON CLUSTER ${CLUSTER}`);
   });
 

@@ -1,4 +1,4 @@
-import { BuildStamps } from '../../../src/cube/engine/build-stamps';
+import { BuildStamps, supersededBuilds } from '../../../src/cube/engine/build-stamps';
 
 /** Cube 0.33's own encoding of a stamp in a rollup table's name (query-orchestrator's encodeTimeStamp). */
 const secondOf = (ms: number) => Math.floor(ms / 1000).toString(32);
@@ -40,5 +40,25 @@ describe('BuildStamps', () => {
     const stamps = new BuildStamps(() => NOW);
     stamps.saw(['funnel_hourly', 'a_b', `a_rollup_x_y_${secondOf(NOW + 86_400_000)}`, 'some_other_table_vvvvvvvvvvvv']);
     expect(stamps.next()).toBe(NOW);
+  });
+});
+
+describe('supersededBuilds', () => {
+  const name = (structure: string, ms: number) => `rolled_downloads_by_country20260101_content_${structure}_${secondOf(ms)}`;
+
+  it('names every build but the newest of each rollup and structure (context), whatever the order', () => {
+    const tables = [name('acme', NOW), name('acme', NOW + 2000), name('other', NOW - 5000), name('acme', NOW + 1000)];
+    expect(supersededBuilds(tables).sort()).toEqual([name('acme', NOW), name('acme', NOW + 1000)].sort());
+    expect(supersededBuilds([...tables].reverse()).sort()).toEqual([name('acme', NOW), name('acme', NOW + 1000)].sort());
+  });
+
+  it('leaves the only build of a context, another rollup’s, and tables that are not Cube’s', () => {
+    const other = `rolled_downloads_by_country20260102_content_acme_${secondOf(NOW - 9000)}`;
+    expect(supersededBuilds([name('acme', NOW), other, 'funnel_hourly', 'a_b'])).toEqual([]);
+  });
+
+  it('reads Cube’s older decimal millisecond stamps too', () => {
+    const older = 'rolled_downloads_by_country20260101_content_acme_1764201599000';
+    expect(supersededBuilds([older, name('acme', NOW)])).toEqual([older]);
   });
 });
