@@ -258,7 +258,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       options.progress?.(`${name}: moving ${imported} valid rows into ${source.target}`);
       await moveRows(client, options.database, source.target, moved.table);
       if (source.derive) {
-        const change: Change = { client, options, from, to, accounts, progress: (message) => options.progress?.(`${name}: ${message}`) };
+        const change: Change = { client, options, from, to, accounts, id, progress: (message) => options.progress?.(`${name}: ${message}`) };
         derived = { ...derived, ...(await source.derive(change)) };
       }
     }

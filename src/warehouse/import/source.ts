@@ -148,6 +148,8 @@ export interface Change {
   from: number;
   to: number;
   accounts: readonly string[];
+  /** The import whose rows were added (its rows' import_id), for counts of its own rows; absent when they were taken out. */
+  id?: string;
   progress(message: string): void;
 }
 
