@@ -13,9 +13,11 @@ import { ddlStatements } from '../src/warehouse/ddl';
 import { quoteIdentifier } from '../src/warehouse/sql';
 import { loadUserAgents } from '../src/warehouse/derive/user-agents';
 import { importFile, stagingDatabase } from '../src/warehouse/import/import';
+import { LINK_EVENT_FIELDS } from '../src/warehouse/import/sources/link-events';
 import { SNOWPLOW_FIELDS } from '../src/warehouse/import/sources/web-events';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
+import { writeLinkEventsFile } from './link-events-file';
 import { writeWebEventsFile } from './web-events-file';
 import { log, mb, perSecond, table } from './report';
 import { DATABASE, ROLLUP_DATABASE } from './service';
@@ -29,11 +31,12 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * For each format, one generated file of `rows` rows, in one run on one chDB
  * engine: a request log (`ndjson`, `csv`: bench/requests-file.ts) or
  * Snowplow's enriched events (`snowplow`, website events:
- * bench/web-events-file.ts):
+ * bench/web-events-file.ts), or the link pages' events (`links`, NDJSON:
+ * bench/link-events-file.ts):
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
  *     file into a plain MergeTree table with the target's types
- *     (podcast_events', web_events'; read, parse, convert, write; no
- *     validation, no derivation);
+ *     (podcast_events', web_events', link_events'; read, parse, convert,
+ *     write; no validation, no derivation);
  * (a2) the issue's floor, the same insert into a fresh `podcast_events` as
  *     the project makes it (its sort key, partitions and hourly projection),
  *     each column a plain function of the file's fields: the token and media
@@ -44,8 +47,8 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * (b) `npm run warehouse -- import`'s code on the same file into a fresh
  *     database: hash, validate, rejects, stage, look for ids already there,
  *     attach to the target; for requests derive downloads (IAB, calendar
- *     day), for web events nothing (places from geo_* where given; no IP
- *     database is loaded here, for either).
+ *     day), for web events nothing (places from geo_* where given), for
+ *     link events the link views (no IP database is loaded here, for any).
  * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
  * before each (chDB runs in this process), and the import's own progress
  * lines with the seconds since it started, which say where its time goes.
@@ -102,13 +105,19 @@ async function main(): Promise<number> {
     const steps: string[] = [];
     for (const format of formats) {
       const web = format === 'snowplow';
-      const file = path.join(values['keep-files'] ?? scratch, web ? `web-events-${rows}.tsv` : `requests-${rows}${requestIds ? '-ids' : ''}.${format}`);
-      const noun = web ? 'events' : 'requests';
+      const links = format === 'links';
+      const requests = !web && !links;
+      const file = path.join(
+        values['keep-files'] ?? scratch,
+        web ? `web-events-${rows}.tsv` : links ? `link-events-${rows}.ndjson` : `requests-${rows}${requestIds ? '-ids' : ''}.${format}`,
+      );
+      const noun = requests ? 'requests' : 'events';
       if (existsSync(file)) {
         log(`${file}: ${rows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, kept from an earlier run`);
       } else {
         const generated = performance.now();
         if (web) await writeWebEventsFile(`${file}.partial`, rows);
+        else if (links) await writeLinkEventsFile(`${file}.partial`, rows);
         else await writeRequestsFile(`${file}.partial`, rows, format, requestIds);
         renameSync(`${file}.partial`, file);
         log(
@@ -123,7 +132,9 @@ async function main(): Promise<number> {
       for (let round = 1; round <= repeat; round++) {
         // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
         const tag = repeat > 1 ? ` #${round}` : '';
-        const raw = await measured(() => (web ? rawWebInsert(client, file) : rawInsert(client, file, format as RequestsFormat)));
+        const raw = await measured(() =>
+          web ? rawWebInsert(client, file) : links ? rawLinkInsert(client, file) : rawInsert(client, file, format as RequestsFormat),
+        );
         results.push([
           `${format}: raw insert (floor)${tag}`,
           raw.value === rows ? perSecond(rows / raw.seconds) : `${raw.value} rows?`,
@@ -131,7 +142,7 @@ async function main(): Promise<number> {
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
         ]);
-        const events = web ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
+        const events = !requests ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
         if (events) {
           results.push([
             `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
@@ -159,7 +170,8 @@ async function main(): Promise<number> {
           const importOptions = {
             database,
             ...(web ? { source: 'web-events', account: 'bench' } : {}),
-            format,
+            ...(links ? { source: 'link-events', account: 'bench' } : {}),
+            format: links ? 'ndjson' : format,
             maxBadRows: 0,
             ignoreUnknown: requestIds,
             trackingPrefix: TRACKING_PREFIX,
@@ -171,7 +183,12 @@ async function main(): Promise<number> {
           const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
           if (ours.value.outcome !== 'imported' || ours.value.imported !== rows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-          steps.push(`${name} ${since()}  done${web ? '' : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`}`, ...statements);
+          const derived = web
+            ? ''
+            : links
+              ? `: ${Number(ours.value.views).toLocaleString('en')} views`
+              : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`;
+          steps.push(`${name} ${since()}  done${derived}`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
           if (events) eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
@@ -218,7 +235,7 @@ async function main(): Promise<number> {
             median(ratios[i].map((r) => r.wall)).toFixed(2),
             median(ratios[i].map((r) => r.cpu)).toFixed(2),
           ]);
-          if (!web) {
+          if (requests) {
             medians.push([
               `${format}: ${label} ÷ issue 17's floor`,
               String(repeat),
@@ -261,7 +278,7 @@ async function main(): Promise<number> {
   }
 }
 
-const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow'] as const;
+const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow', 'links'] as const;
 type BenchFormat = (typeof BENCH_FORMATS)[number];
 
 /** chDB's own reader straight into a plain table: the fastest way the engine has to take the file in. */
@@ -305,6 +322,30 @@ async function rawWebInsert(client: ClickHouseClient, file: string): Promise<num
         toUUID(event_id), app_id, concat(page_urlscheme, '://', page_urlhost), domain_sessionid, useragent, toIPv6(user_ipaddress), page_title, page_url,
         se_category, se_action, se_label, toFloat64OrNull(se_value), toFloat64OrNull(geo_latitude), toFloat64OrNull(geo_longitude), geo_city, geo_country
       FROM file('${file.replace(/'/g, "\\'")}', TSV, '${structure}')`,
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * The floor of link events: chDB's JSONEachRow reader straight into a plain
+ * table of link_events' types, each column its field as read: no check, no
+ * link views.
+ */
+async function rawLinkInsert(client: ClickHouseClient, file: string): Promise<number> {
+  const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier('links')}`;
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({ query: `DROP TABLE IF EXISTS ${target} SYNC` });
+  await client.command({
+    query: `CREATE TABLE ${target} (account_id LowCardinality(String), ts DateTime64(3, 'UTC'), event LowCardinality(String), link LowCardinality(String),
+      viewer String, ip IPv6, raw_ua String, url String, referer String, accept_language String, target LowCardinality(String))
+      ENGINE = MergeTree ORDER BY (account_id, link, ts)`,
+  });
+  const structure = LINK_EVENT_FIELDS.map((f) => `${f} String`).join(', ');
+  await client.command({
+    query: `INSERT INTO ${target} SELECT 'bench', parseDateTime64BestEffort(time, 3, 'UTC'), event, link, viewer, toIPv6(ip), userAgent, url, referer,
+        acceptLanguage, target
+      FROM file('${file.replace(/'/g, "\\'")}', JSONEachRow, '${structure}')`,
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
   return Number((await result.json<{ n: string }>())[0].n);

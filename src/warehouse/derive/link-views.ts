@@ -72,23 +72,29 @@ export async function deriveLinkViews(client: ClickHouseClient, database: string
     const ofGroups = `(account_id, link) IN (SELECT account_id, link FROM ${groups})`;
     const read = `${ofGroups}${accountsSql(span.accounts)}`;
     await client.command({
-      query: `CREATE TABLE ${agents} ENGINE = Memory AS ${withClause(constants)} ${classifiedAgentsSql(events, read, derivation.userAgents)}`,
+      // Each distinct agent's family with its classification: a regexp_tree lookup per agent, not per event.
+      query: `CREATE TABLE ${agents} ENGINE = Memory AS ${withClause(constants)}
+        SELECT *, ${uaFamilySql(database, 'raw_ua')} AS ua_family FROM (${classifiedAgentsSql(events, read, derivation.userAgents)})`,
     });
     await client.command({
       query: `CREATE TABLE ${referers} ENGINE = Memory AS ${withClause(constants)} ${classifiedReferersSql(events, read, derivation.userAgents)}`,
     });
     const classified = { agents, referers };
-    const inGroups = `(account_id, link, link_viewer) IN (SELECT account_id, link, link_viewer FROM ${groups})`;
-    const [{ n: stale }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${views} WHERE ${read} AND ${inGroups}`);
+    // A group is derived in the statement of its part: the set each statement holds is its part's groups only.
+    const inGroups = (part: string) => `(account_id, link, link_viewer) IN (SELECT account_id, link, link_viewer FROM ${groups} WHERE ${part})`;
+    const [{ n: stale }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${views} WHERE ${read} AND ${inGroups('true')}`);
     if (Number(stale) > 0) {
-      await client.command({ query: `ALTER TABLE ${views} DELETE WHERE ${read} AND ${inGroups}${settingsSql({ mutations_sync: 2 })}` });
+      await client.command({ query: `ALTER TABLE ${views} DELETE WHERE ${read} AND ${inGroups('true')}${settingsSql({ mutations_sync: 2 })}` });
     }
     const perLink = await rows<{ link: string; n: string }>(client, `SELECT link, count() AS n FROM ${events} WHERE ${read} GROUP BY link ORDER BY link`);
+    const counts = Object.fromEntries(LINK_VIEW_COUNTS.map((c) => [c, 0]));
     for (const part of parts(perLink, span.budget ?? CHUNK_EVENTS)) {
-      await client.command({ query: insertViewsSql(database, derivation, { events, read: `${read} AND ${part}`, inGroups, classified }) });
+      const reading = { events, read: `${read} AND ${part}`, inGroups: inGroups(part), classified };
+      await client.command({ query: insertViewsSql(database, derivation, reading) });
+      if (span.importId === undefined) continue;
+      for (const [name, n] of Object.entries(await importCounts(client, database, reading, span.importId))) counts[name] += n;
     }
-    if (span.importId === undefined) return Object.fromEntries(LINK_VIEW_COUNTS.map((c) => [c, 0]));
-    return await importCounts(client, database, { events, read, inGroups, classified }, span.importId);
+    return counts;
   } finally {
     for (const table of [groups, agents, referers]) await client.command({ query: `DROP TABLE IF EXISTS ${table} SYNC` });
   }
@@ -133,8 +139,8 @@ async function ensureViewerKey(client: ClickHouseClient, database: string): Prom
 
 /**
  * Runs of whole links of at most `budget` events, each as a condition over
- * link_events; a link of more is cut by a hash of the viewer (a group lies
- * in one part either way).
+ * `link` and `link_viewer`; a link of more is cut by a hash of the viewer (a
+ * group lies in one part either way).
  */
 function parts(perLink: { link: string; n: string }[], budget: number): string[] {
   const out: string[] = [];
@@ -149,7 +155,7 @@ function parts(perLink: { link: string; n: string }[], budget: number): string[]
     const count = Number(n);
     if (count > budget) {
       const cuts = Math.ceil(count / budget);
-      for (let i = 0; i < cuts; i++) out.push(`link = ${sqlLiteral(link)} AND cityHash64(${VIEWER}) % ${cuts} = ${i}`);
+      for (let i = 0; i < cuts; i++) out.push(`link = ${sqlLiteral(link)} AND cityHash64(link_viewer) % ${cuts} = ${i}`);
       continue;
     }
     if (binned + count > budget) close();
@@ -164,7 +170,7 @@ interface Reading {
   events: string;
   /** Which link_events rows are read (a condition). */
   read: string;
-  /** Whether a row's group is one derived (a condition over account_id, link, link_viewer). */
+  /** Whether a row's group is one of the statement's (a condition over account_id, link, link_viewer). */
   inGroups: string;
   classified: { agents: string; referers: string };
 }
@@ -195,7 +201,7 @@ function matchedSql(reading: Reading, fields: string[]): string {
 }
 
 /** What a view keeps of its event, in matchedSql's `evs` after its first two fields. */
-const VIEW_FIELDS = ['target', 'url', 'referer', 'raw_ua', 'ip', 'accept_language'];
+const VIEW_FIELDS = ['target', 'url', 'referer', 'ua_family', 'ip', 'accept_language'];
 
 /** The ISO 639 codes' English names (countries-list's languages). */
 const LANGUAGE_NAMES = `mapFromArrays(${sqlLiteral(Object.keys(languages))}, ${sqlLiteral(Object.values(languages).map((l) => l.name))})`;
@@ -222,11 +228,11 @@ INSERT INTO ${quoteIdentifier(database)}.link_views (account_id, ts, link, link_
   open_param, referer_domain, country_code, country_name, language_name)
 ${withClause(constants)}
 SELECT account_id, toDateTime(intDiv(e.1, 1000), 'UTC') AS ts, link, link_viewer, i = arrayFirstIndex(x -> NOT x.2, evs) AS is_unique,
-  ${utm('utm_source')}, ${utm('utm_medium')}, ${utm('utm_campaign')}, ${uaFamilySql(database, 'raw_ua')},
+  ${utm('utm_source')}, ${utm('utm_medium')}, ${utm('utm_campaign')}, ua_family,
   if(opened = 0, '', evs[opened].3) AS open_param, replaceRegexpOne(lower(domain(referer)), '^www[.]', '') AS referer_domain,
   ${places?.countryCode ?? "''"}, ${places?.country ?? "''"}, ${languageSql('accept_language')}
 FROM (
-  SELECT *, e, i, e.4 AS url, e.5 AS referer, e.6 AS raw_ua, e.7 AS ip, e.8 AS accept_language, arrayFirst(p -> p.1 = i, matches).2 AS opened
+  SELECT *, e, i, e.4 AS url, e.5 AS referer, e.6 AS ua_family, e.7 AS ip, e.8 AS accept_language, arrayFirst(p -> p.1 = i, matches).2 AS opened
   FROM (${matchedSql(reading, VIEW_FIELDS)})
   ARRAY JOIN evs AS e, arrayEnumerate(evs) AS i
   WHERE NOT e.2
@@ -245,10 +251,11 @@ async function importCounts(client: ClickHouseClient, database: string, reading:
   );
   const [{ bots }] = await rows<{ bots: string }>(
     client,
-    `SELECT count() AS bots FROM (
+    `${withClause(viewerConstants(database))}
+    SELECT count() AS bots FROM (
       SELECT ${botTypeSql()} AS bot_type FROM (
         SELECT *, if(ua_type = 'browser', referer_list_name, '') AS referer_name
-        FROM (SELECT raw_ua, referer FROM ${reading.events} WHERE ${reading.read} AND ${mine}) AS le
+        FROM (SELECT raw_ua, referer, ${VIEWER} AS link_viewer FROM ${reading.events} WHERE ${reading.read} AND ${mine}) AS le
         INNER JOIN ${reading.classified.agents} AS c USING (raw_ua)
         INNER JOIN ${reading.classified.referers} AS r USING (referer)
       )
