@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { seededRandom } from './seeded-random';
+import { visitorAddress } from './web-events-file';
 
 /**
  * The link pages' events as NDJSON (the canonical fields), `rows` of them,
@@ -14,10 +15,6 @@ import { seededRandom } from './seeded-random';
 export async function writeLinkEventsFile(file: string, rows: number): Promise<void> {
   const random = seededRandom(20261130);
   const viewers = Math.max(1, Math.floor(rows / 4));
-  const ip = (n: number) =>
-    n % 5 === 0
-      ? `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 7) + 1}`
-      : `${10 + ((n >> 16) % 200)}.${(n >> 8) & 255}.${n & 255}.${(n % 250) + 1}`;
   const agents = [
     'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
     'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -48,7 +45,7 @@ export async function writeLinkEventsFile(file: string, rows: number): Promise<v
       account: 'bench',
       link,
       viewer: n % 2 === 0 ? `cookie-${n}` : '',
-      ip: isBot ? '66.249.66.1' : ip(n),
+      ip: isBot ? '66.249.66.1' : visitorAddress(n),
       userAgent: isBot ? bot : agents[n % agents.length],
       acceptLanguage: languages[n % languages.length],
       referer: n % 3 === 0 ? 'https://www.instagram.com/' : '',

@@ -1,3 +1,4 @@
+import { columnsByTable } from '../../ddl';
 import { sqlLiteral } from '../../sql';
 import { deriveLinkViews, LINK_VIEW_COUNTS } from '../../derive/link-views';
 import { addressSql, csvFormat, FIRST_TIME, LAST_TIME, ndjsonFormat, outsideTimesSql, parquetFormat, timeSql } from '../formats';
@@ -11,19 +12,10 @@ import type { Accessors, ImportOptions, Lines, Source } from '../source';
  */
 export const LINK_EVENT_FIELDS = ['time', 'account', 'link', 'event', 'viewer', 'ip', 'userAgent', 'url', 'referer', 'acceptLanguage', 'target'];
 
-const CHECKED = [
-  "ts DateTime64(3, 'UTC')",
-  'account_id String',
-  'event String',
-  'link String',
-  'viewer String',
-  'ip IPv6',
-  'raw_ua String',
-  'url String',
-  'referer String',
-  'accept_language String',
-  'target String',
-];
+/** The checked rows' columns: link_events' own but the import's id. */
+const CHECKED = columnsByTable()
+  .find((t) => t.table === 'link_events')!
+  .columns.filter((c) => !c.startsWith('import_id'));
 
 /** Each row's fields, checked: a time, an account, a link, the kind of event, an address; an open names what it opened. */
 function checkSql(lines: Lines, a: Accessors, options: ImportOptions): string {
