@@ -21,8 +21,8 @@ import { botTypeSql, compileUserAgentPatterns, userAgentConstants } from './user
 /** The summary's counts of an import of link events. */
 export const LINK_VIEW_COUNTS = ['views', 'opened', 'unmatchedOpens', 'bots'];
 
-/** How long before an open the view it marks may lie: 30 minutes, in milliseconds. */
-const OPEN_WINDOW_MS = 30 * 60 * 1000;
+/** How long before an open the view it marks may lie: 30 minutes. */
+export const OPEN_WINDOW_SECONDS = 30 * 60;
 
 /** Events one derivation statement reads at most when the caller sets no budget (whole links; a link of more is cut by viewer). */
 const CHUNK_EVENTS = 500_000;
@@ -179,13 +179,13 @@ interface Reading {
  * The events of the groups read, less those of bots (the downloads' bot rule: botTypeSql), one row per group with
  * its events in time order (`evs`: tuples whose first two fields are the epoch millisecond and whether it is an open,
  * then `fields`), and `matches`: (view, open) pairs of positions in `evs`. An open takes the latest view of its
- * group not taken yet, when that view lies within OPEN_WINDOW_MS before it; else it takes none.
+ * group not taken yet, when that view lies within OPEN_WINDOW_SECONDS before it; else it takes none.
  */
 function matchedSql(reading: Reading, fields: string[]): string {
   return `
     SELECT account_id, link, link_viewer, evs,
       arrayFold((acc, e, i) -> if(NOT e.2, (arrayPushBack(acc.1, (i, e.1)), acc.2),
-          if(notEmpty(acc.1) AND acc.1[-1].2 >= e.1 - ${OPEN_WINDOW_MS}, (arrayPopBack(acc.1), arrayPushBack(acc.2, (acc.1[-1].1, i))), acc)),
+          if(notEmpty(acc.1) AND acc.1[-1].2 >= e.1 - ${OPEN_WINDOW_SECONDS * 1000}, (arrayPopBack(acc.1), arrayPushBack(acc.2, (acc.1[-1].1, i))), acc)),
         evs, arrayEnumerate(evs), CAST(([], []) AS Tuple(Array(Tuple(UInt32, Int64)), Array(Tuple(UInt32, UInt32))))).2 AS matches
     FROM (
       SELECT account_id, link, link_viewer, arraySort(groupArray((toUnixTimestamp64Milli(ts), event = 'open', ${fields.join(', ')}))) AS evs

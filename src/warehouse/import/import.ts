@@ -263,7 +263,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       }
     }
     await record('done');
-    const since = imported > 0 ? Math.floor(Math.min(from, ...recovered) / DAY) * DAY : undefined;
+    const since = imported > 0 ? Math.floor(Math.min(from - (source.derivesBefore ?? 0), ...recovered) / DAY) * DAY : undefined;
     return summary('imported', {
       rowsRead,
       imported,
@@ -412,7 +412,7 @@ export async function recoverInterrupted(
     await client.command({ query: `ALTER TABLE ${db}.imports DELETE WHERE id = ${sqlLiteral(p.id)}${settingsSql({ mutations_sync: 2 })}` });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and undid what followed from them`);
   }
-  return pending.map((p) => Number(p.from));
+  return pending.map((p) => Number(p.from) - (sourceNamed(p.source).derivesBefore ?? 0));
 }
 
 async function writeRejects(client: ClickHouseClient, rejects: string, name: string, dir: string): Promise<string> {

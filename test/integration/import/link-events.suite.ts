@@ -195,6 +195,18 @@ describe('views and opens in different files', () => {
     expect(await showSeven(database)).toEqual(SHOW_SEVEN);
   });
 
+  it('an open after midnight marks a view of the day before: the answers change from that day (since)', async () => {
+    const database = await freshDatabase();
+    const view = { time: '2026-01-07T23:50:00Z', link: 'ep-42', event: 'view', viewer: 'c-dan', ip: '203.0.113.7', userAgent: 'Mozilla/5.0 Firefox/127.0' };
+    await importFile(client, write('before-midnight.ndjson', [view]), options(database));
+    const open = { ...view, time: '2026-01-08T00:10:00Z', event: 'open', target: 'overcast' };
+    expect(await importFile(client, write('after-midnight.ndjson', [open]), options(database))).toMatchObject({
+      opened: 1,
+      since: Date.parse('2026-01-07T00:00:00Z') / 1000,
+    });
+    expect(await rows(`SELECT toString(ts) AS ts, open_param FROM ${database}.link_views`)).toEqual([{ ts: '2026-01-07 23:50:00', open_param: 'overcast' }]);
+  });
+
   it('in the other order the views come out the same: the open, unmatched when it came, marks the view that came after it', async () => {
     const database = await freshDatabase();
     expect(await importFile(client, write('first.ndjson', later), options(database))).toMatchObject({ views: 1, opened: 0, unmatchedOpens: 1 });

@@ -1,6 +1,6 @@
 import { columnsByTable } from '../../ddl';
 import { sqlLiteral } from '../../sql';
-import { deriveLinkViews, LINK_VIEW_COUNTS } from '../../derive/link-views';
+import { deriveLinkViews, LINK_VIEW_COUNTS, OPEN_WINDOW_SECONDS } from '../../derive/link-views';
 import { addressSql, csvFormat, FIRST_TIME, LAST_TIME, ndjsonFormat, outsideTimesSql, parquetFormat, timeSql } from '../formats';
 import type { Accessors, ImportOptions, Lines, Source } from '../source';
 
@@ -73,6 +73,7 @@ export const LINK_EVENTS: Source = {
     };
   },
   counts: LINK_VIEW_COUNTS,
+  derivesBefore: OPEN_WINDOW_SECONDS,
   async derive({ client, options, from, to, accounts, id, progress }) {
     progress('deriving link views');
     return deriveLinkViews(client, options.database, options.derivation, { from, to, accounts, importId: id, budget: options.statementRows });
