@@ -1,4 +1,15 @@
-import { addProjectionStatements, clusterDdlStatements, ddlStatements, localTableName, projectionsByTable, TABLES } from '../../../src/warehouse/ddl';
+import {
+  addProjectionStatements,
+  clusterDdlStatements,
+  ddlStatements,
+  localTableName,
+  projectionsByTable,
+  RAW_TABLES,
+  TABLES,
+} from '../../../src/warehouse/ddl';
+
+/** Every table the DDL makes: the cubes' and the raw rows' (link_events). */
+const ALL_TABLES = [...TABLES, ...RAW_TABLES];
 import { DATABASE } from '../support/constants';
 import { openOracle, type Oracle } from '../support/service';
 
@@ -65,11 +76,11 @@ describe('cluster DDL', () => {
   const single = ddlStatements(DATABASE);
 
   it('parses in ClickHouse, every statement ON CLUSTER', async () => {
-    expect(cluster).toHaveLength(1 + 2 * TABLES.length);
+    expect(cluster).toHaveLength(1 + 2 * ALL_TABLES.length);
     for (const statement of cluster) expect(await format(statement)).toContain(`ON CLUSTER ${CLUSTER}`);
   });
 
-  it.each(TABLES)('%s: a ReplicatedMergeTree local table and a Distributed table over it, with the single-node columns', async (table) => {
+  it.each(ALL_TABLES)('%s: a ReplicatedMergeTree local table and a Distributed table over it, with the single-node columns', async (table) => {
     const singleColumns = columnsOf(await format(createOf(single, table)));
     const local = await format(createOf(cluster, localTableName(table)));
     const distributed = await format(createOf(cluster, table));
@@ -99,7 +110,7 @@ describe('cluster DDL', () => {
   });
 
   it('the parsed single-node columns (with their defaults) are those of the tables built from it', async () => {
-    for (const table of TABLES) {
+    for (const table of ALL_TABLES) {
       const built = await oracle.rows<{ c: string }>(
         `SELECT concat(name, ' ', type, if(default_kind = '', '', concat(' ', default_kind, ' ', default_expression))) AS c FROM system.columns WHERE database = '${DATABASE}' AND table = '${table}' ORDER BY position`,
       );
