@@ -39,6 +39,7 @@ export interface LinkSpan {
   importId?: string;
   /** Events were taken out: the groups of the views in the span are derived again too (those left with no event lose their views). */
   removed?: boolean;
+  /** Events one statement reads at most (ImportOptions.statementRows); absent: CHUNK_EVENTS. */
   budget?: number;
 }
 
@@ -67,7 +68,7 @@ export async function deriveLinkViews(client: ClickHouseClient, database: string
   try {
     await client.command({
       query: `CREATE TABLE ${groups} ENGINE = Memory AS ${withClause(viewerConstants(database))}
-        SELECT DISTINCT toString(account_id) AS account_id, toString(link) AS link, ${VIEWER} AS link_viewer FROM ${events} WHERE ${inSpan('ts')}${removed}`,
+        SELECT DISTINCT account_id, link, ${VIEWER} AS link_viewer FROM ${events} WHERE ${inSpan('ts')}${removed}`,
     });
     const ofGroups = `(account_id, link) IN (SELECT account_id, link FROM ${groups})`;
     const read = `${ofGroups}${accountsSql(span.accounts)}`;
