@@ -215,6 +215,39 @@ describe('views and opens in different files', () => {
   });
 });
 
+describe('the derived columns, rule by rule', () => {
+  // One view each, of its own viewer (v1…), so each is unique and none opened; what each rule gives, by hand.
+  const cases: [Record<string, string>, Record<string, string>][] = [
+    [{ acceptLanguage: 'fr;q=0.5, de;q=0.5' }, { language_name: 'French' }], // a tie: the first
+    [{ acceptLanguage: 'pt-BR' }, { language_name: 'Portuguese' }], // the region ignored
+    [{ acceptLanguage: 'en;q=0, nl;q=0.1' }, { language_name: 'Dutch' }], // weight 0: not acceptable
+    [{ acceptLanguage: 'xx-YY' }, { language_name: '' }], // no language of that code
+    [{ acceptLanguage: 'DE_at' }, { language_name: 'German' }], // any case, an underscore before the region
+    [{ url: 'https://links.example/l?utm_medium=a%2Bb+c&utm_source=x&utm_source=y' }, { utm_source: 'x', utm_medium: 'a+b+c', utm_campaign: '' }],
+    [{ referer: 'HTTPS://WWW.Podnews.NET:8443/a?b' }, { referer_domain: 'podnews.net' }],
+    [{ referer: 'https://wwwx.example/' }, { referer_domain: 'wwwx.example' }], // only a leading `www.` label goes
+    [{ userAgent: 'SomethingNobodyKnows/1.0' }, { ua_family: 'Other' }],
+    [{ ip: '::ffff:128.232.5.6' }, { country_code: 'fr', country_name: 'France' }], // IPv4-mapped: the IPv4 network's
+  ];
+  it.each(cases.map(([fields, expected], i) => [JSON.stringify(fields), fields, expected, i] as const))('%s', async (_, fields, expected, i) => {
+    const database = await freshDatabase();
+    const event = {
+      time: '2026-01-05T10:00:00Z',
+      link: 'l',
+      event: 'view',
+      viewer: `v${i}`,
+      ip: '203.0.113.1',
+      userAgent: 'Mozilla/5.0 Firefox/127.0',
+      ...fields,
+    };
+    const file = path.join(SCRATCH, `rule-${i}.ndjson`);
+    writeFileSync(file, JSON.stringify(event));
+    expect(await importFile(client, file, options(database))).toMatchObject({ imported: 1, views: 1 });
+    const [row] = await rows<Record<string, string>>(`SELECT ${Object.keys(expected).join(', ')} FROM ${database}.link_views`);
+    expect(row).toEqual(expected);
+  });
+});
+
 describe('bad rows', () => {
   const good = { time: '2026-01-05T10:00:00Z', link: 'ep-42', event: 'view', ip: '128.232.5.6', userAgent: 'Mozilla/5.0 Firefox/127.0' };
   const cases: [string, string][] = [
