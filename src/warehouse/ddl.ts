@@ -228,6 +228,9 @@ const LAYOUTS: readonly TableLayout[] = [
       'referer         String',
       'accept_language String',
       'target          LowCardinality(String)',
+      // The event's own id, of every field: the same event delivered again, in any file or form, is recognised by it
+      // (also for rows a pipeline writes without one).
+      'event_id        UUID DEFAULT reinterpretAsUUID(sipHash128(account_id, ts, event, link, viewer, ip, raw_ua, url, referer, accept_language, target))',
       "import_id       String DEFAULT ''",
     ],
     partitionBy: 'toYYYYMM(ts)',

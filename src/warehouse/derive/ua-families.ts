@@ -27,16 +27,14 @@ export function uaFamilySql(database: string, ua: string): string {
   return `dictGetOrDefault(${sqlLiteral(`${database}.${DICTIONARY}`)}, 'family', ${ua}, 'Other')`;
 }
 
-/** Databases whose dictionary this process has seen made of this uap-core version. */
-const ready = new Set<string>();
-
 /**
  * Makes the rules table and its dictionary of the installed uap-core's
  * rules, unless they are there already (the table's comment names the
- * version): once per database and version.
+ * version): the rules are written once per warehouse and version; each
+ * derivation asks again (two small statements), since a database can be
+ * dropped and made anew under a running process.
  */
 export async function ensureUaFamilies(client: ClickHouseClient, database: string): Promise<void> {
-  if (ready.has(database)) return;
   const db = quoteIdentifier(database);
   const version = `uap-core ${UAP_VERSION}`;
   const found = await (
@@ -63,5 +61,4 @@ export async function ensureUaFamilies(client: ClickHouseClient, database: strin
     query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${DICTIONARY} (regexp String, family String DEFAULT 'Other') PRIMARY KEY regexp
       SOURCE(CLICKHOUSE(DB ${sqlLiteral(database)} TABLE ${sqlLiteral(TABLE)})) LIFETIME(0) LAYOUT(regexp_tree)`,
   });
-  ready.add(database);
 }

@@ -159,6 +159,30 @@ describe('a second delivery', () => {
     expect(await importFile(client, gz, options(database))).toMatchObject({ outcome: 'already imported', imported: 0, views: 0 });
     expect(await count(`SELECT count() AS n FROM ${database}.link_views`)).toBe(6);
   });
+
+  it('of the same events in other formats adds nothing: each is already stored, by its fields', async () => {
+    const database = await freshDatabase();
+    await importFile(client, sample('link-events.ndjson'), options(database));
+    for (const format of ['csv', 'parquet']) {
+      expect(await importFile(client, sample(`link-events.${format}`), options(database, { format }))).toMatchObject({
+        outcome: 'imported',
+        rowsRead: 12,
+        imported: 0,
+        duplicates: 12,
+        views: 0,
+      });
+    }
+    expect(await count(`SELECT count() AS n FROM ${database}.link_events`)).toBe(12);
+    expect(await views(database)).toEqual(expectedViews(await hashedViewer(database)));
+  });
+
+  it('within one file, a copy of an event is the event once; an event differing in one field is another', async () => {
+    const database = await freshDatabase();
+    const [first] = readFileSync(sample('link-events.ndjson'), 'utf8').split('\n');
+    const file = path.join(SCRATCH, 'copies.ndjson');
+    writeFileSync(file, [first, first, first.replace('"c-ann"', '"c-eve"')].join('\n'));
+    expect(await importFile(client, file, options(database))).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1, views: 2 });
+  });
 });
 
 describe('views and opens in different files', () => {

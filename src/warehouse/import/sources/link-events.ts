@@ -12,10 +12,10 @@ import type { Accessors, ImportOptions, Lines, Source } from '../source';
  */
 export const LINK_EVENT_FIELDS = ['time', 'account', 'link', 'event', 'viewer', 'ip', 'userAgent', 'url', 'referer', 'acceptLanguage', 'target'];
 
-/** The checked rows' columns: link_events' own but the import's id. */
+/** The checked rows' columns: link_events' own but the ids, which the table's defaults give. */
 const CHECKED = columnsByTable()
   .find((t) => t.table === 'link_events')!
-  .columns.filter((c) => !c.startsWith('import_id'));
+  .columns.filter((c) => !c.startsWith('import_id') && !c.startsWith('event_id'));
 
 /** Each row's fields, checked: a time, an account, a link, the kind of event, an address; an open names what it opened. */
 function checkSql(lines: Lines, a: Accessors, options: ImportOptions): string {
@@ -72,6 +72,8 @@ export const LINK_EVENTS: Source = {
         FROM ${checked} WHERE reason = ''`,
     };
   },
+  // An event is all its fields: a copy, in another file or the same one, is the same event (its id names its time too).
+  duplicates: { id: 'event_id', within: 'id', fields: 'cityHash64(event_id)' },
   counts: LINK_VIEW_COUNTS,
   derivesBefore: OPEN_WINDOW_SECONDS,
   async derive({ client, options, from, to, accounts, id, progress }) {
