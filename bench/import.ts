@@ -13,9 +13,11 @@ import { ddlStatements } from '../src/warehouse/ddl';
 import { quoteIdentifier } from '../src/warehouse/sql';
 import { loadUserAgents } from '../src/warehouse/derive/user-agents';
 import { importFile, stagingDatabase } from '../src/warehouse/import/import';
+import { LINK_EVENT_FIELDS } from '../src/warehouse/import/sources/link-events';
 import { SNOWPLOW_FIELDS } from '../src/warehouse/import/sources/web-events';
 import { TRACKING_PREFIX } from '../src/warehouse/reference-data';
 import { writeRequestsFile, type RequestsFormat } from './requests-file';
+import { writeLinkEventsFile } from './link-events-file';
 import { writeWebEventsFile } from './web-events-file';
 import { CHART_ROWS_PER_DAY, writeChartsFile } from './charts-file';
 import { log, mb, perSecond, table } from './report';
@@ -30,13 +32,14 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * For each format, one generated file of `rows` rows, in one run on one chDB
  * engine: a request log (`ndjson`, `csv`: bench/requests-file.ts) or
  * Snowplow's enriched events (`snowplow`, website events:
- * bench/web-events-file.ts) or chart positions (`charts`, NDJSON:
+ * bench/web-events-file.ts), the link pages' events (`links`, NDJSON:
+ * bench/link-events-file.ts), or chart positions (`charts`, NDJSON:
  * bench/charts-file.ts; whole days of 20,000 positions, as many as make
  * `rows` at least: `--rows 7300000` is a year of daily Apple and Spotify
  * top 10s for 50 countries × 20 categories):
  * (a) the floor, chDB's own `INSERT INTO … SELECT … FROM file(…)` of the
  *     file into a plain MergeTree table with the target's types
- *     (podcast_events', web_events', channel_ranks'; read, parse, convert,
+ *     (podcast_events', web_events', link_events', channel_ranks'; read, parse, convert,
  *     write; no validation, no derivation);
  * (a2) the issue's floor, the same insert into a fresh `podcast_events` as
  *     the project makes it (its sort key, partitions and hourly projection),
@@ -48,10 +51,10 @@ import { DATABASE, ROLLUP_DATABASE } from './service';
  * (b) `npm run warehouse -- import`'s code on the same file into a fresh
  *     database: hash, validate, rejects, stage, look for ids already there,
  *     attach to the target; for requests derive downloads (IAB, calendar
- *     day), for web events nothing (places from geo_* where given; no IP
- *     database is loaded here, for either), for charts the replacement of
- *     snapshots stored before (none here: a fresh database) and no country
- *     names (they come from the IP database).
+ *     day), for web events nothing (places from geo_* where given), for
+ *     link events the link views, for charts the replacement of snapshots
+ *     stored before (none here: a fresh database) and no country names (no
+ *     IP database is loaded here, for any).
  * Rows/s of each, the ratio import ÷ floor, the peak RSS above the RSS
  * before each (chDB runs in this process), and the import's own progress
  * lines with the seconds since it started, which say where its time goes.
@@ -109,19 +112,28 @@ async function main(): Promise<number> {
     for (const format of formats) {
       const web = format === 'snowplow';
       const charts = format === 'charts';
+      const links = format === 'links';
+      const requests = !web && !links && !charts;
       // Charts come in whole days: as many as make up `--rows` at least.
       const chartDays = Math.ceil(rows / CHART_ROWS_PER_DAY);
       const fileRows = charts ? chartDays * CHART_ROWS_PER_DAY : rows;
       const file = path.join(
         values['keep-files'] ?? scratch,
-        web ? `web-events-${fileRows}.tsv` : charts ? `charts-${chartDays}-days.ndjson` : `requests-${fileRows}${requestIds ? '-ids' : ''}.${format}`,
+        web
+          ? `web-events-${fileRows}.tsv`
+          : links
+            ? `link-events-${fileRows}.ndjson`
+            : charts
+              ? `charts-${chartDays}-days.ndjson`
+              : `requests-${fileRows}${requestIds ? '-ids' : ''}.${format}`,
       );
-      const noun = web ? 'events' : charts ? 'chart positions' : 'requests';
+      const noun = requests ? 'requests' : charts ? 'chart positions' : 'events';
       if (existsSync(file)) {
         log(`${file}: ${fileRows.toLocaleString('en')} ${noun}, ${mb(statSync(file).size)} MB, kept from an earlier run`);
       } else {
         const generated = performance.now();
         if (web) await writeWebEventsFile(`${file}.partial`, fileRows);
+        else if (links) await writeLinkEventsFile(`${file}.partial`, fileRows);
         else if (charts) await writeChartsFile(`${file}.partial`, chartDays);
         else await writeRequestsFile(`${file}.partial`, fileRows, format, requestIds);
         renameSync(`${file}.partial`, file);
@@ -138,7 +150,13 @@ async function main(): Promise<number> {
         // Round by round, the ratios of the import (and the baseline) to this round's floor, the runs side by side.
         const tag = repeat > 1 ? ` #${round}` : '';
         const raw = await measured(() =>
-          web ? rawWebInsert(client, file) : charts ? rawChartsInsert(client, file) : rawInsert(client, file, format as RequestsFormat),
+          web
+            ? rawWebInsert(client, file)
+            : links
+              ? rawLinkInsert(client, file)
+              : charts
+                ? rawChartsInsert(client, file)
+                : rawInsert(client, file, format as RequestsFormat),
         );
         results.push([
           `${format}: raw insert (floor)${tag}`,
@@ -147,7 +165,7 @@ async function main(): Promise<number> {
           raw.cpuSeconds.toFixed(1),
           mb(raw.peakRss),
         ]);
-        const events = web || charts ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
+        const events = !requests ? undefined : await measured(() => rawEventsInsert(client, file, format as RequestsFormat));
         if (events) {
           results.push([
             `${format}: raw insert into podcast_events (issue 17's floor)${tag}`,
@@ -177,6 +195,7 @@ async function main(): Promise<number> {
             ...(web ? { source: 'web-events', account: 'bench' } : {}),
             format,
             ...(charts ? { source: 'charts', format: 'ndjson' } : {}),
+            ...(links ? { source: 'link-events', account: 'bench', format: 'ndjson' } : {}),
             maxBadRows: 0,
             ignoreUnknown: requestIds,
             trackingPrefix: TRACKING_PREFIX,
@@ -188,7 +207,12 @@ async function main(): Promise<number> {
           const ours = await measured(() => run(profiled(client, name, statements), file, importOptions));
           if (ours.value.outcome !== 'imported' || ours.value.imported !== fileRows)
             throw new Error(`${name}: the import did not take every row: ${JSON.stringify(ours.value)}`);
-          steps.push(`${name} ${since()}  done${web || charts ? '' : `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`}`, ...statements);
+          const derived = requests
+            ? `: ${Number(ours.value.downloads).toLocaleString('en')} downloads`
+            : links
+              ? `: ${Number(ours.value.views).toLocaleString('en')} views`
+              : '';
+          steps.push(`${name} ${since()}  done${derived}`, ...statements);
           ratios[i].push({ wall: raw.seconds / ours.seconds, cpu: raw.cpuSeconds / ours.cpuSeconds });
           if (events) eventsRatios[i].push({ wall: events.seconds / ours.seconds, cpu: events.cpuSeconds / ours.cpuSeconds });
           results.push(
@@ -235,7 +259,7 @@ async function main(): Promise<number> {
             median(ratios[i].map((r) => r.wall)).toFixed(2),
             median(ratios[i].map((r) => r.cpu)).toFixed(2),
           ]);
-          if (!web && !charts) {
+          if (requests) {
             medians.push([
               `${format}: ${label} ÷ issue 17's floor`,
               String(repeat),
@@ -278,7 +302,7 @@ async function main(): Promise<number> {
   }
 }
 
-const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow', 'charts'] as const;
+const BENCH_FORMATS = ['ndjson', 'csv', 'snowplow', 'links', 'charts'] as const;
 type BenchFormat = (typeof BENCH_FORMATS)[number];
 
 /** chDB's own reader straight into a plain table: the fastest way the engine has to take the file in. */
@@ -344,6 +368,30 @@ async function rawChartsInsert(client: ClickHouseClient, file: string): Promise<
   const structure = 'date String, chart String, platform String, country String, category String, rank UInt16, podcastId String, podcastSlug String';
   await client.command({
     query: `INSERT INTO ${target} SELECT toDateTime(toDate(date), 'UTC'), platform, country, category, rank, podcastId, podcastSlug
+      FROM file('${file.replace(/'/g, "\\'")}', JSONEachRow, '${structure}')`,
+  });
+  const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * The floor of link events: chDB's JSONEachRow reader straight into a plain
+ * table of link_events' types, each column its field as read: no check, no
+ * link views.
+ */
+async function rawLinkInsert(client: ClickHouseClient, file: string): Promise<number> {
+  const target = `${quoteIdentifier('bench_raw')}.${quoteIdentifier('links')}`;
+  await client.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
+  await client.command({ query: `DROP TABLE IF EXISTS ${target} SYNC` });
+  await client.command({
+    query: `CREATE TABLE ${target} (account_id LowCardinality(String), ts DateTime64(3, 'UTC'), event LowCardinality(String), link LowCardinality(String),
+      viewer String, ip IPv6, raw_ua String, url String, referer String, accept_language String, target LowCardinality(String))
+      ENGINE = MergeTree ORDER BY (account_id, link, ts)`,
+  });
+  const structure = LINK_EVENT_FIELDS.map((f) => `${f} String`).join(', ');
+  await client.command({
+    query: `INSERT INTO ${target} SELECT 'bench', parseDateTime64BestEffort(time, 3, 'UTC'), event, link, viewer, toIPv6(ip), userAgent, url, referer,
+        acceptLanguage, target
       FROM file('${file.replace(/'/g, "\\'")}', JSONEachRow, '${structure}')`,
   });
   const result = await client.query({ query: `SELECT count() AS n FROM ${target}`, format: 'JSONEachRow' });

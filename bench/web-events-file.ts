@@ -3,6 +3,13 @@ import { once } from 'node:events';
 import { seededRandom } from './seeded-random';
 import { SNOWPLOW_FIELDS } from '../src/warehouse/import/sources/web-events';
 
+/** Visitor n's address: one in five IPv6, the others IPv4, all distinct. */
+export function visitorAddress(n: number): string {
+  return n % 5 === 0
+    ? `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 7) + 1}`
+    : `${10 + ((n >> 16) % 200)}.${(n >> 8) & 255}.${n & 255}.${(n % 250) + 1}`;
+}
+
 /**
  * Snowplow enriched events as its loaders write them (tab-separated, the 131
  * fields in their order, no header), `rows` of them, the same for every run
@@ -16,10 +23,6 @@ export async function writeWebEventsFile(file: string, rows: number): Promise<vo
   const random = seededRandom(20261129);
   const index = new Map(SNOWPLOW_FIELDS.map((f, i) => [f, i]));
   const visitors = Math.max(1, Math.floor(rows / 5));
-  const ip = (n: number) =>
-    n % 5 === 0
-      ? `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 7) + 1}`
-      : `${10 + ((n >> 16) % 200)}.${(n >> 8) & 255}.${n & 255}.${(n % 250) + 1}`;
   const agents = [
     'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
     'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -59,7 +62,7 @@ export async function writeWebEventsFile(file: string, rows: number): Promise<vo
     set('v_tracker', 'js-3.24.2');
     set('v_collector', 'ssc-3.2.0-kinesis');
     set('v_etl', 'snowplow-enrich-kinesis-4.2.0');
-    set('user_ipaddress', ip(visitor));
+    set('user_ipaddress', visitorAddress(visitor));
     set('domain_userid', hex(visitor, 16));
     set('domain_sessionid', `${hex(visitor, 8)}-0000-4000-8000-${hex(Math.floor(at / 1_800_000), 12)}`);
     if (place) {

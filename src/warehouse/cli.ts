@@ -6,6 +6,7 @@ import { createLogger } from '../log';
 import { openWarehouse } from './connection';
 import { WarehouseSetupError } from './data-dir';
 import { clusterDdlStatements, TABLES } from './ddl';
+import { deriveAllLinkViews } from './derive/link-views';
 import { deriveAll } from './derive/rederive';
 import { loadUserAgents } from './derive/user-agents';
 import { ensureGeo, geoObjectStatements } from './geo/load';
@@ -39,7 +40,8 @@ Commands (against CLICKHOUSE_URL when set, else the embedded chDB directory):
                           default):
 ${SOURCES.map((source) => `                            ${source.name}: ${Object.keys(source.formats).join(', ')}${source.given ? `; --${source.given.join(', --')} for what a file does not say` : ''}`).join('\n')}
   derive                  name every stored request again by the user-agent set (USER_AGENTS_DIR or the
-                          built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW
+                          built-in one) and derive every download again by DOWNLOAD_RULES and DOWNLOAD_WINDOW,
+                          and every link view again from link_events (rows a pipeline inserted itself too)
   forget --account ID     erase every row of the account in every table, and its import records (the same
                           files can be imported again); its API keys are revoked (docs/guides/retention.md)
   forget --address IP [--account ID]
@@ -234,7 +236,10 @@ async function main(argv: string[]): Promise<number> {
       if (command.name === 'derive') {
         await ensureImportTables(client, config.warehouse.database);
         const started = performance.now();
-        const derived = await deriveAll(client, config.warehouse.database, derivation);
+        const derived = {
+          ...(await deriveAll(client, config.warehouse.database, derivation)),
+          ...(await deriveAllLinkViews(client, config.warehouse.database, derivation)),
+        };
         process.stdout.write(
           `${JSON.stringify({ rules: config.downloads.rules, window: config.downloads.window, ...derived, seconds: Math.round(performance.now() - started) / 1000 })}\n`,
         );

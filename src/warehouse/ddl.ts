@@ -13,14 +13,21 @@ import { quoteIdentifier, sqlLiteral } from './sql';
  */
 export const TABLES = ['channel_ranks', 'episode_ranks', 'podcast_events', 'downloads', 'link_views', 'web_events'] as const;
 
-export type TableName = (typeof TABLES)[number];
+/**
+ * Tables of raw rows no cube reads: what an import (or a pipeline) writes and a
+ * derivation reads, as podcast_events is for downloads. Made with the others,
+ * but no part of the demo's build (its tables are TABLES).
+ */
+export const RAW_TABLES = ['link_events'] as const;
+
+export type TableName = (typeof TABLES)[number] | (typeof RAW_TABLES)[number];
 
 /**
  * Tables whose rows belong to one account (a podcast network or publisher).
  * Each has an `account_id` column, first in its sort key so a query for one
  * account reads only that account's granules. Chart ranks are public.
  */
-export const ACCOUNT_TABLES: readonly TableName[] = ['podcast_events', 'downloads', 'link_views', 'web_events'];
+export const ACCOUNT_TABLES: readonly TableName[] = ['podcast_events', 'downloads', 'link_views', 'web_events', 'link_events'];
 
 /**
  * Written as every table's comment. CREATE TABLE IF NOT EXISTS never changes
@@ -214,6 +221,32 @@ const LAYOUTS: readonly TableLayout[] = [
           'GROUP BY account_id, toStartOfHour(ts), utm_source, utm_medium, utm_campaign',
       },
     ],
+  },
+  // The link pages' own events (views and opens), as imported: link_views is derived from them
+  // (src/warehouse/derive/link-views.ts). The address is kept here, as podcast_events keeps it, never in link_views.
+  {
+    name: 'link_events',
+    columns: [
+      'account_id      LowCardinality(String)',
+      "ts              DateTime64(3, 'UTC')",
+      'event           LowCardinality(String)',
+      'link            LowCardinality(String)',
+      'viewer          String',
+      'ip              IPv6',
+      'raw_ua          String',
+      'url             String',
+      'referer         String',
+      'accept_language String',
+      'target          LowCardinality(String)',
+      // The event's own id, of every field: the same event delivered again, in any file or form, is recognised by it
+      // (also for rows a pipeline writes without one).
+      'event_id        UUID DEFAULT reinterpretAsUUID(sipHash128(account_id, ts, event, link, viewer, ip, raw_ua, url, referer, accept_language, target))',
+      "import_id       String DEFAULT ''",
+    ],
+    partitionBy: 'toYYYYMM(ts)',
+    orderBy: '(account_id, link, ts)',
+    // A link's events on one shard: a viewer's views and opens of a link are derived together.
+    shardingKey: 'cityHash64(account_id, link)',
   },
   // Snowplow events tracked on podcast websites (page views and structured events).
   {

@@ -10,23 +10,26 @@ import { quoteIdentifier, settingsSql } from './sql';
 /** Which retention setting (RetentionConfig) a table's rows follow. */
 type RetentionKind = 'raw' | 'derived' | 'charts';
 
+type AddressColumn = 'ip4' | 'ip';
+
 interface Retained {
   table: TableName;
   kind: RetentionKind;
   /** The column whose time a row's age is counted from. */
   time: string;
-  /** The table holds a listener's or visitor's address, in `ip4 IPv4` and `ip IPv6` (reduceAddresses). */
-  addresses: boolean;
+  /** The columns of a listener's or visitor's address it holds (`ip4 IPv4`, `ip IPv6`), reduced by reduceAddresses; none: it holds none. */
+  addresses: readonly AddressColumn[];
 }
 
 /** Every table with rows that expire, one line each: its setting, its time column, and whether it holds addresses. */
 const RETAINED: readonly Retained[] = [
-  { table: 'podcast_events', kind: 'raw', time: 'ts', addresses: true },
-  { table: 'web_events', kind: 'raw', time: 'track_ts', addresses: true },
-  { table: 'downloads', kind: 'derived', time: 'ts', addresses: true },
-  { table: 'link_views', kind: 'derived', time: 'ts', addresses: false },
-  { table: 'channel_ranks', kind: 'charts', time: 'snapshot_ts', addresses: false },
-  { table: 'episode_ranks', kind: 'charts', time: 'snapshot_ts', addresses: false },
+  { table: 'podcast_events', kind: 'raw', time: 'ts', addresses: ['ip4', 'ip'] },
+  { table: 'web_events', kind: 'raw', time: 'track_ts', addresses: ['ip4', 'ip'] },
+  { table: 'link_events', kind: 'raw', time: 'ts', addresses: ['ip'] },
+  { table: 'downloads', kind: 'derived', time: 'ts', addresses: ['ip4', 'ip'] },
+  { table: 'link_views', kind: 'derived', time: 'ts', addresses: [] },
+  { table: 'channel_ranks', kind: 'charts', time: 'snapshot_ts', addresses: [] },
+  { table: 'episode_ranks', kind: 'charts', time: 'snapshot_ts', addresses: [] },
 ];
 
 function declared(table: TableName): Retained {
@@ -35,8 +38,8 @@ function declared(table: TableName): Retained {
   return retained;
 }
 
-/** The tables of RETAINED, and which of them hold addresses. */
-export function retainedTables(): { table: TableName; addresses: boolean }[] {
+/** The tables of RETAINED, and the address columns each holds. */
+export function retainedTables(): { table: TableName; addresses: readonly AddressColumn[] }[] {
   return RETAINED.map(({ table, addresses }) => ({ table, addresses }));
 }
 
@@ -124,22 +127,22 @@ async function applyRetention(client: ClickHouseClient, database: string, retent
  * as its key is kept) and keeps the network a place or an organisation was
  * looked up from.
  */
-const REDUCED = {
+const REDUCED: Record<AddressColumn, string> = {
   ip4: 'IPv4CIDRToRange(ip4, 24).1',
   ip: "if(IPv6CIDRToRange(ip, 96).1 = toIPv6('::ffff:0.0.0.0'), IPv6CIDRToRange(ip, 120).1, IPv6CIDRToRange(ip, 48).1)",
 };
 
 /** The rows of a table with addresses older than `days`, whose addresses are not yet reduced. */
 function unreducedSql(retained: Retained, days: number): string {
-  return `${retained.time} < now() - toIntervalDay(${days}) AND (ip4 != ${REDUCED.ip4} OR ip != ${REDUCED.ip})`;
+  return `${retained.time} < now() - toIntervalDay(${days}) AND (${retained.addresses.map((c) => `${c} != ${REDUCED[c]}`).join(' OR ')})`;
 }
 
 /** The statement that reduces the addresses of the rows older than `days` of a table (on a cluster, every node's local table). */
 export function reduceAddressesStatement(database: string, table: TableName, days: number, cluster?: string): string {
   const retained = declared(table);
-  if (!retained.addresses) throw new Error(`${table} holds no addresses`);
+  if (retained.addresses.length === 0) throw new Error(`${table} holds no addresses`);
   const target = `${quoteIdentifier(database)}.${quoteIdentifier(cluster ? localTableName(table) : table)}${onCluster(cluster)}`;
-  return `ALTER TABLE ${target} UPDATE ip4 = ${REDUCED.ip4}, ip = ${REDUCED.ip} WHERE ${unreducedSql(retained, days)}${settingsSql({ mutations_sync: 2 })}`;
+  return `ALTER TABLE ${target} UPDATE ${retained.addresses.map((c) => `${c} = ${REDUCED[c]}`).join(', ')} WHERE ${unreducedSql(retained, days)}${settingsSql({ mutations_sync: 2 })}`;
 }
 
 /**
@@ -153,7 +156,7 @@ export function reduceAddressesStatement(database: string, table: TableName, day
 async function reduceAddresses(client: ClickHouseClient, database: string, days: number, logger?: Logger, cluster?: string): Promise<void> {
   if (days === 0) return;
   const reduced: Record<string, number> = {};
-  for (const retained of RETAINED.filter((r) => r.addresses)) {
+  for (const retained of RETAINED.filter((r) => r.addresses.length > 0)) {
     const table = `${quoteIdentifier(database)}.${quoteIdentifier(retained.table)}`;
     const result = await client.query({ query: `SELECT count() AS n FROM ${table} WHERE ${unreducedSql(retained, days)}`, format: 'JSONEachRow' });
     const n = Number((await result.json<{ n: string }>())[0]?.n ?? 0);

@@ -44,9 +44,13 @@ class Core extends CubejsServerCore {
     return this.apiGateway();
   }
 
-  /** Cube 0.33's shutdown() leaves the refresh worker's timer running: it would go on querying a closed warehouse. A build under way is not waited for. */
+  /**
+   * Cube 0.33's shutdown() leaves the refresh worker's timer running: it would go on querying a closed warehouse. A
+   * run under way is waited for: left running, it goes on building rollups after the service closed, and a table it
+   * finishes from data read before a change is newer than the next service's build and would be served instead.
+   */
   async stopRefreshWorker(): Promise<void> {
-    await this.scheduledRefreshTimerInterval?.cancel(false);
+    await this.scheduledRefreshTimerInterval?.cancel(true);
     this.scheduledRefreshTimerInterval = null;
   }
 

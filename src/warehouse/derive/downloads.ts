@@ -27,6 +27,8 @@ export interface Places {
   org: string;
   /** The English name of a country's ISO code (SQL over `code`), where the places know names. */
   countryName?(code: string): string;
+  /** The lower-case ISO code of the country of `ip`, where the places know codes (the Links cubes keep codes). */
+  countryCode?: string;
 }
 
 export const REQUEST_PLACES: Places = { constants: {}, city: 'city', country: 'country', continent: "''", timezone: "''", org: "''" };

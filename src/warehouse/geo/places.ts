@@ -57,8 +57,8 @@ function countryAttribute(database: string, attribute: string, code: string): st
  * ::ffff:a.b.c.d).
  */
 export function addressPlaces(database: string): Places {
-  const { city, country, continent, timezone, org } = placeExpressions(database, 'ip', 'IPv6');
-  return { constants: {}, city, country, continent, timezone, org, countryName: (code) => countryAttribute(database, 'Name', code) };
+  const { city, country, continent, timezone, org, countryCode } = placeExpressions(database, 'ip', 'IPv6');
+  return { constants: {}, city, country, continent, timezone, org, countryCode, countryName: (code) => countryAttribute(database, 'Name', code) };
 }
 
 /**

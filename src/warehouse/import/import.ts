@@ -287,7 +287,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
         await moveRows(client, options.database, m.target, m.staged);
       }
       if (source.derive) {
-        const change: Change = { client, options, from, to, accounts, progress: (message) => options.progress?.(`${name}: ${message}`) };
+        const change: Change = { client, options, from, to, accounts, id, progress: (message) => options.progress?.(`${name}: ${message}`) };
         derived = { ...derived, ...(await source.derive(change)) };
       }
       if (source.replaces) {
@@ -299,7 +299,7 @@ async function importPath(client: ClickHouseClient, name: string, file: string, 
       }
     }
     await record('done');
-    const since = imported > 0 ? Math.floor(Math.min(from, ...recovered) / DAY) * DAY : undefined;
+    const since = imported > 0 ? Math.floor(Math.min(from - (source.derivesBefore ?? 0), ...recovered) / DAY) * DAY : undefined;
     return summary('imported', {
       rowsRead,
       imported,
@@ -541,7 +541,7 @@ export async function recoverInterrupted(
     });
     options.progress?.(`removed the rows of interrupted import ${p.id} (${p.file}) and undid what followed from them`);
   }
-  return pending.map((p) => Number(p.from));
+  return pending.map((p) => Number(p.from) - (sourceNamed(p.source).derivesBefore ?? 0));
 }
 
 /**

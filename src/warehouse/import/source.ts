@@ -69,6 +69,8 @@ export interface Source {
    */
   derive?(change: Change): Promise<Record<string, number>>;
   counts?: readonly string[];
+  /** How long before its first row (seconds) what it derives may change (a link view an open marks); absent: nothing before. */
+  derivesBefore?: number;
   /** After an interrupted import's rows were taken out of the target again: what followed from them, undone. */
   undo?(change: Change): Promise<void>;
 }
@@ -174,6 +176,8 @@ export interface Change {
   from: number;
   to: number;
   accounts: readonly string[];
+  /** The import whose rows were added (its rows' import_id), for counts of its own rows; absent when they were taken out. */
+  id?: string;
   progress(message: string): void;
 }
 

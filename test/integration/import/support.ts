@@ -65,25 +65,10 @@ export function importSuite(name: string): ImportSuite {
       await loadGeo(database, `geo-${database}`);
       return database;
     },
-    options: (database, extra) => ({
-      database,
-      maxBadRows: 0,
-      ignoreUnknown: false,
-      trackingPrefix: TRACKING_PREFIX,
-      rejectsDir: mkdtempSync(path.join(scratch, 'rejects-')),
-      derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents: loadUserAgents(undefined), places: addressPlaces(geoDb) },
-      engineReadsFiles: true,
-      format: '',
-      ...extra,
-    }),
-    rows: async <T>(query: string) => (await suite.client.query({ query, format: 'JSONEachRow' })).json<T>(),
-    count: async (query) => Number((await suite.rows<{ n: string }>(query))[0].n),
-    rejectsOf: (summary) =>
-      readFileSync(summary.rejectFile as string, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { line: number; reason: string })
-        .map((r) => [r.line, r.reason]),
+    options: (database, extra) => importOptions(database, geoDb, mkdtempSync(path.join(scratch, 'rejects-')), { format: '', account: undefined, ...extra }),
+    rows: <T>(query: string) => rowsOf<T>(suite.client, query),
+    count: (query) => countOf(suite.client, query),
+    rejectsOf: rejectLines,
   };
   beforeAll(async () => {
     connection = createChdbConnection({ path: testDataDir() });
@@ -97,6 +82,40 @@ export function importSuite(name: string): ImportSuite {
     rmSync(scratch, { recursive: true, force: true });
   });
   return suite;
+}
+
+/** An import's options as the command gives them, for account acme, places from `geoDatabase`'s IP database. */
+export function importOptions(database: string, geoDatabase: string, rejectsDir: string, extra: Partial<ImportOptions> = {}): ImportOptions {
+  return {
+    database,
+    format: 'ndjson',
+    account: 'acme',
+    maxBadRows: 0,
+    ignoreUnknown: false,
+    trackingPrefix: TRACKING_PREFIX,
+    rejectsDir,
+    derivation: { settings: { rules: 'iab', window: 'calendar' }, userAgents: loadUserAgents(undefined), places: addressPlaces(geoDatabase) },
+    engineReadsFiles: true,
+    ...extra,
+  };
+}
+
+/** The line and reason of each row of an import's reject file. */
+export function rejectLines(summary: { rejectFile?: unknown }): [number, string][] {
+  return readFileSync(summary.rejectFile as string, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { line: number; reason: string })
+    .map((r) => [r.line, r.reason]);
+}
+
+export async function rowsOf<T = Record<string, unknown>>(client: ClickHouseClient, query: string): Promise<T[]> {
+  return (await client.query({ query, format: 'JSONEachRow' })).json<T>();
+}
+
+/** The `n` of a query's one row. */
+export async function countOf(client: ClickHouseClient, query: string): Promise<number> {
+  return Number((await rowsOf<{ n: string }>(client, query))[0].n);
 }
 
 /** A format's case: its name (its first word the format), its sample, and options of its own. */

@@ -1,10 +1,11 @@
 import { ImportRefused, type Source } from '../source';
 import { CHARTS } from './charts';
+import { LINK_EVENTS } from './link-events';
 import { REQUESTS } from './requests';
 import { WEB_EVENTS } from './web-events';
 
 /** Every source `npm run warehouse -- import --source` takes, the default first. */
-export const SOURCES: readonly Source[] = [REQUESTS, WEB_EVENTS, CHARTS];
+export const SOURCES: readonly Source[] = [REQUESTS, WEB_EVENTS, LINK_EVENTS, CHARTS];
 
 /** The source of that name (`--source`); absent: the default, requests. */
 export function sourceNamed(name: string = SOURCES[0].name): Source {
