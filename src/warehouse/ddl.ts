@@ -246,6 +246,8 @@ const LAYOUTS: readonly TableLayout[] = [
     partitionBy: 'toYYYYMM(ts)',
     orderBy: '(account_id, link, ts)',
     // A link's events on one shard: a viewer's views and opens of a link are derived together.
+    // The visitor's address, whole: erased by forget --address, reduced after ADDRESS_RETENTION_DAYS.
+    address: 'ip',
     shardingKey: 'cityHash64(account_id, link)',
   },
   // Snowplow events tracked on podcast websites (page views and structured events).

@@ -159,8 +159,11 @@ describe('retention on a cluster', () => {
     }
   });
 
-  it.each(retainedTables().filter((r) => r.addresses.length > 0))("reduces the addresses of $table on every node's local table", async ({ table }) => {
-    const formatted = await format(reduceAddressesStatement(DATABASE, table, 30, CLUSTER));
-    expect(formatted).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\n +\\(UPDATE ip4 = `));
-  });
+  it.each(retainedTables().filter((r) => r.addresses.length > 0))(
+    "reduces the addresses of $table on every node's local table",
+    async ({ table, addresses }) => {
+      const formatted = await format(reduceAddressesStatement(DATABASE, table, 30, CLUSTER));
+      expect(formatted).toMatch(new RegExp(`^ALTER TABLE ${DATABASE}\\.${localTableName(table)} ON CLUSTER ${CLUSTER}\\n +\\(UPDATE ${addresses[0]} = `));
+    },
+  );
 });

@@ -161,7 +161,15 @@ describe('rows past their retention', () => {
     const settings = parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: SCRATCH });
     await enforceRetention({ client, database: DB, settings, logger });
     const changed = lines.map((l) => JSON.parse(l) as { msg: string; table?: string }).filter((l) => l.msg === 'retention changed');
-    expect(changed.map((l) => l.table).sort()).toEqual(['channel_ranks', 'downloads', 'episode_ranks', 'link_views', 'podcast_events', 'web_events']);
+    expect(changed.map((l) => l.table).sort()).toEqual([
+      'channel_ranks',
+      'downloads',
+      'episode_ranks',
+      'link_events',
+      'link_views',
+      'podcast_events',
+      'web_events',
+    ]);
     // Gone from the tables themselves, by direct SQL.
     for (const [table, kept] of [
       ['downloads', 7],

@@ -43,7 +43,13 @@ it('init gives the tables their TTL once, logged; a start with another setting c
   const settings = { RETENTION_RAW_DAYS: '30', RETENTION_CHARTS_DAYS: '365' };
   const raw30 = { days: 30, was: 'forever' };
   const charts365 = { days: 365, was: 'forever' };
-  expect(changes(await init(settings))).toEqual({ podcast_events: raw30, web_events: raw30, channel_ranks: charts365, episode_ranks: charts365 });
+  expect(changes(await init(settings))).toEqual({
+    podcast_events: raw30,
+    web_events: raw30,
+    link_events: raw30,
+    channel_ranks: charts365,
+    episode_ranks: charts365,
+  });
   expect(changes(await init(settings))).toEqual({});
 
   const service = await startBuilt(dataDir, 'retention-test-key-0123456789', { ...base, RETENTION_RAW_DAYS: '7', RETENTION_CHARTS_DAYS: '365' });
@@ -51,6 +57,7 @@ it('init gives the tables their TTL once, logged; a start with another setting c
     expect(changes(service.log())).toEqual({
       podcast_events: { days: 7, was: 'toStartOfHour(ts) + toIntervalDay(30)' },
       web_events: { days: 7, was: 'toStartOfHour(track_ts) + toIntervalDay(30)' },
+      link_events: { days: 7, was: 'toStartOfHour(ts) + toIntervalDay(30)' },
     });
   } finally {
     await service.stop();
@@ -58,6 +65,7 @@ it('init gives the tables their TTL once, logged; a start with another setting c
   expect(changes(await init({}))).toEqual({
     podcast_events: { days: 'forever', was: 'toStartOfHour(ts) + toIntervalDay(7)' },
     web_events: { days: 'forever', was: 'toStartOfHour(track_ts) + toIntervalDay(7)' },
+    link_events: { days: 'forever', was: 'toStartOfHour(ts) + toIntervalDay(7)' },
     channel_ranks: { days: 'forever', was: 'toStartOfHour(snapshot_ts) + toIntervalDay(365)' },
     episode_ranks: { days: 'forever', was: 'toStartOfHour(snapshot_ts) + toIntervalDay(365)' },
   });
