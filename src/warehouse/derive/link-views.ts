@@ -3,6 +3,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { languages } from 'countries-list';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql } from './downloads';
 import { derivationStagingDatabase, type Derivation } from './rederive';
+import { EVERY_NODE_ENGINE } from '../ddl';
+import { layoutOf, mutationTargetSql, onClusterSql, type Layout } from '../layout';
 import { quoteIdentifier, settingsSql, sqlLiteral, withClause } from '../sql';
 import { ensureUaFamilies, uaFamilySql } from './ua-families';
 import { botTypeSql, compileUserAgentPatterns, userAgentConstants } from './user-agents';
@@ -57,8 +59,9 @@ export async function deriveLinkViews(client: ClickHouseClient, database: string
   const scratch = (kind: string) => `${staging}.${quoteIdentifier(`link_${kind}_${id}`)}`;
   const [groups, agents, referers] = ['groups', 'agents', 'referers'].map(scratch);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${staging}` });
-  await ensureViewerKey(client, database);
-  await ensureUaFamilies(client, database);
+  const layout = await layoutOf(client, database);
+  await ensureViewerKey(client, layout);
+  await ensureUaFamilies(client, layout);
   await compileUserAgentPatterns(client, derivation.userAgents);
   const events = `${db}.link_events`;
   const views = `${db}.link_views`;
@@ -85,7 +88,9 @@ export async function deriveLinkViews(client: ClickHouseClient, database: string
     const inGroups = (part: string) => `(account_id, link, link_viewer) IN (SELECT account_id, link, link_viewer FROM ${groups} WHERE ${part})`;
     const [{ n: stale }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${views} WHERE ${read} AND ${inGroups('true')}`);
     if (Number(stale) > 0) {
-      await client.command({ query: `ALTER TABLE ${views} DELETE WHERE ${read} AND ${inGroups('true')}${settingsSql({ mutations_sync: 2 })}` });
+      await client.command({
+        query: `ALTER TABLE ${mutationTargetSql(layout, 'link_views')} DELETE WHERE ${read} AND ${inGroups('true')}${settingsSql({ mutations_sync: 2 })}`,
+      });
     }
     const perLink = await rows<{ link: string; n: string }>(client, `SELECT link, count() AS n FROM ${events} WHERE ${read} GROUP BY link ORDER BY link`);
     const counts = Object.fromEntries(LINK_VIEW_COUNTS.map((c) => [c, 0]));
@@ -131,9 +136,11 @@ function viewerConstants(database: string): Record<string, string> {
   return { link_viewer_key: `(SELECT min(key) FROM ${quoteIdentifier(database)}.${KEY_TABLE})` };
 }
 
-async function ensureViewerKey(client: ClickHouseClient, database: string): Promise<void> {
-  const table = `${quoteIdentifier(database)}.${KEY_TABLE}`;
-  await client.command({ query: `CREATE TABLE IF NOT EXISTS ${table} (key String) ENGINE = MergeTree ORDER BY tuple()` });
+/** The key, made once; on a cluster every node holds it (two made at once by two nodes: every hash takes the least). */
+async function ensureViewerKey(client: ClickHouseClient, layout: Layout): Promise<void> {
+  const table = `${quoteIdentifier(layout.database)}.${KEY_TABLE}`;
+  const engine = layout.cluster === undefined ? 'MergeTree' : EVERY_NODE_ENGINE;
+  await client.command({ query: `CREATE TABLE IF NOT EXISTS ${table}${onClusterSql(layout)} (key String) ENGINE = ${engine} ORDER BY tuple()` });
   const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${table}`);
   if (Number(n) === 0) await client.command({ query: `INSERT INTO ${table} SELECT lower(hex(randomString(32)))` });
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { load } from 'js-yaml';
+import { EVERY_NODE_ENGINE } from '../ddl';
+import { onClusterSql, type Layout } from '../layout';
 import { quoteIdentifier, sqlLiteral } from '../sql';
 
 /**
@@ -32,10 +34,14 @@ export function uaFamilySql(database: string, ua: string): string {
  * rules, unless they are there already (the table's comment names the
  * version): the rules are written once per warehouse and version; each
  * derivation asks again (two small statements), since a database can be
- * dropped and made anew under a running process.
+ * dropped and made anew under a running process. On a cluster every node
+ * holds the rules and the dictionary: a query over the Distributed tables
+ * looks families up on the shards.
  */
-export async function ensureUaFamilies(client: ClickHouseClient, database: string): Promise<void> {
+export async function ensureUaFamilies(client: ClickHouseClient, layout: Layout): Promise<void> {
+  const { database } = layout;
   const db = quoteIdentifier(database);
+  const onCluster = onClusterSql(layout);
   const version = `uap-core ${UAP_VERSION}`;
   const found = await (
     await client.query({
@@ -49,16 +55,16 @@ export async function ensureUaFamilies(client: ClickHouseClient, database: strin
     const rows = parsers.map(
       (p, i) => `(${i + 1}, 0, ${sqlLiteral(`${p.regex_flag === 'i' ? '(?i)' : ''}${p.regex}`)}, ['family'], [${sqlLiteral(p.family_replacement ?? '$1')}])`,
     );
-    await client.command({ query: `DROP DICTIONARY IF EXISTS ${db}.${DICTIONARY}` });
-    await client.command({ query: `DROP TABLE IF EXISTS ${db}.${TABLE} SYNC` });
+    await client.command({ query: `DROP DICTIONARY IF EXISTS ${db}.${DICTIONARY}${onCluster}` });
+    await client.command({ query: `DROP TABLE IF EXISTS ${db}.${TABLE}${onCluster} SYNC` });
     await client.command({
-      query: `CREATE TABLE ${db}.${TABLE} (id UInt64, parent_id UInt64, regexp String, keys Array(String), values Array(String))
-        ENGINE = MergeTree ORDER BY id COMMENT ${sqlLiteral(version)}`,
+      query: `CREATE TABLE ${db}.${TABLE}${onCluster} (id UInt64, parent_id UInt64, regexp String, keys Array(String), values Array(String))
+        ENGINE = ${layout.cluster === undefined ? 'MergeTree' : EVERY_NODE_ENGINE} ORDER BY id COMMENT ${sqlLiteral(version)}`,
     });
     await client.command({ query: `INSERT INTO ${db}.${TABLE} VALUES ${rows.join(', ')}` });
   }
   await client.command({
-    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${DICTIONARY} (regexp String, family String DEFAULT 'Other') PRIMARY KEY regexp
+    query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${DICTIONARY}${onCluster} (regexp String, family String DEFAULT 'Other') PRIMARY KEY regexp
       SOURCE(CLICKHOUSE(DB ${sqlLiteral(database)} TABLE ${sqlLiteral(TABLE)})) LIFETIME(0) LAYOUT(regexp_tree)`,
   });
 }

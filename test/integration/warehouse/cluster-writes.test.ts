@@ -57,6 +57,7 @@ function answer(sql: string): Record<string, unknown>[] {
       last: '1767229200',
       day: '1767225600',
       token: 'show',
+      link: 'a-link',
       accounts: [ACCOUNT],
       only: '1',
       shared: '1',
@@ -136,6 +137,10 @@ const WRITE_PATHS: { name: string; run(client: ClickHouseClient, warehouse: Ware
     name: 'import web events',
     run: (client) =>
       importFile(client, sample('web-events.snowplow.ndjson'), { ...importOptions, source: 'web-events', format: 'snowplow-json', account: ACCOUNT }),
+  },
+  {
+    name: 'import link events',
+    run: (client) => importFile(client, sample('link-events.ndjson'), { ...importOptions, source: 'link-events', format: 'ndjson', account: ACCOUNT }),
   },
   {
     name: 'import charts',
