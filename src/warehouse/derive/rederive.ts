@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { accountsSql, classifiedAgentsSql, classifiedReferersSql, deriveDownloadsSql, type Classified, type Places } from './downloads';
 import { listenerIpSql, WINDOW_SECONDS, type DownloadRuleSettings } from './rules';
-import { layoutOf, mutationTargetSql } from '../layout';
+import { EVERY_NODE_ENGINE } from '../ddl';
+import { layoutOf, mutationTargetSql, onClusterSql, type Layout } from '../layout';
 import { quoteIdentifier, settingsSql, sqlLiteral, withClause } from '../sql';
 import { AddressesReduced, reducedAddressesReason } from '../retention';
 import { classifiedSql, compileUserAgentPatterns, userAgentConstants, type UserAgentSet } from './user-agents';
@@ -122,34 +123,69 @@ export async function deriveAll(client: ClickHouseClient, database: string, deri
 /**
  * Sets podcast_events.parsed_ua of every request whose user agent the set
  * names otherwise than the request holds: the distinct agents classified
- * once into a Join table of the staging database, then one mutation of the
- * rows that differ (none when none does), waited for. A mutation is applied
- * part by part: one interrupted leaves some parts renamed, and running it
- * again renames the rest. Returns the rows renamed.
+ * once into a table of names, then one mutation of the rows that differ
+ * (none when none does), waited for. A mutation is applied part by part: one
+ * interrupted leaves some parts renamed, and running it again renames the
+ * rest. Returns the rows renamed.
  */
 export async function reclassifyRequests(client: ClickHouseClient, database: string, set: UserAgentSet): Promise<number> {
   const events = `${quoteIdentifier(database)}.podcast_events`;
-  // joinGet names its table in a string: letters, digits and underscores only.
-  const table = `${derivationStagingDatabase(database)}.agent_names_${randomUUID().replace(/-/g, '')}`;
-  const names = table.split('.').map(quoteIdentifier).join('.');
+  const layout = await layoutOf(client, database);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(derivationStagingDatabase(database))}` });
   await compileUserAgentPatterns(client, set);
+  const classified = `${withClause(userAgentConstants(set))} SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${events}`, 'raw_ua', set)})`;
+  const names = layout.cluster === undefined ? await joinTableOfNames(client, database, classified) : await dictionaryOfNames(client, layout, classified);
   try {
-    await client.command({
-      query: `CREATE TABLE ${names} ENGINE = Join(ANY, LEFT, raw_ua) AS ${withClause(userAgentConstants(set))}
-        SELECT raw_ua, ua_name AS parsed_ua FROM (${classifiedSql(`SELECT DISTINCT raw_ua FROM ${events}`, 'raw_ua', set)})`,
-    });
-    // An agent a concurrent insert added after the Join table was filled keeps its name.
-    const named = `ifNull(joinGetOrNull(${sqlLiteral(table)}, 'parsed_ua', raw_ua), parsed_ua)`;
+    // An agent a concurrent insert added after the names were made keeps its name.
+    const named = `ifNull(${names.lookup}, parsed_ua)`;
     const [{ n }] = await rows<{ n: string }>(client, `SELECT count() AS n FROM ${events} WHERE parsed_ua != ${named}`);
     if (Number(n) > 0) {
-      const target = mutationTargetSql(await layoutOf(client, database), 'podcast_events');
+      const target = mutationTargetSql(layout, 'podcast_events');
       await client.command({ query: `ALTER TABLE ${target} UPDATE parsed_ua = ${named} WHERE parsed_ua != ${named}${settingsSql({ mutations_sync: 2 })}` });
     }
     return Number(n);
   } finally {
-    await client.command({ query: `DROP TABLE IF EXISTS ${names} SYNC` });
+    for (const statement of names.drop) await client.command({ query: statement });
   }
+}
+
+interface Names {
+  /** The name of `raw_ua`, NULL for an agent the names lack. */
+  lookup: string;
+  /** What takes the names away again. */
+  drop: string[];
+}
+
+/** On one node: a Join table of the staging database, which the mutation reads by joinGet. */
+async function joinTableOfNames(client: ClickHouseClient, database: string, classified: string): Promise<Names> {
+  // joinGet names its table in a string: letters, digits and underscores only.
+  const table = `${derivationStagingDatabase(database)}.agent_names_${randomUUID().replace(/-/g, '')}`;
+  const names = table.split('.').map(quoteIdentifier).join('.');
+  await client.command({ query: `CREATE TABLE ${names} ENGINE = Join(ANY, LEFT, raw_ua) AS ${classified}` });
+  return { lookup: `joinGetOrNull(${sqlLiteral(table)}, 'parsed_ua', raw_ua)`, drop: [`DROP TABLE IF EXISTS ${names} SYNC`] };
+}
+
+/**
+ * On a cluster the mutation runs on every node's local table, where a table
+ * of the command's node is not: the names go to a table every node holds
+ * (waited for on each), read through a dictionary made on every node.
+ */
+async function dictionaryOfNames(client: ClickHouseClient, layout: Layout, classified: string): Promise<Names> {
+  const id = randomUUID().replace(/-/g, '');
+  const [table, dictionary] = [`agent_names_${id}`, `agent_names_dictionary_${id}`];
+  const db = quoteIdentifier(layout.database);
+  const on = onClusterSql(layout);
+  await client.command({ query: `CREATE TABLE ${db}.${table}${on} (raw_ua String, parsed_ua String) ENGINE = ${EVERY_NODE_ENGINE} ORDER BY raw_ua` });
+  await client.command({ query: `INSERT INTO ${db}.${table} ${classified}` });
+  await client.command({ query: `SYSTEM SYNC REPLICA${on} ${db}.${table}` });
+  await client.command({
+    query: `CREATE DICTIONARY ${db}.${dictionary}${on} (raw_ua String, parsed_ua String) PRIMARY KEY raw_ua
+      SOURCE(CLICKHOUSE(DB ${sqlLiteral(layout.database)} TABLE ${sqlLiteral(table)})) LIFETIME(0) LAYOUT(COMPLEX_KEY_HASHED())`,
+  });
+  return {
+    lookup: `dictGetOrNull(${sqlLiteral(`${layout.database}.${dictionary}`)}, 'parsed_ua', tuple(raw_ua))`,
+    drop: [`DROP DICTIONARY IF EXISTS ${db}.${dictionary}${on}`, `DROP TABLE IF EXISTS ${db}.${table}${on} SYNC`],
+  };
 }
 
 /**
