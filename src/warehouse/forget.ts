@@ -96,8 +96,11 @@ export async function forget(client: ClickHouseClient, database: string, erasure
   const imports = erasure.kind === 'account' ? await forgetImports(client, layout, erasure.account) : undefined;
   const id = randomUUID();
   const tables = Object.keys(removed);
+  // The time on this process's clock, as the key file's times are (revokeErasedKeys compares them), not the warehouse's,
+  // which may be another machine's.
+  const at = Math.floor(Date.now() / 1000);
   await client.command({
-    query: `INSERT INTO ${tableSql(layout, 'erasures')} (id, kind, account_hash, removed) VALUES (${sqlLiteral(id)}, ${sqlLiteral(erasure.kind)}, ${sqlLiteral(
+    query: `INSERT INTO ${tableSql(layout, 'erasures')} (id, at, kind, account_hash, removed) VALUES (${sqlLiteral(id)}, toDateTime(${at}, 'UTC'), ${sqlLiteral(erasure.kind)}, ${sqlLiteral(
       erasure.kind === 'account' ? accountDigest(erasure.account) : '',
     )}, mapFromArrays(CAST(${sqlLiteral(tables)} AS Array(String)), CAST(${sqlLiteral(tables.map((t) => removed[t]))} AS Array(UInt64))))`,
   });

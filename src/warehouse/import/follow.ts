@@ -47,7 +47,8 @@ export function followImports(
       ? []
       : await (
           await client.query({
-            query: `SELECT id, toInt64(at) AS at FROM ${quoteIdentifier(database)}.erasures WHERE at >= now() - ${LOOK_BACK_SECONDS}`,
+            // An erasure's time is its command's clock (forget.ts), as startedAt is this process's.
+            query: `SELECT id, toInt64(at) AS at FROM ${quoteIdentifier(database)}.erasures WHERE at >= ${Math.floor(Date.now() / 1000) - LOOK_BACK_SECONDS}`,
             format: 'JSONEachRow',
           })
         ).json<{ id: string; at: string }>();

@@ -273,8 +273,10 @@ describe('addresses past ADDRESS_RETENTION_DAYS', () => {
     expect(rejects).toBe('old.ndjson.rejects.ndjson');
     expect(statSync(rejectsDir).mode & 0o777).toBe(0o700);
     expect(statSync(path.join(rejectsDir, rejects)).mode & 0o777).toBe(0o600);
-    // Kept within the period, removed after it.
+    // Kept within the period, removed after it: its age counted on the clock the service reads (the test's, TEST_NOW).
     const settings = parseConfig({ CLICKHOUSE_DATABASE: DB, ...ENV, REJECTS_DIR: rejectsDir });
+    const now = new Date();
+    utimesSync(path.join(rejectsDir, rejects), now, now);
     await enforceRetention({ client, database: DB, settings });
     expect(readdirSync(rejectsDir)).toEqual([rejects]);
     const sixDaysAgo = new Date(Date.now() - 6 * DAY * 1000);
