@@ -209,6 +209,7 @@ export function createEngine(options: EngineOptions): Engine {
 /** The options Cube's core runs with. */
 function coreOptions(options: EngineOptions): CreateOptions {
   const { warehouse, models } = options;
+  const orchestratorId = `service_${randomBytes(8).toString('hex')}`;
   const dialect = warehouseDialect(options.modelSettings);
   return {
     dbType: 'clickhouse',
@@ -229,6 +230,11 @@ function coreOptions(options: EngineOptions): CreateOptions {
     allowUngroupedWithoutPrimaryKey: true,
     telemetry: false,
     cacheAndQueueDriver: 'memory',
+    // Cube's in-memory queue keeps its queries, results and locks in one object per process, by this id (by default
+    // the same for every core): a service started after another in the same process (tests do; a reload of models
+    // does not make a new core) must not take the results of statements the first left queued, such as a rollup's
+    // refresh key read before the data changed.
+    contextToOrchestratorId: () => orchestratorId,
     // Rollup tables live apart from the data, the one database the service writes to (driver.ts).
     preAggregationsSchema: warehouse.config.rollupDatabase,
     // The refresh worker builds every rollup for each account and for the
