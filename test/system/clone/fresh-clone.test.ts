@@ -83,6 +83,14 @@ const run = (file: string, args: string[], cwd: string) => promisify(execFile)(f
 let service: ChildProcess | undefined;
 let serviceExited: Promise<number | null> | undefined;
 let importSummary: Record<string, unknown>;
+/** README's command of each other source, with a sample of the repository (each sample's counts are worked out in its suite). */
+const OTHER_SOURCES: Record<string, string[]> = {
+  'web-events': ['--format', 'snowplow', '--account', 'my-network', 'samples/web-events.snowplow.tsv'],
+  // The sample's last line names its account, acme, as --account must.
+  'link-events': ['--format', 'ndjson', '--account', 'acme', 'samples/link-events.ndjson'],
+  charts: ['--format', 'apple-charts', '--category', 'Comedy', 'samples/charts.apple.json'],
+};
+const otherSummaries: Record<string, Record<string, unknown>> = {};
 const seconds: Record<string, number> = {};
 
 async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {
@@ -127,6 +135,13 @@ beforeAll(async () => {
     run('npm', ['run', 'warehouse', '--', 'import', logFile, '--format', 'cloudfront', '--account', 'my-network'], clone),
   );
   importSummary = JSON.parse(imported.stdout.trimEnd().split('\n').pop() ?? '') as Record<string, unknown>;
+  // README's commands of the other sources, on the clone's own samples.
+  await timed('the other sources', async () => {
+    for (const [source, args] of Object.entries(OTHER_SOURCES)) {
+      const { stdout } = await run('npm', ['run', 'warehouse', '--', 'import', '--source', source, ...args], clone);
+      otherSummaries[source] = JSON.parse(stdout.trimEnd().split('\n').pop() ?? '') as Record<string, unknown>;
+    }
+  });
   await timed('npm start until ready', start);
   process.stderr.write(`fresh clone, seconds per step: ${JSON.stringify(seconds)}\n`);
 }, 1_800_000);
@@ -147,6 +162,18 @@ describe('a fresh clone, README commands', () => {
 
   it('imports every request of the log', () => {
     expect(importSummary).toMatchObject({ outcome: 'imported', rowsRead: REQUESTS.length, imported: REQUESTS.length, rejected: 0 });
+  });
+
+  it('imports website events, smart-link events and a chart as README shows, and answers them', async () => {
+    // Ten page views and structured events, two of other kinds, one repeat (test/integration/import/web-events.suite.ts).
+    expect(otherSummaries['web-events']).toMatchObject({ outcome: 'imported', imported: 8 });
+    // Twelve events: six views, a bot's (test/integration/import/link-events.suite.ts).
+    expect(otherSummaries['link-events']).toMatchObject({ outcome: 'imported', views: 6, bots: 1 });
+    // Apple's top five shows, ranks 1 to 5 (test/integration/import/charts.suite.ts).
+    expect(otherSummaries.charts).toMatchObject({ outcome: 'imported', imported: 5 });
+    expect(await demoRows({ measures: ['WebEvents.count'] })).toEqual([{ 'WebEvents.count': '8' }]);
+    expect(await demoRows({ measures: ['LinksBasicAnalytics.linkViewCount'] })).toEqual([{ 'LinksBasicAnalytics.linkViewCount': '6' }]);
+    expect(await demoRows({ measures: ['ChannelRanks.rankSum'] })).toEqual([{ 'ChannelRanks.rankSum': String(1 + 2 + 3 + 4 + 5) }]);
   });
 
   it('gives each request the country of the IP database the clone installed, with no command of its own', async () => {
