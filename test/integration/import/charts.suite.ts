@@ -16,8 +16,8 @@ import { gzipSync } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { importFile, ImportRefused, type ImportOptions } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
-import { startService, testDataDir, type TestService } from '../support/service';
-import { bothApis, formatCases, importSuite, sample, type Rows } from './support';
+import { testDataDir } from '../support/service';
+import { bothApis, formatCases, importSuite, sample, type Rows, serviceStarter } from './support';
 
 const suite = importSuite('charts');
 const { scratch: SCRATCH, freshDatabase, withGeo, rows, count, rejectsOf } = suite;
@@ -396,7 +396,6 @@ describe('an import killed', () => {
 describe('imported charts, through both APIs', () => {
   let imported: string;
   let handed: string;
-  const services: TestService[] = [];
   // The running service names countries by the IP database's list, as `npm start`, which loads it before it serves.
   beforeAll(async () => {
     imported = await freshDatabase();
@@ -404,15 +403,8 @@ describe('imported charts, through both APIs', () => {
     expect(await importFile(client, sample('charts.ndjson'), options(imported))).toMatchObject({ imported: 8 });
     expect(await importFile(client, sample('charts.apple.json'), options(imported, { format: 'apple-charts' }))).toMatchObject({ imported: 5 });
   }, 120_000);
-  afterAll(async () => {
-    for (const service of services) await service.close();
-  });
-  const start = async (database: string, importInbox = false) => {
-    // Charts are public: any account's key reads them.
-    const service = await startService({ CLICKHOUSE_DATABASE: database }, { accounts: ['acme'], importInbox });
-    services.push(service);
-    return service;
-  };
+  // Charts are public: any account's key reads them.
+  const start = serviceStarter();
   const both = bothApis;
   const byCountry = { measures: ['ChannelRanks.count', 'ChannelRanks.rankSum'], dimensions: ['ChannelRanks.countryName'] };
   const countries = (answer: Rows) =>
@@ -431,7 +423,7 @@ describe('imported charts, through both APIs', () => {
   }, 180_000);
 
   it('imports handed to the running service: their positions in both APIs when each command returns, a corrected chart replacing', async () => {
-    const service = await start(handed, true);
+    const service = await start(handed, {}, true);
     for (const answer of await both(service, byCountry)) expect(countries(answer)).toEqual({});
     const job = { source: 'charts', format: 'ndjson', maxBadRows: 0, ignoreUnknown: false, rejectsDir: SCRATCH };
     await expect(handOff(testDataDir(), sample('charts.ndjson'), { ...job, account: 'acme' }, () => {})).rejects.toThrow(

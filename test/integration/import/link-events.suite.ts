@@ -38,9 +38,9 @@ import { ensureGeo } from '../../../src/warehouse/geo/load';
 import { importFile, type ImportOptions } from '../../../src/warehouse/import/import';
 import { handOff } from '../../../src/warehouse/import/inbox';
 import { ROLLUP_DATABASE } from '../support/constants';
-import { startService, testDataDir, type TestService } from '../support/service';
+import { testDataDir, type TestService } from '../support/service';
 import { writeTinyGeo } from '../../support/tiny-geo';
-import { bothApis, countOf, importOptions, rejectLines, rowsOf } from './support';
+import { bothApis, countOf, importOptions, rejectLines, rowsOf, serviceStarter } from './support';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
 const sample = (name: string) => path.join(SAMPLES, name);
@@ -350,15 +350,7 @@ it('rows a pipeline inserted into link_events itself: `derive` makes their views
 });
 
 describe('imported link events, through both APIs', () => {
-  const services: TestService[] = [];
-  afterAll(async () => {
-    for (const service of services) await service.close();
-  });
-  const start = async (database: string, importInbox = false) => {
-    const service = await startService({ CLICKHOUSE_DATABASE: database }, { accounts: ['acme'], importInbox });
-    services.push(service);
-    return service;
-  };
+  const start = serviceStarter();
   const both = bothApis;
   const byLink = (cube: string, measures: string[]) => ({
     measures: measures.map((m) => `${cube}.${m}`),
@@ -390,7 +382,7 @@ describe('imported link events, through both APIs', () => {
 
   it('an import handed to the running service: its views in both APIs when the command returns', async () => {
     const database = await freshDatabase();
-    const service = await start(database, true);
+    const service = await start(database, {}, true);
     const empty = Object.fromEntries(ANSWERS.map(([cube]) => [cube, [{}, {}]]));
     expect(await answersOf(service)).toEqual(empty);
     const job = { source: 'link-events', format: 'csv', account: 'acme', maxBadRows: 0, ignoreUnknown: false, rejectsDir: SCRATCH };

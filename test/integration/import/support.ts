@@ -12,7 +12,7 @@ import type { ImportOptions } from '../../../src/warehouse/import/import';
 import { TRACKING_PREFIX } from '../../../src/warehouse/reference-data';
 import { load } from '../support/api';
 import { ROLLUP_DATABASE } from '../support/constants';
-import { testDataDir, type TestService } from '../support/service';
+import { startService, testDataDir, type TestService } from '../support/service';
 import { writeTinyGeo } from '../../support/tiny-geo';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'samples');
@@ -141,4 +141,20 @@ export async function bothApis(service: TestService, query: Record<string, unkno
     answers.push(res.body.data as Rows);
   }
   return answers;
+}
+
+/**
+ * Starts services on the suite's databases, account acme's key among theirs (env: more settings; importInbox: the
+ * inbox a running service takes files through), each closed after the suite (its hook registered where called).
+ */
+export function serviceStarter(): (database: string, env?: Record<string, string>, importInbox?: boolean) => Promise<TestService> {
+  const services: TestService[] = [];
+  afterAll(async () => {
+    for (const service of services) await service.close();
+  });
+  return async (database, env = {}, importInbox = false) => {
+    const service = await startService({ CLICKHOUSE_DATABASE: database, ...env }, { accounts: ['acme'], importInbox });
+    services.push(service);
+    return service;
+  };
 }

@@ -25,8 +25,8 @@ import { importFile, ImportRefused, type ImportOptions } from '../../../src/ware
 import { handOff } from '../../../src/warehouse/import/inbox';
 import { vectors } from '../derive/support';
 import { funnelStepsSql } from '../support/catalog';
-import { startService, testDataDir, type TestService } from '../support/service';
-import { bothApis, formatCases, importSuite, sample, type Rows } from './support';
+import { testDataDir } from '../support/service';
+import { bothApis, formatCases, importSuite, sample, type Rows, serviceStarter } from './support';
 
 const suite = importSuite('web_events');
 const { scratch: SCRATCH, freshDatabase, withGeo, rows, count, rejectsOf } = suite;
@@ -362,7 +362,6 @@ describe('imported listeners and imported website events, through both APIs', ()
   // downloads); `handed` starts empty, for the events handed to a running service.
   let imported: string;
   let handed: string;
-  const services: TestService[] = [];
   beforeAll(async () => {
     imported = await withGeo();
     handed = await withGeo();
@@ -372,14 +371,7 @@ describe('imported listeners and imported website events, through both APIs', ()
     const events = { ...options(imported), derivation: { ...options(imported).derivation, places } };
     expect(await importFile(client, sample('web-events.snowplow.tsv'), events)).toMatchObject(IMPORTED);
   }, 120_000);
-  afterAll(async () => {
-    for (const service of services) await service.close();
-  });
-  const start = async (database: string, env: Record<string, string> = {}, importInbox = false) => {
-    const service = await startService({ CLICKHOUSE_DATABASE: database, ...env }, { accounts: ['acme'], importInbox });
-    services.push(service);
-    return service;
-  };
+  const start = serviceStarter();
   const both = bothApis;
   const byCountry = { measures: ['WebEvents.count'], dimensions: ['WebEvents.country'] };
   const countries = (rows: Rows) => Object.fromEntries(rows.map((r) => [r['WebEvents.country'], Number(r['WebEvents.count'])]));
