@@ -62,6 +62,8 @@ export async function ensureUaFamilies(client: ClickHouseClient, layout: Layout)
         ENGINE = ${layout.cluster === undefined ? 'MergeTree' : EVERY_NODE_ENGINE} ORDER BY id COMMENT ${sqlLiteral(version)}`,
     });
     await client.command({ query: `INSERT INTO ${db}.${TABLE} VALUES ${rows.join(', ')}` });
+    // Every node's dictionary loads its rules once (LIFETIME 0): they are on every node before it can.
+    if (layout.cluster !== undefined) await client.command({ query: `SYSTEM SYNC REPLICA${onCluster} ${db}.${TABLE}` });
   }
   await client.command({
     query: `CREATE DICTIONARY IF NOT EXISTS ${db}.${DICTIONARY}${onCluster} (regexp String, family String DEFAULT 'Other') PRIMARY KEY regexp
