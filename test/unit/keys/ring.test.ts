@@ -15,6 +15,9 @@ async function open(file: string) {
   const logger = recordingLogger();
   const ring = await openKeyRing({ file, reloadIntervalMs: INTERVAL_MS, logger });
   rings.push(ring);
+  // fs.watchFile takes its first sample of the file on its own schedule (under load on Node 24, after the start's
+  // read): a write in that instant is seen at the file's next change, so the tests' first write waits for the sample.
+  await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS));
   return { ring, logger, auth: createAuthenticator({ operatorKeys: [], ring }) };
 }
 
